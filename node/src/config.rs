@@ -1,0 +1,111 @@
+//! Timing and limits of a node.
+
+use crate::mutation::MutationSet;
+use std::time::Duration;
+
+/// How a node times its elections and heartbeats, and the limits it works within.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Shortest election timeout; each timeout is drawn uniformly from min..=max.
+    pub election_timeout_min: Duration,
+    /// Longest election timeout.
+    pub election_timeout_max: Duration,
+    /// How often a leader sends AppendEntries to an idle follower.
+    pub heartbeat_interval: Duration,
+    /// The most entries one AppendEntries carries.
+    pub max_entries_per_append: usize,
+    /// The most committed entries the applier takes per lock acquisition.
+    pub max_entries_per_apply_batch: usize,
+    /// Seed of the node's random source (election timeouts).
+    pub seed: u64,
+    /// Deliberately broken behaviours to switch on (empty for the correct node).
+    pub mutations: MutationSet,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            election_timeout_min: Duration::from_millis(300),
+            election_timeout_max: Duration::from_millis(600),
+            heartbeat_interval: Duration::from_millis(100),
+            max_entries_per_append: 256,
+            max_entries_per_apply_batch: 64,
+            seed: 0,
+            mutations: MutationSet::default(),
+        }
+    }
+}
+
+/// A configuration that cannot work.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The election timeout range is empty or zero.
+    #[error("election timeout range {min:?}..={max:?} is empty or zero")]
+    ElectionTimeoutRange {
+        /// The configured minimum.
+        min: Duration,
+        /// The configured maximum.
+        max: Duration,
+    },
+    /// Heartbeats at least as slow as the election timeout would cause needless elections.
+    #[error("heartbeat interval {heartbeat:?} must be shorter than the election timeout {min:?}")]
+    HeartbeatTooSlow {
+        /// The configured heartbeat interval.
+        heartbeat: Duration,
+        /// The configured minimum election timeout.
+        min: Duration,
+    },
+    /// A limit of zero would stop replication or apply.
+    #[error("{0} must be at least 1")]
+    ZeroLimit(&'static str),
+}
+
+impl Config {
+    /// Checks that the configuration can work.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let (min, max) = (self.election_timeout_min, self.election_timeout_max);
+        if min.is_zero() || min > max {
+            return Err(ConfigError::ElectionTimeoutRange { min, max });
+        }
+        if self.heartbeat_interval.is_zero() || self.heartbeat_interval >= min {
+            return Err(ConfigError::HeartbeatTooSlow {
+                heartbeat: self.heartbeat_interval,
+                min,
+            });
+        }
+        if self.max_entries_per_append == 0 {
+            return Err(ConfigError::ZeroLimit("max_entries_per_append"));
+        }
+        if self.max_entries_per_apply_batch == 0 {
+            return Err(ConfigError::ZeroLimit("max_entries_per_apply_batch"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn impossible_configs_are_refused() {
+        assert_eq!(Config::default().validate(), Ok(()));
+        let inverted = Config {
+            election_timeout_min: Duration::from_millis(500),
+            election_timeout_max: Duration::from_millis(100),
+            ..Config::default()
+        };
+        assert!(matches!(
+            inverted.validate(),
+            Err(ConfigError::ElectionTimeoutRange { .. })
+        ));
+        let slow = Config {
+            heartbeat_interval: Duration::from_secs(1),
+            ..Config::default()
+        };
+        assert!(matches!(
+            slow.validate(),
+            Err(ConfigError::HeartbeatTooSlow { .. })
+        ));
+    }
+}

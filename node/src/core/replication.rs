@@ -1,0 +1,170 @@
+//! Log replication: AppendEntries on both sides, fast backtracking of `next_index`, and the
+//! leader's commit rule (Raft §5.3, §5.4.2).
+
+use super::{Effect, Effects, Progress, RaftCore, RoleState};
+use crate::messages::{AppendEntriesArgs, AppendEntriesReply, Conflict, Response};
+use crate::mutation::Mutation;
+use crate::{LogIndex, NodeId};
+
+impl RaftCore {
+    pub(super) fn append_request(&self, next_index: LogIndex) -> AppendEntriesArgs {
+        let prev_log_index = next_index.prev();
+        AppendEntriesArgs {
+            term: self.term(),
+            leader: self.id,
+            prev_log_index,
+            prev_log_term: self
+                .state
+                .log
+                .term_at(prev_log_index)
+                .expect("next_index within log + 1"),
+            entries: self
+                .state
+                .log
+                .slice_from(next_index, self.max_entries_per_append),
+            leader_commit: self.commit_index,
+        }
+    }
+
+    pub(super) fn handle_append_entries(&mut self, args: &AppendEntriesArgs) -> Effects {
+        let mut effects = Effects::default();
+        let reply = |core: &RaftCore, success: bool, conflict: Option<Conflict>| {
+            Effect::Reply(Response::AppendEntries(AppendEntriesReply {
+                term: core.term(),
+                success,
+                conflict,
+            }))
+        };
+        if args.term < self.term() {
+            effects.push(reply(self, false, None));
+            return effects;
+        }
+        self.become_follower(args.term, &mut effects);
+        self.leader_hint = Some(args.leader);
+        effects.push(Effect::ResetElectionTimer);
+
+        let log = &self.state.log;
+        let conflict = match log.term_at(args.prev_log_index) {
+            None => Some(Conflict {
+                term: None,
+                first_index: log.last_index().next(),
+            }),
+            Some(term) if term != args.prev_log_term => Some(Conflict {
+                term: Some(term),
+                first_index: log.first_index_of_term_run(args.prev_log_index),
+            }),
+            Some(_) => None,
+        };
+        if conflict.is_some() {
+            effects.push(reply(self, false, conflict));
+            return effects;
+        }
+
+        if self.has(Mutation::TruncateOnMatchingHeartbeat)
+            && args.entries.is_empty()
+            && args.prev_log_index < self.state.log.last_index()
+        {
+            self.state.log.truncate_from(args.prev_log_index.next());
+            effects.push(Effect::Persist);
+        }
+        let outcome = self.state.log.merge(args.prev_log_index, &args.entries);
+        if outcome.changed {
+            effects.push(Effect::Persist);
+        }
+        if let Some(from) = outcome.truncated_from {
+            if from <= self.commit_index {
+                effects.push(Effect::InvariantViolated(format!(
+                    "{}: truncated committed entries from {from} (commit index {})",
+                    self.id, self.commit_index
+                )));
+            }
+        }
+        let last_new = LogIndex(args.prev_log_index.0 + args.entries.len() as u64);
+        let new_commit = args.leader_commit.min(last_new);
+        if new_commit > self.commit_index {
+            self.commit_index = new_commit;
+            effects.push(Effect::CommitAdvanced(new_commit));
+        }
+        effects.push(reply(self, true, None));
+        effects
+    }
+
+    pub(super) fn handle_append_reply(
+        &mut self,
+        peer: NodeId,
+        args: &AppendEntriesArgs,
+        reply: &AppendEntriesReply,
+    ) -> Effects {
+        let mut effects = Effects::default();
+        if reply.term > self.term() {
+            let stubborn = matches!(self.role, RoleState::Leader { .. })
+                && self.has(Mutation::NoStepDownOnHigherTermReply);
+            if !stubborn {
+                self.become_follower(reply.term, &mut effects);
+            }
+            return effects;
+        }
+        if args.term != self.term() {
+            return effects;
+        }
+        let last_index = self.state.log.last_index();
+        let RoleState::Leader { progress } = &mut self.role else {
+            return effects;
+        };
+        let entry = progress.get_mut(&peer).expect("progress for every peer");
+        if reply.success {
+            let matched = LogIndex(args.prev_log_index.0 + args.entries.len() as u64);
+            assert!(
+                matched <= last_index,
+                "{peer} matched {matched} beyond the leader's log"
+            );
+            entry.match_index = entry.match_index.max(matched);
+            entry.next_index = entry.next_index.max(entry.match_index.next());
+            self.advance_commit(&mut effects);
+        } else if let Some(conflict) = reply.conflict {
+            let log = &self.state.log;
+            let suggested = match conflict.term.and_then(|term| log.last_index_of_term(term)) {
+                Some(last_of_term) => last_of_term.next(),
+                None => conflict.first_index,
+            };
+            entry.next_index = backtrack(*entry, suggested);
+            effects.push(Effect::WakePeers);
+        }
+        effects
+    }
+
+    /// Commits the highest index replicated on a majority, counting only entries of the current
+    /// term (Raft §5.4.2); earlier entries are committed indirectly.
+    pub(super) fn advance_commit(&mut self, effects: &mut Effects) {
+        let RoleState::Leader { progress } = &self.role else {
+            return;
+        };
+        let term = self.term();
+        let log = &self.state.log;
+        let mut candidate = log.last_index();
+        while candidate > self.commit_index {
+            let entry_term = log.term_at(candidate).expect("candidate within the log");
+            if entry_term != term && !self.mutations.has(Mutation::CommitOldTermByCounting) {
+                break;
+            }
+            let replicas = 1 + progress
+                .values()
+                .filter(|p| p.match_index >= candidate)
+                .count();
+            if self.is_majority(replicas) {
+                self.commit_index = candidate;
+                effects.push(Effect::CommitAdvanced(candidate));
+                return;
+            }
+            candidate = candidate.prev();
+        }
+    }
+}
+
+/// The new `next_index` after a rejection suggesting `suggested`: never at or below what is known
+/// to match, and always lower than before so backtracking makes progress.
+fn backtrack(progress: Progress, suggested: LogIndex) -> LogIndex {
+    let floor = progress.match_index.next();
+    let lowered = suggested.min(progress.next_index.prev());
+    lowered.max(floor).max(LogIndex(1))
+}

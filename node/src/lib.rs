@@ -1,0 +1,88 @@
+//! A Raft node on real threads, locks and channels, whose network, storage, time and
+//! synchronization sit behind seams, so the same code runs in production mode, in simulation,
+//! under loom and under shuttle.
+//!
+//! - [`core::RaftCore`]: the protocol rules as plain functions that return ordered
+//!   [`core::Effect`]s (persist before reply, ...), unit-tested without threads.
+//! - [`Node`]: the rules wrapped in a ticker thread, an applier thread, one worker thread per
+//!   peer and RPC handlers that run on the caller's thread.
+//! - Seams: [`Transport`] / [`RpcHandler`], [`Persister`], [`Clock`] (every timed wait), and
+//!   [`sync`], the one module that picks std/parking_lot, loom or shuttle primitives.
+//!
+//! # Example: a three-node cluster in real time
+//!
+//! ```
+//! use node::{channel, Clock, ClockRef, Command, Config, LocalNetwork, MemoryPersister, NoObserver,
+//!            Node, NodeId, NodeParams, SystemClock};
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! let clock: ClockRef = Arc::new(SystemClock::new());
+//! let network = LocalNetwork::new(clock.clone(), Duration::from_millis(20));
+//! let ids = [NodeId(0), NodeId(1), NodeId(2)];
+//! let mut nodes = Vec::new();
+//! let mut applied = Vec::new();
+//! for (i, &id) in ids.iter().enumerate() {
+//!     let (apply_sender, apply_receiver) = channel(&clock, 64, "apply");
+//!     let node = Node::new(NodeParams {
+//!         id,
+//!         peers: ids.iter().copied().filter(|&p| p != id).collect(),
+//!         transport: network.clone(),
+//!         persister: Arc::new(MemoryPersister::new()),
+//!         clock: clock.clone(),
+//!         apply_sender,
+//!         config: Config { seed: i as u64, ..Config::default() },
+//!         observer: Arc::new(NoObserver),
+//!     })
+//!     .expect("valid configuration");
+//!     network.register(id, node.rpc_handler());
+//!     nodes.push(node);
+//!     applied.push(apply_receiver);
+//! }
+//! // Offer the command until some node is leader and accepts it.
+//! let index = loop {
+//!     if let Some(Ok((index, _term))) =
+//!         nodes.iter().map(|n| n.start(Command::from_text("hello"))).find(Result::is_ok)
+//!     {
+//!         break index;
+//!     }
+//!     clock.sleep(Duration::from_millis(20));
+//! };
+//! for receiver in &applied {
+//!     let entry = receiver.recv().expect("node alive");
+//!     assert_eq!((entry.index, entry.command), (index, Command::from_text("hello")));
+//! }
+//! for node in &nodes {
+//!     node.kill();
+//! }
+//! ```
+#![deny(missing_docs)]
+
+pub mod channel;
+pub mod clock;
+pub mod config;
+pub mod core;
+pub mod local_network;
+pub mod log;
+pub mod messages;
+pub mod mutation;
+pub mod node;
+pub mod observer;
+pub mod persist;
+pub mod rng;
+pub mod sync;
+pub mod time;
+pub mod transport;
+pub mod types;
+
+pub use channel::{channel, Receiver, Sender};
+pub use clock::{Clock, ClockRef, Signal, SystemClock, Wake};
+pub use config::Config;
+pub use local_network::LocalNetwork;
+pub use mutation::{Mutation, MutationSet};
+pub use node::{Applied, Node, NodeError, NodeParams, NodeStatus};
+pub use observer::{NoObserver, NodeEvent, Observer, Role};
+pub use persist::{MemoryPersister, PersistentState, Persister, StorageError};
+pub use time::Instant;
+pub use transport::{RpcHandler, Transport, TransportError};
+pub use types::{Command, Entry, LogIndex, NodeId, Term};

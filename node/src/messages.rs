@@ -1,0 +1,90 @@
+//! The RPCs between nodes.
+
+use crate::{Entry, LogIndex, NodeId, Term};
+
+/// A candidate asks for a vote (Raft Figure 2, RequestVote).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestVoteArgs {
+    /// The candidate's term.
+    pub term: Term,
+    /// The candidate.
+    pub candidate: NodeId,
+    /// Index of the candidate's last log entry.
+    pub last_log_index: LogIndex,
+    /// Term of the candidate's last log entry.
+    pub last_log_term: Term,
+}
+
+/// The answer to [`RequestVoteArgs`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestVoteReply {
+    /// The voter's current term, for the candidate to update itself.
+    pub term: Term,
+    /// Whether the vote was granted.
+    pub vote_granted: bool,
+}
+
+/// A leader replicates entries or sends a heartbeat (Raft Figure 2, AppendEntries).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AppendEntriesArgs {
+    /// The leader's term.
+    pub term: Term,
+    /// The leader, so followers can redirect clients.
+    pub leader: NodeId,
+    /// Index of the entry immediately preceding `entries`.
+    pub prev_log_index: LogIndex,
+    /// Term of the entry at `prev_log_index`.
+    pub prev_log_term: Term,
+    /// Entries to store (empty for a heartbeat).
+    pub entries: Vec<Entry>,
+    /// The leader's commit index.
+    pub leader_commit: LogIndex,
+}
+
+/// Where a follower's log stops agreeing with the leader's, for fast backtracking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conflict {
+    /// The term of the follower's entry at `prev_log_index`, or `None` if its log is shorter.
+    pub term: Option<Term>,
+    /// The first index of that term in the follower's log, or its last index + 1 if shorter.
+    pub first_index: LogIndex,
+}
+
+/// The answer to [`AppendEntriesArgs`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AppendEntriesReply {
+    /// The follower's current term.
+    pub term: Term,
+    /// Whether the follower's log matched at `prev_log_index` and took the entries.
+    pub success: bool,
+    /// On a mismatch, where to back up to.
+    pub conflict: Option<Conflict>,
+}
+
+/// A request from one node to another.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// See [`RequestVoteArgs`].
+    RequestVote(RequestVoteArgs),
+    /// See [`AppendEntriesArgs`].
+    AppendEntries(AppendEntriesArgs),
+}
+
+/// The answer to a [`Request`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Response {
+    /// See [`RequestVoteReply`].
+    RequestVote(RequestVoteReply),
+    /// See [`AppendEntriesReply`].
+    AppendEntries(AppendEntriesReply),
+}
+
+impl Request {
+    /// The sender's term.
+    pub fn term(&self) -> Term {
+        match self {
+            Request::RequestVote(args) => args.term,
+            Request::AppendEntries(args) => args.term,
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! Deliberately broken behaviours, switched on at run time, that the test suite must detect.
+//!
+//! Each models a real bug. A detector (invariant, liveness check, linearizability check) that
+//! passes with a mutation on is a gap in the suite.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
+
+/// One deliberately broken behaviour of the node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Mutation {
+    /// A leader commits an entry from an earlier term by counting replicas (Raft §5.4.2,
+    /// Figure 8): a committed entry can later be overwritten.
+    CommitOldTermByCounting,
+    /// The vote is not persisted: after a restart a node can vote twice in one term, giving two
+    /// leaders in that term.
+    ForgetVote,
+    /// A vote is granted without checking that the candidate's log is at least as up to date
+    /// (Raft §5.4.1): a leader can miss committed entries.
+    VoteWithoutUpToDateCheck,
+    /// A follower truncates its log after `prev_log_index` on a heartbeat even when it matches,
+    /// losing entries (a stale or reordered heartbeat erases committed entries).
+    TruncateOnMatchingHeartbeat,
+    /// A leader that sees a higher term in a reply does not step down.
+    NoStepDownOnHigherTermReply,
+}
+
+impl Mutation {
+    /// Every mutation, in a fixed order.
+    pub const ALL: [Mutation; 5] = [
+        Mutation::CommitOldTermByCounting,
+        Mutation::ForgetVote,
+        Mutation::VoteWithoutUpToDateCheck,
+        Mutation::TruncateOnMatchingHeartbeat,
+        Mutation::NoStepDownOnHigherTermReply,
+    ];
+
+    /// The mutation's command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mutation::CommitOldTermByCounting => "commit-old-term",
+            Mutation::ForgetVote => "forget-vote",
+            Mutation::VoteWithoutUpToDateCheck => "vote-without-up-to-date-check",
+            Mutation::TruncateOnMatchingHeartbeat => "truncate-on-matching-heartbeat",
+            Mutation::NoStepDownOnHigherTermReply => "no-step-down-on-higher-term",
+        }
+    }
+}
+
+impl fmt::Display for Mutation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A mutation name that is not known.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown mutation {0:?}; known: {known}", known = Mutation::ALL.map(Mutation::name).join(", "))]
+pub struct UnknownMutation(pub String);
+
+impl FromStr for Mutation {
+    type Err = UnknownMutation;
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Mutation::ALL
+            .into_iter()
+            .find(|mutation| mutation.name() == name)
+            .ok_or_else(|| UnknownMutation(name.to_string()))
+    }
+}
+
+/// The mutations switched on for a node (empty: the correct node).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MutationSet(BTreeSet<Mutation>);
+
+impl MutationSet {
+    /// A set with just `mutation`.
+    pub fn only(mutation: Mutation) -> MutationSet {
+        MutationSet(BTreeSet::from([mutation]))
+    }
+    /// Whether `mutation` is on.
+    pub fn has(&self, mutation: Mutation) -> bool {
+        self.0.contains(&mutation)
+    }
+    /// Whether no mutation is on.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_names_are_refused() {
+        for mutation in Mutation::ALL {
+            assert_eq!(mutation.name().parse(), Ok(mutation));
+        }
+        let error = "no-such-bug".parse::<Mutation>().unwrap_err();
+        assert!(error.to_string().contains("commit-old-term"));
+    }
+}

@@ -1,0 +1,168 @@
+//! [`Node`]: the Raft core wrapped in threads, one lock, signals and the seams.
+//!
+//! Threads per node: a ticker (election timeout), an applier (hands committed entries to the
+//! service through the apply channel), and one worker per peer (vote requests, AppendEntries and
+//! heartbeats, one call in flight per peer). Incoming RPCs run on the caller's thread through
+//! [`RpcHandler`]. All protocol state sits behind one mutex; no thread holds it while it calls
+//! the transport or blocks on the apply channel.
+
+mod applier;
+mod peer;
+mod shared;
+mod ticker;
+
+use crate::channel::Sender;
+use crate::clock::{spawn, ClockJoinHandle, ClockRef};
+use crate::config::{Config, ConfigError};
+use crate::core::{NotLeader, RaftCore};
+use crate::observer::{Observer, Role};
+use crate::persist::{PersistentState, Persister, StorageError};
+use crate::sync::{Arc, Mutex};
+use crate::transport::{RpcHandler, Transport};
+use crate::{Command, LogIndex, NodeId, Term};
+use shared::Shared;
+
+/// A committed entry handed to the service, in index order with no gaps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Applied {
+    /// The entry's index.
+    pub index: LogIndex,
+    /// The term in which the entry was created.
+    pub term: Term,
+    /// The command.
+    pub command: Command,
+}
+
+/// Everything a node is built from.
+pub struct NodeParams {
+    /// This node.
+    pub id: NodeId,
+    /// Every other node of the cluster.
+    pub peers: Vec<NodeId>,
+    /// How it reaches its peers.
+    pub transport: Arc<dyn Transport>,
+    /// Where its term, vote and log live; read at start to restore them.
+    pub persister: Arc<dyn Persister>,
+    /// Its clock.
+    pub clock: ClockRef,
+    /// Where committed entries go.
+    pub apply_sender: Sender<Applied>,
+    /// Timing, limits, seed and mutations.
+    pub config: Config,
+    /// Who watches its state changes.
+    pub observer: Arc<dyn Observer>,
+}
+
+/// Why a node could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    /// The configuration cannot work.
+    #[error("invalid configuration: {0}")]
+    Config(#[from] ConfigError),
+    /// The persisted state cannot be trusted; the node refuses to start.
+    #[error("refusing to start: {0}")]
+    Storage(#[from] StorageError),
+}
+
+/// A snapshot of a node's volatile and persistent counters, for tests and tools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeStatus {
+    /// Current term.
+    pub term: Term,
+    /// Current role.
+    pub role: Role,
+    /// Highest committed index it knows.
+    pub commit_index: LogIndex,
+    /// Highest index handed to the applier.
+    pub last_applied: LogIndex,
+    /// Last index of its log.
+    pub last_log_index: LogIndex,
+}
+
+/// A running Raft node. Dropping it kills it.
+pub struct Node {
+    shared: Arc<Shared>,
+    threads: Mutex<Vec<ClockJoinHandle<()>>>,
+}
+
+impl Node {
+    /// Restores the node from its persister and starts its threads.
+    pub fn new(params: NodeParams) -> Result<Node, NodeError> {
+        params.config.validate()?;
+        let state = match params.persister.load()? {
+            Some(bytes) => PersistentState::decode(&bytes)?,
+            None => PersistentState::default(),
+        };
+        let core = RaftCore::new(
+            params.id,
+            params.peers.clone(),
+            state,
+            params.config.mutations.clone(),
+            params.config.max_entries_per_append,
+        );
+        let shared = Arc::new(Shared::new(params, core));
+        let clock = shared.clock.clone();
+        let id = shared.id;
+        let mut threads = Vec::new();
+        let ticker = shared.clone();
+        threads.push(spawn(&clock, format!("{id}-ticker"), move || {
+            ticker::run(&ticker)
+        }));
+        let applier = shared.clone();
+        threads.push(spawn(&clock, format!("{id}-applier"), move || {
+            applier::run(&applier)
+        }));
+        for peer in shared.peers() {
+            let worker = shared.clone();
+            let name = format!("{id}-to-{peer}");
+            threads.push(spawn(&clock, name, move || peer::run(&worker, peer)));
+        }
+        Ok(Node {
+            shared,
+            threads: Mutex::new(threads),
+        })
+    }
+
+    /// This node's id.
+    pub fn id(&self) -> NodeId {
+        self.shared.id
+    }
+
+    /// Appends `command` to the log if this node believes it is leader. Returns the index and
+    /// term the entry will have if it is committed; there is no guarantee that it will be.
+    pub fn start(&self, command: Command) -> Result<(LogIndex, Term), NotLeader> {
+        self.shared.start(command)
+    }
+
+    /// The current term and whether this node believes it is leader.
+    pub fn state(&self) -> (Term, bool) {
+        let status = self.status();
+        (status.term, status.role == Role::Leader)
+    }
+
+    /// Counters for tests and tools.
+    pub fn status(&self) -> NodeStatus {
+        self.shared.status()
+    }
+
+    /// The handler a transport calls to deliver requests to this node.
+    pub fn rpc_handler(&self) -> Arc<dyn RpcHandler> {
+        self.shared.clone()
+    }
+
+    /// Stops every thread of the node and joins them. Afterwards the node sends, applies and
+    /// persists nothing, and answers no request. Idempotent.
+    pub fn kill(&self) {
+        self.shared.kill();
+        let threads = std::mem::take(&mut *self.threads.lock());
+        for thread in threads {
+            thread.join();
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

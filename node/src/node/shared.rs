@@ -1,0 +1,224 @@
+//! [`Shared`]: the state every thread of a node reaches, and the one place effects are executed.
+
+use super::{Applied, NodeParams, NodeStatus};
+use crate::channel::Sender;
+use crate::clock::{ClockRef, Signal};
+use crate::config::Config;
+use crate::core::{Effect, Effects, NotLeader, RaftCore};
+use crate::messages::{Request, Response};
+use crate::mutation::Mutation;
+use crate::observer::{NodeEvent, Observer, Role};
+use crate::persist::Persister;
+use crate::rng::DetRng;
+use crate::sync::{Arc, Mutex, MutexGuard};
+use crate::transport::{RpcHandler, Transport};
+use crate::{Command, Instant, LogIndex, NodeId, Term};
+use std::collections::BTreeMap;
+
+/// The state behind the node's lock.
+pub(super) struct Inner {
+    pub core: RaftCore,
+    pub killed: bool,
+    pub election_deadline: Instant,
+    pub heartbeat_due: BTreeMap<NodeId, Instant>,
+    pub last_applied: LogIndex,
+    highest_commit_seen: LogIndex,
+    highest_term_seen: Term,
+    rng: DetRng,
+}
+
+pub(super) struct Shared {
+    pub id: NodeId,
+    pub clock: ClockRef,
+    pub transport: Arc<dyn Transport>,
+    pub config: Config,
+    pub apply_sender: Sender<Applied>,
+    pub ticker_wake: Signal,
+    pub applier_wake: Signal,
+    pub peer_wake: BTreeMap<NodeId, Signal>,
+    persister: Arc<dyn Persister>,
+    observer: Arc<dyn Observer>,
+    inner: Mutex<Inner>,
+}
+
+impl Shared {
+    pub fn new(params: NodeParams, core: RaftCore) -> Shared {
+        let clock = params.clock;
+        let id = params.id;
+        let mut rng = DetRng::new(params.config.seed);
+        let election_deadline = clock.now() + election_timeout(&params.config, &mut rng);
+        let peer_wake = core
+            .peers()
+            .iter()
+            .map(|&peer| {
+                (
+                    peer,
+                    Signal::new(&clock, &format!("{id} worker for {peer}")),
+                )
+            })
+            .collect();
+        let highest_term_seen = core.term();
+        Shared {
+            id,
+            ticker_wake: Signal::new(&clock, &format!("{id} ticker")),
+            applier_wake: Signal::new(&clock, &format!("{id} applier")),
+            peer_wake,
+            clock,
+            transport: params.transport,
+            config: params.config,
+            apply_sender: params.apply_sender,
+            persister: params.persister,
+            observer: params.observer,
+            inner: Mutex::new(Inner {
+                core,
+                killed: false,
+                election_deadline,
+                heartbeat_due: BTreeMap::new(),
+                last_applied: LogIndex(0),
+                highest_commit_seen: LogIndex(0),
+                highest_term_seen,
+                rng,
+            }),
+        }
+    }
+
+    pub fn peers(&self) -> Vec<NodeId> {
+        self.peer_wake.keys().copied().collect()
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock()
+    }
+
+    pub fn start(&self, command: Command) -> Result<(LogIndex, Term), NotLeader> {
+        let mut inner = self.lock();
+        if inner.killed {
+            return Err(NotLeader { leader_hint: None });
+        }
+        let (index, term, effects) = inner.core.propose(command)?;
+        self.execute(&mut inner, effects);
+        Ok((index, term))
+    }
+
+    pub fn status(&self) -> NodeStatus {
+        let inner = self.lock();
+        NodeStatus {
+            term: inner.core.term(),
+            role: inner.core.role(),
+            commit_index: inner.core.commit_index(),
+            last_applied: inner.last_applied,
+            last_log_index: inner.core.persistent().log.last_index(),
+        }
+    }
+
+    /// Marks the node dead and wakes every thread so it can see that and exit.
+    pub fn kill(&self) {
+        self.lock().killed = true;
+        self.apply_sender.close();
+        self.ticker_wake.notify();
+        self.applier_wake.notify();
+        for signal in self.peer_wake.values() {
+            signal.notify();
+        }
+    }
+
+    /// Carries out `effects` in order, under the lock, and returns the reply if there is one.
+    pub fn execute(&self, inner: &mut Inner, effects: Effects) -> Option<Response> {
+        assert!(!inner.killed, "{}: effects executed after kill", self.id);
+        let mut reply = None;
+        for effect in effects.into_vec() {
+            match effect {
+                Effect::Persist => self.persist(inner),
+                Effect::ResetElectionTimer => {
+                    inner.election_deadline =
+                        self.clock.now() + election_timeout(&self.config, &mut inner.rng);
+                }
+                Effect::RoleChanged(role) => {
+                    let term = inner.core.term();
+                    self.observer
+                        .on_event(self.id, &NodeEvent::RoleChanged { term, role });
+                    if role == Role::Leader {
+                        let now = self.clock.now();
+                        inner.heartbeat_due = self.peer_wake.keys().map(|&p| (p, now)).collect();
+                    }
+                    self.ticker_wake.notify();
+                }
+                Effect::WakePeers => {
+                    for signal in self.peer_wake.values() {
+                        signal.notify();
+                    }
+                }
+                Effect::CommitAdvanced(commit_index) => {
+                    self.observer
+                        .on_event(self.id, &NodeEvent::CommitAdvanced { commit_index });
+                    self.applier_wake.notify();
+                }
+                Effect::InvariantViolated(description) => self.report(description),
+                Effect::Reply(response) => reply = Some(response),
+            }
+        }
+        self.check_invariants(inner);
+        reply
+    }
+
+    fn persist(&self, inner: &Inner) {
+        let state = inner.core.persistent();
+        let bytes = if inner.core.has(Mutation::ForgetVote) {
+            let mut forgetful = state.clone();
+            forgetful.voted_for = None;
+            forgetful.encode()
+        } else {
+            state.encode()
+        };
+        self.persister.save(&bytes);
+    }
+
+    fn check_invariants(&self, inner: &mut Inner) {
+        if let Err(description) = inner.core.check_invariants() {
+            self.report(description);
+        }
+        let (commit, term) = (inner.core.commit_index(), inner.core.term());
+        if commit < inner.highest_commit_seen {
+            self.report(format!(
+                "{}: commit index went back from {} to {commit}",
+                self.id, inner.highest_commit_seen
+            ));
+        }
+        if term < inner.highest_term_seen {
+            self.report(format!(
+                "{}: term went back from {} to {term}",
+                self.id, inner.highest_term_seen
+            ));
+        }
+        if inner.last_applied > commit {
+            self.report(format!(
+                "{}: applied {} beyond commit index {commit}",
+                self.id, inner.last_applied
+            ));
+        }
+        inner.highest_commit_seen = inner.highest_commit_seen.max(commit);
+        inner.highest_term_seen = inner.highest_term_seen.max(term);
+    }
+
+    fn report(&self, description: String) {
+        self.observer
+            .on_event(self.id, &NodeEvent::InvariantViolated { description });
+    }
+}
+
+impl RpcHandler for Shared {
+    fn handle(&self, request: Request) -> Option<Response> {
+        let mut inner = self.lock();
+        if inner.killed {
+            return None;
+        }
+        let effects = inner.core.handle_request(&request);
+        let reply = self.execute(&mut inner, effects);
+        assert!(reply.is_some(), "{}: no reply to {request:?}", self.id);
+        reply
+    }
+}
+
+fn election_timeout(config: &Config, rng: &mut DetRng) -> std::time::Duration {
+    rng.duration_ms(config.election_timeout_min, config.election_timeout_max)
+}

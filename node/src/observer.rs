@@ -1,0 +1,50 @@
+//! [`Observer`]: how a harness watches a node's state changes as they happen.
+
+use crate::{LogIndex, NodeId, Term};
+
+/// The role a node plays in its current term.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Follows a leader (or waits for one).
+    Follower,
+    /// Asks for votes.
+    Candidate,
+    /// Leads.
+    Leader,
+}
+
+/// A state change of a node, reported under the node's lock, in the order it happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeEvent {
+    /// The node took `role` in `term`.
+    RoleChanged {
+        /// The node's term after the change.
+        term: Term,
+        /// The new role.
+        role: Role,
+    },
+    /// The node's commit index advanced.
+    CommitAdvanced {
+        /// The new commit index.
+        commit_index: LogIndex,
+    },
+    /// The node broke one of its own local invariants (only reachable with a mutation on).
+    InvariantViolated {
+        /// What broke, with the values involved.
+        description: String,
+    },
+}
+
+/// Receives every [`NodeEvent`]. Called with the node's lock held: it must not call into a node.
+pub trait Observer: Send + Sync {
+    /// `node` went through `event`.
+    fn on_event(&self, node: NodeId, event: &NodeEvent);
+}
+
+/// An observer that ignores everything.
+#[derive(Debug, Default)]
+pub struct NoObserver;
+
+impl Observer for NoObserver {
+    fn on_event(&self, _node: NodeId, _event: &NodeEvent) {}
+}
