@@ -1,0 +1,336 @@
+//! [`Cluster`]: N nodes over the simulated network, disks and clock, with continuous invariants
+//! and the checks the tests build on (one leader, agreement, commit by k nodes).
+
+use crate::disk::Disk;
+use crate::invariants::Invariants;
+use crate::network::{NetConfig, Network};
+use crate::runner::Sim;
+use node::clock::{spawn, ClockJoinHandle};
+use node::rng::DetRng;
+use node::sync::{Arc, Mutex};
+use node::{
+    channel, Applied, ClockRef, Command, Config, LogIndex, Node, NodeError, NodeId, NodeParams, Term,
+};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The shape of a simulated cluster.
+#[derive(Clone, Debug)]
+pub struct ClusterConfig {
+    /// Number of nodes.
+    pub nodes: usize,
+    /// Node configuration (its seed is replaced per node and incarnation).
+    pub node: Config,
+    /// Network delays, loss and timeout.
+    pub net: NetConfig,
+    /// Capacity of each node's apply channel.
+    pub apply_capacity: usize,
+}
+
+impl ClusterConfig {
+    /// `nodes` nodes with the default node and network settings.
+    pub fn new(nodes: usize) -> ClusterConfig {
+        ClusterConfig { nodes, node: Config::default(), net: NetConfig::default(), apply_capacity: 64 }
+    }
+}
+
+struct Running {
+    node: Node,
+    service: ClockJoinHandle<()>,
+}
+
+/// A simulated cluster. Dropping it crashes every node and joins every thread.
+pub struct Cluster {
+    clock: ClockRef,
+    config: ClusterConfig,
+    network: Arc<Network>,
+    disks: Vec<Arc<Disk>>,
+    running: Mutex<BTreeMap<NodeId, Running>>,
+    incarnations: Mutex<BTreeMap<NodeId, u64>>,
+    invariants: Arc<Invariants>,
+    node_seeds: DetRng,
+    rng: Mutex<DetRng>,
+}
+
+const NETWORK_STREAM: u64 = 1;
+const NODE_STREAM: u64 = 2;
+const HARNESS_STREAM: u64 = 3;
+
+impl Cluster {
+    /// Builds and starts every node.
+    pub fn new(sim: &Sim, config: ClusterConfig) -> Cluster {
+        assert!(config.nodes >= 1, "a cluster needs at least one node");
+        let clock = sim.clock();
+        let network = Network::new(clock.clone(), config.net.clone(), sim.rng(NETWORK_STREAM));
+        let cluster = Cluster {
+            disks: (0..config.nodes).map(|_| Arc::new(Disk::new())).collect(),
+            clock,
+            network,
+            running: Mutex::new(BTreeMap::new()),
+            incarnations: Mutex::new(BTreeMap::new()),
+            invariants: Arc::new(Invariants::new()),
+            node_seeds: sim.rng(NODE_STREAM),
+            rng: Mutex::new(sim.rng(HARNESS_STREAM)),
+            config,
+        };
+        for id in cluster.ids() {
+            cluster.start_node(id).unwrap_or_else(|error| panic!("{id} cannot start: {error}"));
+        }
+        cluster
+    }
+
+    /// Every node id, in order.
+    pub fn ids(&self) -> Vec<NodeId> {
+        (0..self.config.nodes as u32).map(NodeId).collect()
+    }
+
+    /// The cluster's clock.
+    pub fn clock(&self) -> &ClockRef {
+        &self.clock
+    }
+
+    /// The simulated network (partitions, loss, statistics).
+    pub fn network(&self) -> &Network {
+        &self.network
+    }
+
+    /// The disk of `node`.
+    pub fn disk(&self, node: NodeId) -> &Arc<Disk> {
+        &self.disks[node.0 as usize]
+    }
+
+    /// The continuous checker.
+    pub fn invariants(&self) -> &Invariants {
+        &self.invariants
+    }
+
+    /// A random number from the harness's own stream (fault choices).
+    pub fn random(&self, below: usize) -> usize {
+        self.rng.lock().index(below)
+    }
+
+    /// A random duration in `low..=high` (whole milliseconds) from the harness's stream.
+    pub fn random_duration(&self, low: Duration, high: Duration) -> Duration {
+        self.rng.lock().duration_ms(low, high)
+    }
+
+    fn start_node(&self, id: NodeId) -> Result<(), NodeError> {
+        let incarnation = {
+            let mut incarnations = self.incarnations.lock();
+            let count = incarnations.entry(id).or_insert(0);
+            *count += 1;
+            *count
+        };
+        let port = Arc::new(self.network.reserve(id));
+        let (apply_sender, apply_receiver) = channel::<Applied>(&self.clock, self.config.apply_capacity, "apply");
+        let seed = self.node_seeds.split((u64::from(id.0) << 32) | incarnation).next_u64();
+        let node = Node::new(NodeParams {
+            id,
+            peers: self.ids().into_iter().filter(|&peer| peer != id).collect(),
+            transport: port.clone(),
+            persister: self.disks[id.0 as usize].clone(),
+            clock: self.clock.clone(),
+            apply_sender,
+            config: Config { seed, ..self.config.node.clone() },
+            observer: self.invariants.clone(),
+        })?;
+        self.network.activate(&port, node.rpc_handler());
+        self.invariants.on_restart(id);
+        let invariants = self.invariants.clone();
+        let service = spawn(&self.clock, format!("{id}-service"), move || {
+            while let Some(applied) = apply_receiver.recv() {
+                invariants.on_applied(id, &applied);
+            }
+        });
+        self.running.lock().insert(id, Running { node, service });
+        Ok(())
+    }
+
+    /// Crashes `node`: its instance stops sending and receiving at once, its threads are joined,
+    /// and only its disk survives. No-op if it is already down.
+    pub fn crash(&self, node: NodeId) {
+        let running = self.running.lock().remove(&node);
+        if let Some(running) = running {
+            self.network.detach(node);
+            running.node.kill();
+            running.service.join();
+        }
+    }
+
+    /// Starts a new instance of `node` from its disk (crashing the current one first). Fails if
+    /// the node refuses to start (corrupt storage).
+    pub fn restart(&self, node: NodeId) -> Result<(), NodeError> {
+        self.crash(node);
+        self.disk(node).reboot();
+        self.start_node(node)
+    }
+
+    /// Whether `node` has a running instance.
+    pub fn is_running(&self, node: NodeId) -> bool {
+        self.running.lock().contains_key(&node)
+    }
+
+    /// Takes `node` off the network (it keeps running).
+    pub fn disconnect(&self, node: NodeId) {
+        self.network.set_up(node, false);
+    }
+
+    /// Puts `node` back on the network.
+    pub fn connect(&self, node: NodeId) {
+        self.network.set_up(node, true);
+    }
+
+    /// Whether `node` is running and on the network.
+    pub fn is_connected(&self, node: NodeId) -> bool {
+        self.is_running(node) && self.network.is_up(node)
+    }
+
+    /// Offers `command` to `node`; `Some((index, term))` if it accepted it as leader.
+    pub fn start(&self, node: NodeId, command: Command) -> Option<(LogIndex, Term)> {
+        let running = self.running.lock();
+        running.get(&node)?.node.start(command).ok()
+    }
+
+    /// `node`'s term and whether it believes it leads (None when it is down).
+    pub fn state(&self, node: NodeId) -> Option<(Term, bool)> {
+        self.running.lock().get(&node).map(|running| running.node.state())
+    }
+
+    /// Waits `duration` of simulated time, then fails the test if an invariant broke.
+    pub fn sleep(&self, duration: Duration) {
+        self.clock.sleep(duration);
+        self.check_invariants();
+    }
+
+    /// Fails the test if an invariant has broken.
+    pub fn check_invariants(&self) {
+        if let Some(violation) = self.invariants.first_violation() {
+            panic!("invariant violated: {violation}");
+        }
+    }
+
+    /// Waits for exactly one leader among the connected nodes and returns it; fails if two
+    /// connected nodes lead in one term or no leader appears within ~5 s.
+    pub fn check_one_leader(&self) -> NodeId {
+        for _ in 0..10 {
+            let pause = self.random_duration(Duration::from_millis(450), Duration::from_millis(550));
+            self.sleep(pause);
+            let mut leaders: BTreeMap<Term, Vec<NodeId>> = BTreeMap::new();
+            for id in self.ids().into_iter().filter(|&id| self.is_connected(id)) {
+                if let Some((term, true)) = self.state(id) {
+                    leaders.entry(term).or_default().push(id);
+                }
+            }
+            for (term, nodes) in &leaders {
+                assert!(nodes.len() == 1, "{term} has {} leaders: {nodes:?}", nodes.len());
+            }
+            if let Some((_, nodes)) = leaders.last_key_value() {
+                return nodes[0];
+            }
+        }
+        panic!("expected one leader, got none within 5 s of simulated time");
+    }
+
+    /// The term every connected node agrees on; fails if they disagree.
+    pub fn check_terms(&self) -> Option<Term> {
+        let mut agreed = None;
+        for id in self.ids().into_iter().filter(|&id| self.is_connected(id)) {
+            let (term, _) = self.state(id).expect("connected node is running");
+            match agreed {
+                None => agreed = Some(term),
+                Some(other) => assert_eq!(other, term, "connected nodes disagree on the term"),
+            }
+        }
+        agreed
+    }
+
+    /// Fails if any connected node believes it is leader.
+    pub fn check_no_leader(&self) {
+        for id in self.ids().into_iter().filter(|&id| self.is_connected(id)) {
+            if let Some((term, true)) = self.state(id) {
+                panic!("{id} is leader of {term}, but no node should be");
+            }
+        }
+    }
+
+    /// How many nodes have applied `index`, and the command there.
+    pub fn applied_at(&self, index: LogIndex) -> (usize, Option<Command>) {
+        self.check_invariants();
+        self.invariants.applied_at(index)
+    }
+
+    /// Submits `command` until some leader commits it on at least `expected` nodes, and returns
+    /// its index. If `retry` is false, gives up after the first leader that accepted it.
+    /// Fails after 10 s of simulated time.
+    pub fn one(&self, command: Command, expected: usize, retry: bool) -> LogIndex {
+        let started = self.clock.now();
+        let ids = self.ids();
+        let mut next = 0;
+        while self.clock.now() - started < Duration::from_secs(10) {
+            let mut accepted = None;
+            for offset in 0..ids.len() {
+                let id = ids[(next + offset) % ids.len()];
+                if self.is_connected(id) {
+                    if let Some((index, _)) = self.start(id, command.clone()) {
+                        accepted = Some(index);
+                        next = (next + offset + 1) % ids.len();
+                        break;
+                    }
+                }
+            }
+            if let Some(index) = accepted {
+                let submitted = self.clock.now();
+                while self.clock.now() - submitted < Duration::from_secs(2) {
+                    let (count, applied) = self.applied_at(index);
+                    if count >= expected && applied.as_ref() == Some(&command) {
+                        return index;
+                    }
+                    self.sleep(Duration::from_millis(20));
+                }
+                assert!(retry, "one({command}) failed to reach agreement on {expected} nodes");
+            } else {
+                self.sleep(Duration::from_millis(50));
+            }
+        }
+        panic!("one({command}) failed to reach agreement on {expected} nodes within 10 s");
+    }
+
+    /// Waits for `index` to be applied by at least `expected` nodes, giving up (returning None)
+    /// if some node moves past `term` first, since then the entry may never commit.
+    pub fn wait_applied(&self, index: LogIndex, expected: usize, term: Option<Term>) -> Option<Command> {
+        let mut pause = Duration::from_millis(10);
+        for _ in 0..30 {
+            let (count, _) = self.applied_at(index);
+            if count >= expected {
+                break;
+            }
+            self.sleep(pause);
+            pause = (pause * 2).min(Duration::from_secs(1));
+            if let Some(term) = term {
+                let moved_on = self.ids().into_iter().any(|id| self.state(id).is_some_and(|(t, _)| t > term));
+                if moved_on {
+                    return None;
+                }
+            }
+        }
+        let (count, command) = self.applied_at(index);
+        assert!(count >= expected, "only {count} nodes applied {index}, wanted {expected}");
+        command
+    }
+
+    /// Crashes every node (joining every thread) and checks the invariants one last time.
+    pub fn shutdown(&self) {
+        for id in self.ids() {
+            self.crash(id);
+        }
+        self.check_invariants();
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for id in self.ids() {
+            self.crash(id);
+        }
+    }
+}

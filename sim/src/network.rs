@@ -1,0 +1,295 @@
+//! [`Network`]: a simulated network implementing [`Transport`], with delays, loss, partitions,
+//! one-way cuts and nodes going down, all changeable while messages are in flight.
+//!
+//! A message is carried by the sending thread: the request waits its delay (on the clock), is
+//! checked for reachability *at delivery*, runs the target's handler on the sender's thread, and
+//! the reply waits its own delay and is checked again. A lost message or an unreachable target
+//! still costs the sender its full timeout.
+
+use node::messages::{Request, Response};
+use node::rng::DetRng;
+use node::sync::{Arc, Mutex};
+use node::{ClockRef, NodeId, RpcHandler, Transport, TransportError};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// Delays, loss and timeout of the simulated network.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetConfig {
+    /// Shortest one-way delay of a request or a reply.
+    pub delay_min: Duration,
+    /// Longest one-way delay.
+    pub delay_max: Duration,
+    /// Probability that a request is lost (only when `unreliable`).
+    pub request_loss: f64,
+    /// Probability that a reply is lost after the request was handled (only when `unreliable`).
+    pub reply_loss: f64,
+    /// Whether requests and replies are dropped at the rates above.
+    pub unreliable: bool,
+    /// How long a caller waits for a reply before giving up.
+    pub rpc_timeout: Duration,
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        NetConfig {
+            delay_min: Duration::from_millis(1),
+            delay_max: Duration::from_millis(10),
+            request_loss: 0.1,
+            reply_loss: 0.1,
+            unreliable: false,
+            rpc_timeout: Duration::from_millis(100),
+        }
+    }
+}
+
+/// Counters of what the network did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NetStats {
+    /// Calls made.
+    pub calls: u64,
+    /// Requests that reached a handler.
+    pub delivered: u64,
+    /// Replies that reached their caller.
+    pub replied: u64,
+    /// Requests or replies dropped by loss.
+    pub lost: u64,
+    /// Requests or replies stopped by a partition, a down node or a crash.
+    pub unreachable: u64,
+}
+
+struct Endpoint {
+    incarnation: u64,
+    handler: Option<Arc<dyn RpcHandler>>,
+    up: bool,
+}
+
+struct State {
+    config: NetConfig,
+    endpoints: BTreeMap<NodeId, Endpoint>,
+    cut: BTreeSet<(NodeId, NodeId)>,
+    links: BTreeMap<(NodeId, NodeId), DetRng>,
+    root: DetRng,
+    stats: NetStats,
+}
+
+/// The simulated network shared by a cluster.
+pub struct Network {
+    clock: ClockRef,
+    state: Mutex<State>,
+}
+
+/// One node incarnation's view of the network: its [`Transport`].
+pub struct Port {
+    network: Arc<Network>,
+    me: NodeId,
+    incarnation: u64,
+}
+
+/// The random choices for one call, drawn together so every call draws the same amount.
+struct CallPlan {
+    request_delay: Duration,
+    request_lost: bool,
+    reply_delay: Duration,
+    reply_lost: bool,
+    timeout: Duration,
+}
+
+impl State {
+    fn endpoint(&mut self, node: NodeId) -> &mut Endpoint {
+        self.endpoints.entry(node).or_insert(Endpoint { incarnation: 0, handler: None, up: true })
+    }
+
+    fn deliverable(&self, from: NodeId, to: NodeId) -> bool {
+        let up = |node| self.endpoints.get(&node).is_some_and(|e| e.up && e.handler.is_some());
+        up(from) && up(to) && !self.cut.contains(&(from, to))
+    }
+
+    fn alive(&self, node: NodeId, incarnation: u64) -> bool {
+        self.endpoints.get(&node).is_some_and(|e| e.incarnation == incarnation && e.handler.is_some())
+    }
+}
+
+impl Network {
+    /// A network with every link up; `rng` is the stream its delays and losses come from.
+    pub fn new(clock: ClockRef, config: NetConfig, rng: DetRng) -> Arc<Network> {
+        assert!(config.delay_min <= config.delay_max, "empty delay range");
+        assert!(config.rpc_timeout >= 2 * config.delay_max, "timeout shorter than a round trip");
+        Arc::new(Network {
+            clock,
+            state: Mutex::new(State {
+                config,
+                endpoints: BTreeMap::new(),
+                cut: BTreeSet::new(),
+                links: BTreeMap::new(),
+                root: rng,
+                stats: NetStats::default(),
+            }),
+        })
+    }
+
+    /// Reserves the next incarnation of `node` before its handler exists (the node needs its
+    /// transport before it can hand out a handler); [`Network::activate`] completes it.
+    pub fn reserve(self: &Arc<Self>, node: NodeId) -> Port {
+        let mut state = self.state.lock();
+        let endpoint = state.endpoint(node);
+        endpoint.incarnation += 1;
+        endpoint.handler = None;
+        Port { network: self.clone(), me: node, incarnation: endpoint.incarnation }
+    }
+
+    /// Lets the reserved incarnation behind `port` receive through `handler`.
+    pub fn activate(&self, port: &Port, handler: Arc<dyn RpcHandler>) {
+        let mut state = self.state.lock();
+        let endpoint = state.endpoints.get_mut(&port.me).expect("reserved endpoint");
+        assert_eq!(endpoint.incarnation, port.incarnation, "activating a stale incarnation of {}", port.me);
+        endpoint.handler = Some(handler);
+    }
+
+    /// Crashes `node`'s current incarnation: it can never send or receive again, and messages in
+    /// flight to or from it are lost.
+    pub fn detach(&self, node: NodeId) {
+        if let Some(endpoint) = self.state.lock().endpoints.get_mut(&node) {
+            endpoint.handler = None;
+        }
+    }
+
+    /// Splits the nodes into `groups` that cannot reach each other; a node in no group is isolated.
+    pub fn partition(&self, groups: &[Vec<NodeId>]) {
+        let mut state = self.state.lock();
+        let nodes: Vec<NodeId> = state.endpoints.keys().copied().collect();
+        let group_of = |node: NodeId| groups.iter().position(|group| group.contains(&node));
+        state.cut.clear();
+        for &a in &nodes {
+            for &b in &nodes {
+                let same = a == b || (group_of(a).is_some() && group_of(a) == group_of(b));
+                if !same {
+                    state.cut.insert((a, b));
+                }
+            }
+        }
+    }
+
+    /// Cuts the link from `from` to `to` only: `to` can still send to `from`.
+    pub fn partition_one_way(&self, from: NodeId, to: NodeId) {
+        self.state.lock().cut.insert((from, to));
+    }
+
+    /// Takes `node`'s network interface down or up (its links stay as they are).
+    pub fn set_up(&self, node: NodeId, up: bool) {
+        let mut state = self.state.lock();
+        state.endpoint(node).up = up;
+    }
+
+    /// Whether `node`'s interface is up.
+    pub fn is_up(&self, node: NodeId) -> bool {
+        self.state.lock().endpoints.get(&node).is_some_and(|e| e.up)
+    }
+
+    /// Restores every link and interface.
+    pub fn heal(&self) {
+        let mut state = self.state.lock();
+        state.cut.clear();
+        for endpoint in state.endpoints.values_mut() {
+            endpoint.up = true;
+        }
+    }
+
+    /// Turns message loss on or off.
+    pub fn set_unreliable(&self, unreliable: bool) {
+        self.state.lock().config.unreliable = unreliable;
+    }
+
+    /// Replaces delays, loss rates and timeout.
+    pub fn set_config(&self, config: NetConfig) {
+        self.state.lock().config = config;
+    }
+
+    /// Whether a message from `from` would reach `to` now.
+    pub fn reachable(&self, from: NodeId, to: NodeId) -> bool {
+        self.state.lock().deliverable(from, to)
+    }
+
+    /// What the network has done so far.
+    pub fn stats(&self) -> NetStats {
+        self.state.lock().stats
+    }
+
+    fn plan(&self, from: NodeId, to: NodeId) -> CallPlan {
+        let mut state = self.state.lock();
+        state.stats.calls += 1;
+        let config = state.config.clone();
+        let root = state.root.clone();
+        let rng = state
+            .links
+            .entry((from, to))
+            .or_insert_with(|| root.split((u64::from(from.0) << 32) | u64::from(to.0)));
+        let request_delay = rng.duration_ms(config.delay_min, config.delay_max);
+        let reply_delay = rng.duration_ms(config.delay_min, config.delay_max);
+        let request_lost = rng.chance(config.request_loss) && config.unreliable;
+        let reply_lost = rng.chance(config.reply_loss) && config.unreliable;
+        CallPlan { request_delay, request_lost, reply_delay, reply_lost, timeout: config.rpc_timeout }
+    }
+}
+
+impl Port {
+    /// The node this port belongs to.
+    pub fn node(&self) -> NodeId {
+        self.me
+    }
+
+    /// Which incarnation of the node this port belongs to.
+    pub fn incarnation(&self) -> u64 {
+        self.incarnation
+    }
+
+    fn give_up(&self, to: NodeId, started: node::Instant, timeout: Duration) -> TransportError {
+        let clock = &self.network.clock;
+        let waited = clock.now() - started;
+        if waited < timeout {
+            clock.sleep(timeout - waited);
+        }
+        TransportError::NoReply(to)
+    }
+}
+
+impl Transport for Port {
+    fn call(&self, to: NodeId, request: Request) -> Result<Response, TransportError> {
+        let network = &self.network;
+        let started = network.clock.now();
+        let plan = network.plan(self.me, to);
+        network.clock.sleep(plan.request_delay);
+        let handler = {
+            let mut state = network.state.lock();
+            if plan.request_lost {
+                state.stats.lost += 1;
+                None
+            } else if !state.alive(self.me, self.incarnation) || !state.deliverable(self.me, to) {
+                state.stats.unreachable += 1;
+                None
+            } else {
+                state.stats.delivered += 1;
+                state.endpoints[&to].handler.clone()
+            }
+        };
+        let Some(handler) = handler else {
+            return Err(self.give_up(to, started, plan.timeout));
+        };
+        let Some(response) = handler.handle(request) else {
+            return Err(self.give_up(to, started, plan.timeout));
+        };
+        network.clock.sleep(plan.reply_delay);
+        {
+            let mut state = network.state.lock();
+            if plan.reply_lost {
+                state.stats.lost += 1;
+            } else if !state.alive(self.me, self.incarnation) || !state.deliverable(to, self.me) {
+                state.stats.unreachable += 1;
+            } else {
+                state.stats.replied += 1;
+                return Ok(response);
+            }
+        }
+        Err(self.give_up(to, started, plan.timeout))
+    }
+}
