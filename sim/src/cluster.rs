@@ -9,7 +9,8 @@ use node::clock::{spawn, ClockJoinHandle};
 use node::rng::DetRng;
 use node::sync::{Arc, Mutex};
 use node::{
-    channel, Applied, ClockRef, Command, Config, LogIndex, Node, NodeError, NodeId, NodeParams, Term,
+    channel, Applied, ClockRef, Command, Config, LogIndex, Node, NodeError, NodeId, NodeParams,
+    Term,
 };
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -30,7 +31,12 @@ pub struct ClusterConfig {
 impl ClusterConfig {
     /// `nodes` nodes with the default node and network settings.
     pub fn new(nodes: usize) -> ClusterConfig {
-        ClusterConfig { nodes, node: Config::default(), net: NetConfig::default(), apply_capacity: 64 }
+        ClusterConfig {
+            nodes,
+            node: Config::default(),
+            net: NetConfig::default(),
+            apply_capacity: 64,
+        }
     }
 }
 
@@ -74,7 +80,9 @@ impl Cluster {
             config,
         };
         for id in cluster.ids() {
-            cluster.start_node(id).unwrap_or_else(|error| panic!("{id} cannot start: {error}"));
+            cluster
+                .start_node(id)
+                .unwrap_or_else(|error| panic!("{id} cannot start: {error}"));
         }
         cluster
     }
@@ -122,8 +130,12 @@ impl Cluster {
             *count
         };
         let port = Arc::new(self.network.reserve(id));
-        let (apply_sender, apply_receiver) = channel::<Applied>(&self.clock, self.config.apply_capacity, "apply");
-        let seed = self.node_seeds.split((u64::from(id.0) << 32) | incarnation).next_u64();
+        let (apply_sender, apply_receiver) =
+            channel::<Applied>(&self.clock, self.config.apply_capacity, "apply");
+        let seed = self
+            .node_seeds
+            .split((u64::from(id.0) << 32) | incarnation)
+            .next_u64();
         let node = Node::new(NodeParams {
             id,
             peers: self.ids().into_iter().filter(|&peer| peer != id).collect(),
@@ -131,7 +143,10 @@ impl Cluster {
             persister: self.disks[id.0 as usize].clone(),
             clock: self.clock.clone(),
             apply_sender,
-            config: Config { seed, ..self.config.node.clone() },
+            config: Config {
+                seed,
+                ..self.config.node.clone()
+            },
             observer: self.invariants.clone(),
         })?;
         self.network.activate(&port, node.rpc_handler());
@@ -193,7 +208,10 @@ impl Cluster {
 
     /// `node`'s term and whether it believes it leads (None when it is down).
     pub fn state(&self, node: NodeId) -> Option<(Term, bool)> {
-        self.running.lock().get(&node).map(|running| running.node.state())
+        self.running
+            .lock()
+            .get(&node)
+            .map(|running| running.node.state())
     }
 
     /// Waits `duration` of simulated time, then fails the test if an invariant broke.
@@ -213,7 +231,8 @@ impl Cluster {
     /// connected nodes lead in one term or no leader appears within ~5 s.
     pub fn check_one_leader(&self) -> NodeId {
         for _ in 0..10 {
-            let pause = self.random_duration(Duration::from_millis(450), Duration::from_millis(550));
+            let pause =
+                self.random_duration(Duration::from_millis(450), Duration::from_millis(550));
             self.sleep(pause);
             let mut leaders: BTreeMap<Term, Vec<NodeId>> = BTreeMap::new();
             for id in self.ids().into_iter().filter(|&id| self.is_connected(id)) {
@@ -222,7 +241,11 @@ impl Cluster {
                 }
             }
             for (term, nodes) in &leaders {
-                assert!(nodes.len() == 1, "{term} has {} leaders: {nodes:?}", nodes.len());
+                assert!(
+                    nodes.len() == 1,
+                    "{term} has {} leaders: {nodes:?}",
+                    nodes.len()
+                );
             }
             if let Some((_, nodes)) = leaders.last_key_value() {
                 return nodes[0];
@@ -287,7 +310,10 @@ impl Cluster {
                     }
                     self.sleep(Duration::from_millis(20));
                 }
-                assert!(retry, "one({command}) failed to reach agreement on {expected} nodes");
+                assert!(
+                    retry,
+                    "one({command}) failed to reach agreement on {expected} nodes"
+                );
             } else {
                 self.sleep(Duration::from_millis(50));
             }
@@ -297,7 +323,12 @@ impl Cluster {
 
     /// Waits for `index` to be applied by at least `expected` nodes, giving up (returning None)
     /// if some node moves past `term` first, since then the entry may never commit.
-    pub fn wait_applied(&self, index: LogIndex, expected: usize, term: Option<Term>) -> Option<Command> {
+    pub fn wait_applied(
+        &self,
+        index: LogIndex,
+        expected: usize,
+        term: Option<Term>,
+    ) -> Option<Command> {
         let mut pause = Duration::from_millis(10);
         for _ in 0..30 {
             let (count, _) = self.applied_at(index);
@@ -307,14 +338,20 @@ impl Cluster {
             self.sleep(pause);
             pause = (pause * 2).min(Duration::from_secs(1));
             if let Some(term) = term {
-                let moved_on = self.ids().into_iter().any(|id| self.state(id).is_some_and(|(t, _)| t > term));
+                let moved_on = self
+                    .ids()
+                    .into_iter()
+                    .any(|id| self.state(id).is_some_and(|(t, _)| t > term));
                 if moved_on {
                     return None;
                 }
             }
         }
         let (count, command) = self.applied_at(index);
-        assert!(count >= expected, "only {count} nodes applied {index}, wanted {expected}");
+        assert!(
+            count >= expected,
+            "only {count} nodes applied {index}, wanted {expected}"
+        );
         command
     }
 

@@ -79,7 +79,10 @@ impl Disk {
     /// What the disk has done.
     pub fn stats(&self) -> DiskStats {
         let state = self.state.lock();
-        DiskStats { saves: state.saves, torn: state.torn }
+        DiskStats {
+            saves: state.saves,
+            torn: state.torn,
+        }
     }
 }
 
@@ -104,7 +107,8 @@ fn unframe(slot: &[u8]) -> Option<(u64, &[u8])> {
         return None;
     }
     let (body, sum) = slot.split_at(FRAME_HEADER + len);
-    (checksum(body) == u64::from_le_bytes(sum.try_into().ok()?)).then(|| (sequence, &body[FRAME_HEADER..]))
+    (checksum(body) == u64::from_le_bytes(sum.try_into().ok()?))
+        .then(|| (sequence, &body[FRAME_HEADER..]))
 }
 
 impl Persister for Disk {
@@ -133,11 +137,17 @@ impl Persister for Disk {
 
     fn load(&self) -> Result<Option<Vec<u8>>, StorageError> {
         let state = self.state.lock();
-        let newest = state.slots.iter().filter_map(|slot| unframe(slot)).max_by_key(|(sequence, _)| *sequence);
+        let newest = state
+            .slots
+            .iter()
+            .filter_map(|slot| unframe(slot))
+            .max_by_key(|(sequence, _)| *sequence);
         match newest {
             Some((_, payload)) => Ok(Some(payload.to_vec())),
             None if state.slots.iter().all(Vec::is_empty) => Ok(None),
-            None => Err(StorageError::Corrupt("no slot of the disk passes its checksum".to_string())),
+            None => Err(StorageError::Corrupt(
+                "no slot of the disk passes its checksum".to_string(),
+            )),
         }
     }
 }
@@ -157,8 +167,14 @@ mod tests {
             disk.save(b"third, torn");
             assert!(disk.is_frozen());
             disk.save(b"fourth, lost");
-            let loaded = disk.load().expect("one slot survives").expect("state present");
-            assert!(loaded == b"second" || loaded == b"third, torn", "seed {seed}: {loaded:?}");
+            let loaded = disk
+                .load()
+                .expect("one slot survives")
+                .expect("state present");
+            assert!(
+                loaded == b"second" || loaded == b"third, torn",
+                "seed {seed}: {loaded:?}"
+            );
             disk.reboot();
             disk.save(b"fifth");
             assert_eq!(disk.load(), Ok(Some(b"fifth".to_vec())));

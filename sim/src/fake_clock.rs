@@ -65,7 +65,9 @@ impl Default for FakeClock {
 impl FakeClock {
     /// A clock at simulated time zero with no registered threads.
     pub fn new() -> FakeClock {
-        FakeClock { state: Mutex::new(State::default()) }
+        FakeClock {
+            state: Mutex::new(State::default()),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -75,7 +77,11 @@ impl FakeClock {
     /// Where the simulation is.
     pub fn progress(&self) -> ClockProgress {
         let state = self.lock();
-        ClockProgress { now: state.now, time_steps: state.time_steps, deadlocked: state.deadlock.is_some() }
+        ClockProgress {
+            now: state.now,
+            time_steps: state.time_steps,
+            deadlocked: state.deadlock.is_some(),
+        }
     }
 
     /// A description of every registered thread and every waiter, for stall reports.
@@ -92,15 +98,27 @@ impl FakeClock {
         }
         let names: Vec<&str> = state.registered.values().map(String::as_str).collect();
         out.push_str(&format!("registered: {}\n", names.join(", ")));
-        let waiting: BTreeSet<&str> =
-            state.slots.iter().flatten().filter(|s| s.waiting).filter_map(|s| s.waiter.as_deref()).collect();
+        let waiting: BTreeSet<&str> = state
+            .slots
+            .iter()
+            .flatten()
+            .filter(|s| s.waiting)
+            .filter_map(|s| s.waiter.as_deref())
+            .collect();
         for slot in state.slots.iter().flatten().filter(|slot| slot.waiting) {
-            let deadline = slot.deadline.map_or("no deadline".to_string(), |d| format!("until {d}"));
+            let deadline = slot
+                .deadline
+                .map_or("no deadline".to_string(), |d| format!("until {d}"));
             let who = slot.waiter.as_deref().unwrap_or("<unnamed>");
-            out.push_str(&format!("  {who}: durably blocked on '{}' ({deadline})\n", slot.label));
+            out.push_str(&format!(
+                "  {who}: durably blocked on '{}' ({deadline})\n",
+                slot.label
+            ));
         }
         for name in names.iter().filter(|name| !waiting.contains(*name)) {
-            out.push_str(&format!("  {name}: NOT durably blocked (running, or blocked on a lock)\n"));
+            out.push_str(&format!(
+                "  {name}: NOT durably blocked (running, or blocked on a lock)\n"
+            ));
         }
         out
     }
@@ -108,7 +126,9 @@ impl FakeClock {
 
 impl State {
     fn slot(&mut self, id: SignalId) -> &mut Slot {
-        self.slots[id.0].as_mut().expect("signal used after it was destroyed")
+        self.slots[id.0]
+            .as_mut()
+            .expect("signal used after it was destroyed")
     }
 
     /// Wakes the waiter of `id` and un-counts it (waker-side accounting).
@@ -122,7 +142,10 @@ impl State {
         if let Some(deadline) = deadline {
             self.timers.remove(&(deadline, id));
         }
-        assert!(self.durably_blocked > 0, "waking {id:?} with no thread counted as blocked");
+        assert!(
+            self.durably_blocked > 0,
+            "waking {id:?} with no thread counted as blocked"
+        );
         self.durably_blocked -= 1;
         wake.notify_one();
     }
@@ -145,7 +168,11 @@ impl State {
                 ));
                 return;
             };
-            assert!(deadline >= self.now, "timer {deadline} in the past (now {})", self.now);
+            assert!(
+                deadline >= self.now,
+                "timer {deadline} in the past (now {})",
+                self.now
+            );
             self.now = deadline;
             self.time_steps += 1;
             while let Some(&(due, id)) = self.timers.first() {
@@ -188,7 +215,11 @@ impl Clock for FakeClock {
     fn signal_destroy(&self, id: SignalId) {
         let mut state = self.lock();
         let slot = state.slots[id.0].take().expect("signal destroyed twice");
-        assert!(!slot.waiting, "signal '{}' destroyed while a thread waits on it", slot.label);
+        assert!(
+            !slot.waiting,
+            "signal '{}' destroyed while a thread waits on it",
+            slot.label
+        );
         state.free_slots.push(id.0);
     }
 
@@ -244,7 +275,10 @@ impl Clock for FakeClock {
 
     fn thread_unregister(&self, ticket: ThreadTicket) {
         let mut state = self.lock();
-        state.registered.remove(&ticket).expect("thread unregistered twice");
+        state
+            .registered
+            .remove(&ticket)
+            .expect("thread unregistered twice");
         state.advance_if_quiescent();
     }
 }
@@ -256,7 +290,10 @@ mod tests {
     use node::Signal;
     use std::time::Duration;
 
-    fn with_registered_main<T>(clock: &Arc<FakeClock>, body: impl FnOnce(ClockRef) -> T + Send + 'static) -> T
+    fn with_registered_main<T>(
+        clock: &Arc<FakeClock>,
+        body: impl FnOnce(ClockRef) -> T + Send + 'static,
+    ) -> T
     where
         T: Send + 'static,
     {
@@ -297,8 +334,10 @@ mod tests {
             let order = log.lock().clone();
             order
         });
-        let expected: Vec<_> =
-            [10u64, 20, 30].iter().map(|&ms| (ms, Instant::from_epoch(Duration::from_millis(ms)))).collect();
+        let expected: Vec<_> = [10u64, 20, 30]
+            .iter()
+            .map(|&ms| (ms, Instant::from_epoch(Duration::from_millis(ms))))
+            .collect();
         assert_eq!(order, expected);
     }
 
@@ -318,7 +357,11 @@ mod tests {
             for i in 0..100_000u64 {
                 spins = spins.wrapping_add(i);
             }
-            assert_eq!(clock.now(), Instant::ZERO, "time moved while a thread was running {spins}");
+            assert_eq!(
+                clock.now(),
+                Instant::ZERO,
+                "time moved while a thread was running {spins}"
+            );
             signal.notify();
             waiter.join()
         });
@@ -343,6 +386,9 @@ mod tests {
             std::thread::yield_now();
         }
         let report = clock.report();
-        assert!(report.contains("stuck: durably blocked on 'never notified'"), "{report}");
+        assert!(
+            report.contains("stuck: durably blocked on 'never notified'"),
+            "{report}"
+        );
     }
 }

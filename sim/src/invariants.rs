@@ -57,11 +57,19 @@ impl Invariants {
     /// `node` applied `applied`: checks it against what every other node applied at that index.
     pub fn on_applied(&self, node: NodeId, applied: &Applied) {
         let mut state = self.state.lock();
-        let expected = state.applied_upto.get(&node).copied().unwrap_or_default().next();
+        let expected = state
+            .applied_upto
+            .get(&node)
+            .copied()
+            .unwrap_or_default()
+            .next();
         if applied.index != expected {
             Self::violation(
                 &mut state,
-                format!("{node} applied index {} but the next index to apply was {expected}", applied.index),
+                format!(
+                    "{node} applied index {} but the next index to apply was {expected}",
+                    applied.index
+                ),
             );
         }
         state.applied_upto.insert(node, applied.index);
@@ -77,7 +85,9 @@ impl Invariants {
             }
             Some(_) => {}
             None => {
-                state.committed.insert(applied.index, (applied.command.clone(), node));
+                state
+                    .committed
+                    .insert(applied.index, (applied.command.clone(), node));
             }
         }
     }
@@ -95,18 +105,38 @@ impl Invariants {
     /// How many nodes have applied `index`, and the command applied there.
     pub fn applied_at(&self, index: LogIndex) -> (usize, Option<Command>) {
         let state = self.state.lock();
-        let count = state.applied_upto.values().filter(|&&upto| upto >= index).count();
-        (count, state.committed.get(&index).map(|(command, _)| command.clone()))
+        let count = state
+            .applied_upto
+            .values()
+            .filter(|&&upto| upto >= index)
+            .count();
+        (
+            count,
+            state
+                .committed
+                .get(&index)
+                .map(|(command, _)| command.clone()),
+        )
     }
 
     /// The highest index `node` has applied (in its current instance).
     pub fn applied_upto(&self, node: NodeId) -> LogIndex {
-        self.state.lock().applied_upto.get(&node).copied().unwrap_or_default()
+        self.state
+            .lock()
+            .applied_upto
+            .get(&node)
+            .copied()
+            .unwrap_or_default()
     }
 
     /// Every command applied by some node, by index.
     pub fn committed(&self) -> BTreeMap<LogIndex, Command> {
-        self.state.lock().committed.iter().map(|(&i, (c, _))| (i, c.clone())).collect()
+        self.state
+            .lock()
+            .committed
+            .iter()
+            .map(|(&i, (c, _))| (i, c.clone()))
+            .collect()
     }
 
     /// Counters for vacuity guards.
@@ -119,9 +149,13 @@ impl Observer for Invariants {
     fn on_event(&self, node: NodeId, event: &NodeEvent) {
         let mut state = self.state.lock();
         match event {
-            NodeEvent::RoleChanged { term, role: Role::Leader } => match state.leaders.get(term) {
+            NodeEvent::RoleChanged {
+                term,
+                role: Role::Leader,
+            } => match state.leaders.get(term) {
                 Some(&other) if other != node => {
-                    let description = format!("Election Safety: {other} and {node} are both leaders of {term}");
+                    let description =
+                        format!("Election Safety: {other} and {node} are both leaders of {term}");
                     Self::violation(&mut state, description);
                 }
                 Some(_) => {}
@@ -130,9 +164,10 @@ impl Observer for Invariants {
                     state.observed.leaders_elected += 1;
                 }
             },
-            NodeEvent::InvariantViolated { description } => {
-                Self::violation(&mut state, format!("local invariant of {node}: {description}"))
-            }
+            NodeEvent::InvariantViolated { description } => Self::violation(
+                &mut state,
+                format!("local invariant of {node}: {description}"),
+            ),
             NodeEvent::RoleChanged { .. } | NodeEvent::CommitAdvanced { .. } => {}
         }
     }
@@ -143,7 +178,11 @@ mod tests {
     use super::*;
 
     fn applied(index: u64, text: &str) -> Applied {
-        Applied { index: LogIndex(index), term: Term(1), command: Command::from_text(text) }
+        Applied {
+            index: LogIndex(index),
+            term: Term(1),
+            command: Command::from_text(text),
+        }
     }
 
     #[test]
@@ -154,7 +193,10 @@ mod tests {
         assert_eq!(invariants.first_violation(), None);
         invariants.on_applied(NodeId(2), &applied(1, "b"));
         let violation = invariants.first_violation().expect("violation");
-        assert!(violation.contains("State Machine Safety: at index #1 n2"), "{violation}");
+        assert!(
+            violation.contains("State Machine Safety: at index #1 n2"),
+            "{violation}"
+        );
     }
 
     #[test]
@@ -162,17 +204,26 @@ mod tests {
         let invariants = Invariants::new();
         invariants.on_applied(NodeId(0), &applied(1, "a"));
         invariants.on_applied(NodeId(0), &applied(3, "c"));
-        assert!(invariants.first_violation().expect("violation").contains("next index to apply was #2"));
+        assert!(invariants
+            .first_violation()
+            .expect("violation")
+            .contains("next index to apply was #2"));
     }
 
     #[test]
     fn two_leaders_in_one_term_violate_election_safety() {
         let invariants = Invariants::new();
-        let leader = NodeEvent::RoleChanged { term: Term(4), role: Role::Leader };
+        let leader = NodeEvent::RoleChanged {
+            term: Term(4),
+            role: Role::Leader,
+        };
         invariants.on_event(NodeId(0), &leader);
         invariants.on_event(NodeId(0), &leader);
         assert_eq!(invariants.first_violation(), None);
         invariants.on_event(NodeId(1), &leader);
-        assert!(invariants.first_violation().expect("violation").contains("n0 and n1 are both leaders of t4"));
+        assert!(invariants
+            .first_violation()
+            .expect("violation")
+            .contains("n0 and n1 are both leaders of t4"));
     }
 }

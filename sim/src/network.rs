@@ -97,16 +97,26 @@ struct CallPlan {
 
 impl State {
     fn endpoint(&mut self, node: NodeId) -> &mut Endpoint {
-        self.endpoints.entry(node).or_insert(Endpoint { incarnation: 0, handler: None, up: true })
+        self.endpoints.entry(node).or_insert(Endpoint {
+            incarnation: 0,
+            handler: None,
+            up: true,
+        })
     }
 
     fn deliverable(&self, from: NodeId, to: NodeId) -> bool {
-        let up = |node| self.endpoints.get(&node).is_some_and(|e| e.up && e.handler.is_some());
+        let up = |node| {
+            self.endpoints
+                .get(&node)
+                .is_some_and(|e| e.up && e.handler.is_some())
+        };
         up(from) && up(to) && !self.cut.contains(&(from, to))
     }
 
     fn alive(&self, node: NodeId, incarnation: u64) -> bool {
-        self.endpoints.get(&node).is_some_and(|e| e.incarnation == incarnation && e.handler.is_some())
+        self.endpoints
+            .get(&node)
+            .is_some_and(|e| e.incarnation == incarnation && e.handler.is_some())
     }
 }
 
@@ -114,7 +124,10 @@ impl Network {
     /// A network with every link up; `rng` is the stream its delays and losses come from.
     pub fn new(clock: ClockRef, config: NetConfig, rng: DetRng) -> Arc<Network> {
         assert!(config.delay_min <= config.delay_max, "empty delay range");
-        assert!(config.rpc_timeout >= 2 * config.delay_max, "timeout shorter than a round trip");
+        assert!(
+            config.rpc_timeout >= 2 * config.delay_max,
+            "timeout shorter than a round trip"
+        );
         Arc::new(Network {
             clock,
             state: Mutex::new(State {
@@ -135,14 +148,25 @@ impl Network {
         let endpoint = state.endpoint(node);
         endpoint.incarnation += 1;
         endpoint.handler = None;
-        Port { network: self.clone(), me: node, incarnation: endpoint.incarnation }
+        Port {
+            network: self.clone(),
+            me: node,
+            incarnation: endpoint.incarnation,
+        }
     }
 
     /// Lets the reserved incarnation behind `port` receive through `handler`.
     pub fn activate(&self, port: &Port, handler: Arc<dyn RpcHandler>) {
         let mut state = self.state.lock();
-        let endpoint = state.endpoints.get_mut(&port.me).expect("reserved endpoint");
-        assert_eq!(endpoint.incarnation, port.incarnation, "activating a stale incarnation of {}", port.me);
+        let endpoint = state
+            .endpoints
+            .get_mut(&port.me)
+            .expect("reserved endpoint");
+        assert_eq!(
+            endpoint.incarnation, port.incarnation,
+            "activating a stale incarnation of {}",
+            port.me
+        );
         endpoint.handler = Some(handler);
     }
 
@@ -228,7 +252,13 @@ impl Network {
         let reply_delay = rng.duration_ms(config.delay_min, config.delay_max);
         let request_lost = rng.chance(config.request_loss) && config.unreliable;
         let reply_lost = rng.chance(config.reply_loss) && config.unreliable;
-        CallPlan { request_delay, request_lost, reply_delay, reply_lost, timeout: config.rpc_timeout }
+        CallPlan {
+            request_delay,
+            request_lost,
+            reply_delay,
+            reply_lost,
+            timeout: config.rpc_timeout,
+        }
     }
 }
 

@@ -67,7 +67,10 @@ pub fn replay_command(test: &str, seed: u64) -> String {
 }
 
 fn watchdog_limit() -> Duration {
-    let secs = std::env::var(WATCHDOG_VARIABLE).ok().and_then(|v| v.parse().ok()).unwrap_or(60);
+    let secs = std::env::var(WATCHDOG_VARIABLE)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
     Duration::from_secs(secs)
 }
 
@@ -80,7 +83,11 @@ where
     F: FnOnce(&Sim) + Send + 'static,
 {
     let clock = Arc::new(FakeClock::new());
-    let sim = Sim { seed, clock: clock.clone(), rng: DetRng::new(seed) };
+    let sim = Sim {
+        seed,
+        clock: clock.clone(),
+        rng: DetRng::new(seed),
+    };
     let (done_sender, done) = mpsc::channel();
     let ticket = clock.thread_register("sim-main");
     let main = std::thread::Builder::new()
@@ -101,17 +108,24 @@ where
     loop {
         match done.recv_timeout(poll) {
             Ok(outcome) => {
-                main.join().expect("simulation main thread caught its own panic");
+                main.join()
+                    .expect("simulation main thread caught its own panic");
                 return outcome.map_err(|message| SimFailure { seed, message });
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(SimFailure { seed, message: "simulation main thread vanished".into() });
+                return Err(SimFailure {
+                    seed,
+                    message: "simulation main thread vanished".into(),
+                });
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
         let progress = clock.progress();
         if progress.deadlocked {
-            return Err(SimFailure { seed, message: format!("deadlock\n{}", clock.report()) });
+            return Err(SimFailure {
+                seed,
+                message: format!("deadlock\n{}", clock.report()),
+            });
         }
         if progress == last {
             still_for += poll;
@@ -159,4 +173,3 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
         "panic with a non-text payload".to_string()
     }
 }
-

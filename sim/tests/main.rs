@@ -1,0 +1,7 @@
+//! The simulation suite: every test runs a cluster in simulated time with the continuous
+//! invariants on. A failure prints its seed and the command that replays it.
+
+mod agreement;
+mod election;
+mod persistence;
+mod support;
