@@ -1,1 +1,1 @@
-//! placeholder
+//! Criterion benchmarks live in `benches/`; this library is empty.

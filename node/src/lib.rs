@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use node::{channel, Clock, ClockRef, Command, Config, LocalNetwork, MemoryPersister, NoObserver,
-//!            Node, NodeId, NodeParams, SystemClock};
+//!            Node, NodeId, NodeParams, SystemClock, Workers};
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //!
@@ -33,6 +33,7 @@
 //!         apply_sender,
 //!         config: Config { seed: i as u64, ..Config::default() },
 //!         observer: Arc::new(NoObserver),
+//!         workers: Workers::ALL,
 //!     })
 //!     .expect("valid configuration");
 //!     network.register(id, node.rpc_handler());
@@ -80,7 +81,7 @@ pub use clock::{Clock, ClockRef, Signal, SystemClock, Wake};
 pub use config::Config;
 pub use local_network::LocalNetwork;
 pub use mutation::{Mutation, MutationSet};
-pub use node::{Applied, Node, NodeError, NodeParams, NodeStatus};
+pub use node::{Applied, Node, NodeError, NodeParams, NodeStatus, Step, Workers};
 pub use observer::{NoObserver, NodeEvent, Observer, Role};
 pub use persist::{MemoryPersister, PersistentState, Persister, StorageError};
 pub use time::Instant;

@@ -78,6 +78,11 @@ impl MutationSet {
     pub fn only(mutation: Mutation) -> MutationSet {
         MutationSet(BTreeSet::from([mutation]))
     }
+    /// This set with `mutation` switched on as well.
+    pub fn with(mut self, mutation: Mutation) -> MutationSet {
+        self.0.insert(mutation);
+        self
+    }
     /// Whether `mutation` is on.
     pub fn has(&self, mutation: Mutation) -> bool {
         self.0.contains(&mutation)

@@ -148,6 +148,7 @@ impl Cluster {
                 ..self.config.node.clone()
             },
             observer: self.invariants.clone(),
+            workers: node::Workers::ALL,
         })?;
         self.network.activate(&port, node.rpc_handler());
         self.invariants.on_restart(id);
@@ -212,6 +213,28 @@ impl Cluster {
             .lock()
             .get(&node)
             .map(|running| running.node.state())
+    }
+
+    /// `node`'s counters (None when it is down).
+    pub fn status(&self, node: NodeId) -> Option<node::NodeStatus> {
+        self.running
+            .lock()
+            .get(&node)
+            .map(|running| running.node.status())
+    }
+
+    /// The running, connected node that believes it leads in the highest term, if any.
+    pub fn current_leader(&self) -> Option<NodeId> {
+        self.ids()
+            .into_iter()
+            .filter(|&id| self.is_connected(id))
+            .filter_map(|id| {
+                self.state(id)
+                    .filter(|(_, leads)| *leads)
+                    .map(|(term, _)| (term, id))
+            })
+            .max()
+            .map(|(_, id)| id)
     }
 
     /// Waits `duration` of simulated time, then fails the test if an invariant broke.

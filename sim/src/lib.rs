@@ -20,6 +20,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod chaos;
 pub mod cluster;
 pub mod disk;
 pub mod fake_clock;
@@ -27,6 +28,7 @@ pub mod invariants;
 pub mod network;
 pub mod runner;
 
+pub use chaos::{run_chaos, ChaosConfig, ChaosReport};
 pub use cluster::{Cluster, ClusterConfig};
 pub use disk::Disk;
 pub use fake_clock::FakeClock;

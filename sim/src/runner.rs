@@ -76,9 +76,17 @@ fn watchdog_limit() -> Duration {
 
 /// Runs `body` as the registered main thread of a fresh simulation with `seed`, and waits for it
 /// with a real-time watchdog: a deadlock (every thread waiting with nothing left to wake them) or
-/// a stall (no simulated progress for the watchdog period) fails the run with a report of every
-/// thread and what it waits on.
+/// a stall (no simulated progress for [`WATCHDOG_VARIABLE`] seconds, default 60) fails the run
+/// with a report of every thread and what it waits on.
 pub fn simulate<F>(seed: u64, body: F) -> Result<(), SimFailure>
+where
+    F: FnOnce(&Sim) + Send + 'static,
+{
+    simulate_with_watchdog(seed, watchdog_limit(), body)
+}
+
+/// [`simulate`] with an explicit watchdog period.
+pub fn simulate_with_watchdog<F>(seed: u64, limit: Duration, body: F) -> Result<(), SimFailure>
 where
     F: FnOnce(&Sim) + Send + 'static,
 {
@@ -101,7 +109,6 @@ where
         })
         .expect("spawn the simulation's main thread");
 
-    let limit = watchdog_limit();
     let mut last = clock.progress();
     let mut still_for = Duration::ZERO;
     let poll = Duration::from_millis(100);
@@ -171,5 +178,52 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
         text.clone()
     } else {
         "panic with a non-text payload".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use node::clock::spawn;
+    use node::sync::Mutex;
+
+    #[test]
+    fn a_thread_sleeping_while_holding_a_lock_stalls_time_and_the_watchdog_names_it() {
+        let failure = simulate_with_watchdog(7, Duration::from_secs(1), |sim| {
+            let clock = sim.clock();
+            let lock = Arc::new(Mutex::new(0u32));
+            let holder_lock = lock.clone();
+            let holder_clock = clock.clone();
+            let _holder = spawn(&clock, "fsync-holder", move || {
+                let mut guard = holder_lock.lock();
+                holder_clock.sleep(Duration::from_millis(5));
+                *guard += 1;
+            });
+            clock.sleep(Duration::from_millis(1));
+            // Blocked on the mutex: not durably blocked, so time cannot reach the holder's deadline.
+            *lock.lock() += 1;
+        })
+        .expect_err("the stall must fail the run");
+        assert_eq!(failure.seed, 7);
+        assert!(failure.message.contains("watchdog"), "{}", failure.message);
+        assert!(
+            failure
+                .message
+                .contains("fsync-holder: durably blocked on 'sleep'"),
+            "{}",
+            failure.message
+        );
+        assert!(
+            failure.message.contains("sim-main: NOT durably blocked"),
+            "{}",
+            failure.message
+        );
+    }
+
+    #[test]
+    fn a_panic_in_the_body_fails_the_run_with_its_message_and_seed() {
+        let failure = simulate(11, |_| panic!("boom")).expect_err("the panic must fail the run");
+        assert_eq!((failure.seed, failure.message.as_str()), (11, "boom"));
+        assert!(replay_command("m::t", 11).starts_with("INTERLEAVE_SEED=11 cargo test"));
     }
 }

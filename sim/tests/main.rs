@@ -2,6 +2,7 @@
 //! invariants on. A failure prints its seed and the command that replays it.
 
 mod agreement;
+mod chaos;
 mod election;
 mod persistence;
 mod support;

@@ -51,6 +51,8 @@ pub struct NodeParams {
     pub config: Config,
     /// Who watches its state changes.
     pub observer: Arc<dyn Observer>,
+    /// Which workers get threads of their own.
+    pub workers: Workers,
 }
 
 /// Why a node could not be created.
@@ -62,6 +64,52 @@ pub enum NodeError {
     /// The persisted state cannot be trusted; the node refuses to start.
     #[error("refusing to start: {0}")]
     Storage(#[from] StorageError),
+}
+
+/// What one pass of a worker (ticker, applier, peer worker) ended with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The node was killed (or its service is gone): the worker exits.
+    Exit,
+    /// It did something; run another pass at once.
+    Continue,
+    /// Nothing to do until notified or until the deadline, if any.
+    WaitUntil(Option<crate::Instant>),
+}
+
+/// Which workers [`Node::new`] runs on threads of their own. A worker that is not spawned can be
+/// driven one pass at a time from the caller's thread ([`Node::tick_once`],
+/// [`Node::apply_once`], [`Node::replicate_once`]), which is how loom models exercise exactly
+/// the code the threads run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Workers {
+    /// The ticker thread (election timeout).
+    pub ticker: bool,
+    /// The applier thread.
+    pub applier: bool,
+    /// One thread per peer (vote requests, AppendEntries, heartbeats).
+    pub peers: bool,
+}
+
+impl Workers {
+    /// Every worker on its own thread: the normal node.
+    pub const ALL: Workers = Workers {
+        ticker: true,
+        applier: true,
+        peers: true,
+    };
+    /// No threads: every pass is driven by the caller.
+    pub const NONE: Workers = Workers {
+        ticker: false,
+        applier: false,
+        peers: false,
+    };
+}
+
+impl Default for Workers {
+    fn default() -> Self {
+        Workers::ALL
+    }
 }
 
 /// A snapshot of a node's volatile and persistent counters, for tests and tools.
@@ -143,6 +191,24 @@ impl Node {
     /// Counters for tests and tools.
     pub fn status(&self) -> NodeStatus {
         self.shared.status()
+    }
+
+    /// Runs one pass of the ticker on the caller's thread (for nodes built without a ticker
+    /// thread).
+    pub fn tick_once(&self) -> Step {
+        ticker::step(&self.shared)
+    }
+
+    /// Runs one pass of the applier on the caller's thread (for nodes built without an applier
+    /// thread).
+    pub fn apply_once(&self) -> Step {
+        applier::step(&self.shared)
+    }
+
+    /// Runs one pass of the worker for `peer` on the caller's thread (for nodes built without
+    /// peer threads).
+    pub fn replicate_once(&self, peer: NodeId) -> Step {
+        peer::step(&self.shared, peer)
     }
 
     /// The handler a transport calls to deliver requests to this node.

@@ -1,0 +1,35 @@
+//! The chaos run: 200 rounds of random faults per seed with every invariant on.
+
+use sim::{run_chaos, run_seeds, ChaosConfig};
+
+/// The default seeds of the chaos run (`INTERLEAVE_SEED` replaces them with one).
+const CHAOS_SEEDS: &[u64] = &[101, 102, 103, 104, 105];
+
+#[test]
+fn chaos_two_hundred_rounds() {
+    run_seeds("chaos::chaos_two_hundred_rounds", CHAOS_SEEDS, |sim| {
+        let report = run_chaos(sim, &ChaosConfig::default());
+        eprintln!("seed {}: {report:?}", sim.seed());
+        // Vacuity guards: the run must have exercised what it claims to.
+        assert!(
+            report.leaders_elected >= 5,
+            "leaders rarely changed: {report:?}"
+        );
+        assert!(
+            report.leader_isolations > 0,
+            "no partition isolated a leader: {report:?}"
+        );
+        assert!(
+            report.crashes_mid_replication > 0,
+            "no crash hit uncommitted entries: {report:?}"
+        );
+        assert!(
+            report.rounds_committing_under_faults > 0,
+            "nothing committed during faults: {report:?}"
+        );
+        assert!(
+            report.highest_applied >= 50,
+            "too little committed: {report:?}"
+        );
+    });
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, lints, every crate's tests, the loom and shuttle builds of the
+# node, and every benchmark run once in test mode. `.ci/run` calls this script.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "format"
+cargo fmt --all -- --check
+
+step "lints"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "tests (workspace)"
+cargo test --workspace
+
+step "node builds under loom and shuttle (separate target dirs, so RUSTFLAGS do not force rebuilds)"
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo build -p node
+RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo build -p node
+
+step "benchmarks, each run once"
+cargo bench -p benches -- --test
+
+echo
+echo "all checks passed"
