@@ -4,5 +4,6 @@
 mod agreement;
 mod chaos;
 mod election;
+mod mutants;
 mod persistence;
 mod support;

@@ -1,0 +1,152 @@
+//! The node in real time: system clock, in-process transport without artificial delays.
+
+use node::sync::atomic::{AtomicU64, Ordering};
+use node::{
+    channel, Clock, ClockRef, Command, Config, LocalNetwork, MemoryPersister, NoObserver, Node,
+    NodeError, NodeId, NodeParams, Persister, Receiver, StorageError, SystemClock, Workers,
+};
+use node::{Applied, LogIndex};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A persister that counts its saves.
+#[derive(Default)]
+struct CountingPersister {
+    inner: MemoryPersister,
+    saves: AtomicU64,
+}
+
+impl Persister for CountingPersister {
+    fn save(&self, bytes: &[u8]) {
+        self.saves.fetch_add(1, Ordering::SeqCst);
+        self.inner.save(bytes);
+    }
+    fn load(&self) -> Result<Option<Vec<u8>>, StorageError> {
+        self.inner.load()
+    }
+}
+
+struct RealCluster {
+    clock: ClockRef,
+    nodes: Vec<Node>,
+    applied: Vec<Receiver<Applied>>,
+    disks: Vec<Arc<CountingPersister>>,
+}
+
+fn params(
+    clock: &ClockRef,
+    network: &Arc<LocalNetwork>,
+    id: NodeId,
+    disk: Arc<dyn Persister>,
+) -> (NodeParams, Receiver<Applied>) {
+    let (apply_sender, receiver) = channel(clock, 64, "apply");
+    let params = NodeParams {
+        id,
+        peers: (0..3).map(NodeId).filter(|&p| p != id).collect(),
+        transport: network.clone(),
+        persister: disk,
+        clock: clock.clone(),
+        apply_sender,
+        config: Config {
+            seed: u64::from(id.0),
+            ..Config::default()
+        },
+        observer: Arc::new(NoObserver),
+        workers: Workers::ALL,
+    };
+    (params, receiver)
+}
+
+fn real_cluster() -> RealCluster {
+    let clock: ClockRef = Arc::new(SystemClock::new());
+    let network = LocalNetwork::new(clock.clone(), Duration::from_millis(20));
+    let mut cluster = RealCluster {
+        clock: clock.clone(),
+        nodes: vec![],
+        applied: vec![],
+        disks: vec![],
+    };
+    for id in (0..3).map(NodeId) {
+        let disk = Arc::new(CountingPersister::default());
+        let (params, receiver) = params(&clock, &network, id, disk.clone());
+        let node = Node::new(params).expect("valid node");
+        network.register(id, node.rpc_handler());
+        cluster.nodes.push(node);
+        cluster.applied.push(receiver);
+        cluster.disks.push(disk);
+    }
+    cluster
+}
+
+fn commit(cluster: &RealCluster, text: &str) -> LogIndex {
+    for _ in 0..500 {
+        if let Some(Ok((index, _))) = cluster
+            .nodes
+            .iter()
+            .map(|n| n.start(Command::from_text(text)))
+            .find(Result::is_ok)
+        {
+            return index;
+        }
+        cluster.clock.sleep(Duration::from_millis(10));
+    }
+    panic!("no leader accepted {text} within 5 s");
+}
+
+#[test]
+fn elects_a_leader_and_commits_in_real_time() {
+    let cluster = real_cluster();
+    let index = commit(&cluster, "hello");
+    for receiver in &cluster.applied {
+        let entry = receiver.recv().expect("node alive");
+        assert_eq!(
+            (entry.index, entry.command),
+            (index, Command::from_text("hello"))
+        );
+    }
+    let leaders = cluster.nodes.iter().filter(|n| n.state().1).count();
+    assert_eq!(leaders, 1);
+}
+
+#[test]
+fn a_killed_node_persists_applies_and_answers_nothing() {
+    let cluster = real_cluster();
+    commit(&cluster, "before");
+    let victim = 2;
+    cluster.nodes[victim].kill();
+    let saves = cluster.disks[victim].saves.load(Ordering::SeqCst);
+    while cluster.applied[victim].try_recv().is_some() {}
+    // The others keep going and keep calling the dead node's handler.
+    let handler = cluster.nodes[victim].rpc_handler();
+    commit(&cluster, "after");
+    cluster.clock.sleep(Duration::from_millis(300));
+    assert_eq!(
+        cluster.disks[victim].saves.load(Ordering::SeqCst),
+        saves,
+        "persisted after kill"
+    );
+    assert_eq!(cluster.applied[victim].recv(), None, "applied after kill");
+    let request = node::messages::Request::RequestVote(node::messages::RequestVoteArgs {
+        term: node::Term(1000),
+        candidate: NodeId(0),
+        last_log_index: LogIndex(0),
+        last_log_term: node::Term(0),
+    });
+    assert_eq!(handler.handle(request), None, "answered after kill");
+}
+
+#[test]
+fn a_node_refuses_to_start_on_corrupt_storage() {
+    let clock: ClockRef = Arc::new(SystemClock::new());
+    let network = LocalNetwork::new(clock.clone(), Duration::from_millis(20));
+    let disk = Arc::new(MemoryPersister::new());
+    disk.save(b"not a raft state");
+    let (params, _receiver) = params(&clock, &network, NodeId(0), disk);
+    match Node::new(params) {
+        Err(NodeError::Storage(StorageError::Corrupt(reason))) => {
+            assert!(reason.contains("shorter"), "{reason}")
+        }
+        Err(other) => panic!("wrong error: {other}"),
+        Ok(_) => panic!("started on corrupt storage"),
+    }
+}
