@@ -2,8 +2,8 @@
 
 use node::sync::atomic::{AtomicU64, Ordering};
 use node::{
-    channel, Clock, ClockRef, Command, Config, LocalNetwork, MemoryPersister, NoObserver, Node,
-    NodeError, NodeId, NodeParams, Persister, Receiver, StorageError, SystemClock, Workers,
+    channel, ClockRef, Command, Config, LocalNetwork, MemoryPersister, NoObserver, Node, NodeError,
+    NodeId, NodeParams, Persister, Receiver, StorageError, SystemClock, Workers,
 };
 use node::{Applied, LogIndex};
 use std::sync::Arc;
