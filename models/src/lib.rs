@@ -1,1 +1,35 @@
-//! placeholder
+//! Sequential specifications and a linearizability checker.
+//!
+//! A history is **linearizable** when every operation appears to take effect at one instant
+//! between its call and its return, and the outputs match a sequential execution of the
+//! [`Model`] in that order. Operations whose outcome is unknown (the client timed out) may take
+//! effect at any point after their call, or never.
+//!
+//! ```
+//! use models::{check, CheckOptions, Operation, Register, RegisterInput, RegisterOutput, Verdict};
+//!
+//! // Client 0 writes 1 (time 0-10); client 1 then reads at time 20-30 and sees nothing: illegal,
+//! // the write completed before the read began.
+//! let history = vec![
+//!     Operation::returned(0, RegisterInput::Write(1), RegisterOutput::Written, 0, 10),
+//!     Operation::returned(1, RegisterInput::Read, RegisterOutput::Value(None), 20, 30),
+//! ];
+//! let report = check(&Register, &history, &CheckOptions::default());
+//! assert_eq!(report.verdict, Verdict::NotLinearizable);
+//! ```
+#![deny(missing_docs)]
+
+pub mod checker;
+pub mod history;
+pub mod kv;
+pub mod model;
+pub mod register;
+
+pub use checker::{
+    check, check_partitions, Budget, CheckOptions, Counterexample, PartitionVerdict, Report,
+    Verdict,
+};
+pub use history::{History, Operation, Outcome, Partition, Time};
+pub use kv::{partition_by_key, KeyValue, KvInput, KvOutput, KvStore};
+pub use model::Model;
+pub use register::{Register, RegisterInput, RegisterOutput};

@@ -1,0 +1,292 @@
+//! The linearizability checker: partitions checked in parallel, each by [`search`], under a
+//! [`Budget`], with a verdict that does not depend on thread timing.
+
+mod bitset;
+pub mod brute;
+mod search;
+#[cfg(test)]
+mod tests;
+
+pub use bitset::Bitset;
+pub use search::{search, SearchOutcome};
+
+use crate::history::{History, Operation, Partition, Time};
+use crate::model::Model;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Limits on a check. When one runs out the answer is *unknown*, never a guess.
+#[derive(Clone, Debug)]
+pub struct Budget {
+    /// The most (set, state) pairs one partition's memo may hold (about 50-100 bytes each, plus
+    /// the bit set: this is the memory limit). Deterministic.
+    pub max_states: usize,
+    /// Wall-clock limit for the whole check, if any. Timing-dependent by nature.
+    pub deadline: Option<Instant>,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            max_states: 20_000_000,
+            deadline: None,
+        }
+    }
+}
+
+impl Budget {
+    /// A budget of `max_states` and, if given, `time` from now.
+    pub fn new(max_states: usize, time: Option<Duration>) -> Budget {
+        #[allow(clippy::disallowed_methods)] // the checker's time limit is real time by design
+        let deadline = time.map(|time| Instant::now() + time);
+        Budget {
+            max_states,
+            deadline,
+        }
+    }
+
+    /// Why the budget is exhausted, if it is.
+    pub fn exhausted(&self, states: usize) -> Option<String> {
+        if states > self.max_states {
+            return Some(format!(
+                "memo reached {states} states (limit {})",
+                self.max_states
+            ));
+        }
+        #[allow(clippy::disallowed_methods)]
+        let now = Instant::now();
+        match self.deadline {
+            Some(deadline) if now >= deadline => Some("time limit reached".to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// The verdict on a whole history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every partition is linearizable.
+    Linearizable,
+    /// Some partition is not linearizable.
+    NotLinearizable,
+    /// No partition is illegal, but some ran out of budget.
+    Unknown,
+}
+
+/// An operation as a report shows it, independent of the model's types.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OperationSummary {
+    /// The client that issued it.
+    pub client: u64,
+    /// When it was called.
+    pub call: Time,
+    /// When it returned (`None`: unknown outcome).
+    pub ret: Option<Time>,
+    /// What it was, as the model describes it.
+    pub description: String,
+}
+
+/// Why one partition is not linearizable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Counterexample {
+    /// Every operation of the partition.
+    pub operations: Vec<OperationSummary>,
+    /// The longest linearizable prefix found: indices into `operations`, in linearization order.
+    pub longest_prefix: Vec<usize>,
+    /// Operations that could not be placed after that prefix (indices into `operations`).
+    pub unplaced: Vec<usize>,
+}
+
+/// The outcome for one partition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PartitionVerdict {
+    /// Linearizable.
+    Linearizable,
+    /// Not linearizable, with a counterexample.
+    NotLinearizable(Box<Counterexample>),
+    /// The budget ran out.
+    Unknown(String),
+    /// Stopped because another partition was illegal.
+    Cancelled,
+}
+
+/// The check of one partition (one key of a store, or the whole history).
+#[derive(Clone, Debug)]
+pub struct PartitionReport {
+    /// The partition's name (the key, or `"all"`).
+    pub name: String,
+    /// Its number of operations.
+    pub operations: usize,
+    /// Its outcome.
+    pub verdict: PartitionVerdict,
+    /// (set, state) pairs explored.
+    pub states: u64,
+    /// Time spent on it.
+    pub elapsed: Duration,
+}
+
+/// The result of a check.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The overall verdict.
+    pub verdict: Verdict,
+    /// One report per partition, in the order given.
+    pub partitions: Vec<PartitionReport>,
+}
+
+impl Report {
+    /// The first partition (in the order given) that is not linearizable, with its counterexample.
+    pub fn counterexample(&self) -> Option<(&PartitionReport, &Counterexample)> {
+        self.partitions
+            .iter()
+            .find_map(|partition| match &partition.verdict {
+                PartitionVerdict::NotLinearizable(counterexample) => {
+                    Some((partition, counterexample.as_ref()))
+                }
+                _ => None,
+            })
+    }
+}
+
+/// How to run a check.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// The limits.
+    pub budget: Budget,
+    /// Worker threads for partitions (default: the number of cores).
+    pub threads: usize,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            budget: Budget::default(),
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+}
+
+/// Checks one history as a single partition.
+pub fn check<M: Model>(
+    model: &M,
+    history: &History<M::Input, M::Output>,
+    options: &CheckOptions,
+) -> Report {
+    check_partitions(model, vec![("all".to_string(), history.clone())], options)
+}
+
+/// Checks independent partitions (a history is linearizable iff each is) in parallel. The first
+/// illegal partition stops the others; the verdict is *not linearizable* if any partition is,
+/// else *unknown* if any ran out of budget, else *linearizable*, whatever the thread timing.
+pub fn check_partitions<M: Model>(
+    model: &M,
+    partitions: Vec<Partition<M::Input, M::Output>>,
+    options: &CheckOptions,
+) -> Report {
+    let cancel = AtomicBool::new(false);
+    let next = AtomicUsize::new(0);
+    // Largest first, so one long partition does not start last.
+    let mut order: Vec<usize> = (0..partitions.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(partitions[i].1.len()));
+    let results: Vec<Mutex<Option<PartitionReport>>> =
+        partitions.iter().map(|_| Mutex::new(None)).collect();
+    let threads = options.threads.clamp(1, partitions.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let slot = next.fetch_add(1, Ordering::SeqCst);
+                let Some(&index) = order.get(slot) else {
+                    return;
+                };
+                let (name, operations) = &partitions[index];
+                let report = check_one(model, name, operations, &options.budget, &cancel);
+                if matches!(report.verdict, PartitionVerdict::NotLinearizable(_)) {
+                    cancel.store(true, Ordering::SeqCst);
+                }
+                *results[index].lock().unwrap_or_else(|p| p.into_inner()) = Some(report);
+            });
+        }
+    });
+    let partitions: Vec<PartitionReport> = results
+        .into_iter()
+        .zip(&partitions)
+        .map(|(slot, (name, operations))| {
+            slot.into_inner()
+                .unwrap_or_else(|p| p.into_inner())
+                .unwrap_or_else(|| PartitionReport {
+                    name: name.clone(),
+                    operations: operations.len(),
+                    verdict: PartitionVerdict::Cancelled,
+                    states: 0,
+                    elapsed: Duration::ZERO,
+                })
+        })
+        .collect();
+    let verdict = if partitions
+        .iter()
+        .any(|p| matches!(p.verdict, PartitionVerdict::NotLinearizable(_)))
+    {
+        Verdict::NotLinearizable
+    } else if partitions
+        .iter()
+        .any(|p| matches!(p.verdict, PartitionVerdict::Unknown(_)))
+    {
+        Verdict::Unknown
+    } else {
+        assert!(
+            partitions
+                .iter()
+                .all(|p| p.verdict == PartitionVerdict::Linearizable),
+            "a partition was cancelled although none was illegal"
+        );
+        Verdict::Linearizable
+    };
+    Report {
+        verdict,
+        partitions,
+    }
+}
+
+fn check_one<M: Model>(
+    model: &M,
+    name: &str,
+    operations: &[Operation<M::Input, M::Output>],
+    budget: &Budget,
+    cancel: &AtomicBool,
+) -> PartitionReport {
+    #[allow(clippy::disallowed_methods)] // reports how long the check took
+    let started = Instant::now();
+    let (outcome, states) = search(model, operations, budget, cancel);
+    let verdict = match outcome {
+        SearchOutcome::Linearizable => PartitionVerdict::Linearizable,
+        SearchOutcome::Unknown(reason) => PartitionVerdict::Unknown(reason),
+        SearchOutcome::Cancelled => PartitionVerdict::Cancelled,
+        SearchOutcome::NotLinearizable {
+            longest_prefix,
+            unplaced,
+        } => {
+            let operations = operations
+                .iter()
+                .map(|op| OperationSummary {
+                    client: op.client,
+                    call: op.call,
+                    ret: op.ret,
+                    description: model.describe(&op.input, op.output()),
+                })
+                .collect();
+            PartitionVerdict::NotLinearizable(Box::new(Counterexample {
+                operations,
+                longest_prefix,
+                unplaced,
+            }))
+        }
+    };
+    PartitionReport {
+        name: name.to_string(),
+        operations: operations.len(),
+        verdict,
+        states,
+        elapsed: started.elapsed(),
+    }
+}

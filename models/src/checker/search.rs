@@ -1,0 +1,319 @@
+//! The search for one partition: Wing & Gong's algorithm with Lowe's memoization of
+//! (set of linearized operations, model state), over interned model states.
+//!
+//! Calls and returns are kept in a doubly linked list sorted by time. Scanning from the head, a
+//! call may be linearized next (if the model accepts it and the resulting (set, state) pair is
+//! new); it is then lifted out of the list, with its return, and the scan restarts. Reaching a
+//! return means the operation it belongs to was not linearized before it returned: backtrack.
+//! An operation may therefore go next only if no pending operation returned before it was called.
+//! Operations of unknown outcome have no return entry: they may be linearized at any point after
+//! their call, or never. The history is linearizable once every returned operation is placed.
+
+use super::bitset::Bitset;
+use super::Budget;
+use crate::history::Operation;
+use crate::model::Model;
+use std::collections::hash_map::Entry as MapEntry;
+#[allow(clippy::disallowed_types)] // membership only: iteration order never reaches a result
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The result of searching one partition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SearchOutcome {
+    /// Every returned operation was placed.
+    Linearizable,
+    /// No order works. The longest linearizable prefix found (operation indices in order) and
+    /// the operations that could not be placed after it.
+    NotLinearizable {
+        /// The longest linearizable prefix found.
+        longest_prefix: Vec<usize>,
+        /// The returned operations that had to come next but could not be placed.
+        unplaced: Vec<usize>,
+    },
+    /// The budget ran out first.
+    Unknown(String),
+    /// Another partition was illegal; this one was stopped.
+    Cancelled,
+}
+
+/// A fast, deterministic hasher for the memo (keys are already well mixed).
+#[derive(Default)]
+pub struct FoldHasher(u64);
+
+impl Hasher for FoldHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x5851_f42d_4c95_7f2d);
+    }
+    fn write_u32(&mut self, value: u32) {
+        self.write_u64(u64::from(value));
+    }
+    fn write_usize(&mut self, value: usize) {
+        self.write_u64(value as u64);
+    }
+}
+
+type Fast = BuildHasherDefault<FoldHasher>;
+
+const NIL: usize = usize::MAX;
+const ILLEGAL: u32 = u32::MAX;
+const UNKNOWN_TRANSITION: u32 = u32::MAX - 1;
+
+/// The linked list of call and return entries.
+struct Events {
+    next: Vec<usize>,
+    prev: Vec<usize>,
+    /// For each entry: the operation it belongs to.
+    op: Vec<usize>,
+    /// For each entry: whether it is a call.
+    is_call: Vec<bool>,
+    /// For each operation: its return entry, if it returned.
+    ret_entry: Vec<Option<usize>>,
+}
+
+impl Events {
+    /// Entry 0 is the head sentinel; entries are sorted by time, calls before returns at equal
+    /// times (operations that touch in time count as concurrent).
+    fn new<I, O>(operations: &[Operation<I, O>]) -> Events {
+        let mut order: Vec<(u64, bool, usize)> = Vec::with_capacity(2 * operations.len());
+        for (index, operation) in operations.iter().enumerate() {
+            order.push((operation.call, false, index));
+            if let Some(ret) = operation.ret {
+                order.push((ret, true, index));
+            }
+        }
+        order.sort_unstable();
+        let count = order.len() + 1;
+        let mut events = Events {
+            next: (1..=count)
+                .map(|i| if i == count { NIL } else { i })
+                .collect(),
+            prev: (0..count)
+                .map(|i| if i == 0 { NIL } else { i - 1 })
+                .collect(),
+            op: vec![NIL; count],
+            is_call: vec![false; count],
+            ret_entry: vec![None; operations.len()],
+        };
+        for (position, &(_, is_return, index)) in order.iter().enumerate() {
+            let entry = position + 1;
+            events.op[entry] = index;
+            events.is_call[entry] = !is_return;
+            if is_return {
+                events.ret_entry[index] = Some(entry);
+            }
+        }
+        events
+    }
+
+    fn unlink(&mut self, entry: usize) {
+        let (prev, next) = (self.prev[entry], self.next[entry]);
+        self.next[prev] = next;
+        if next != NIL {
+            self.prev[next] = prev;
+        }
+    }
+
+    fn relink(&mut self, entry: usize) {
+        let (prev, next) = (self.prev[entry], self.next[entry]);
+        self.next[prev] = entry;
+        if next != NIL {
+            self.prev[next] = entry;
+        }
+    }
+
+    /// Removes an operation's call entry and its return entry.
+    fn lift(&mut self, call_entry: usize) {
+        self.unlink(call_entry);
+        if let Some(ret) = self.ret_entry[self.op[call_entry]] {
+            self.unlink(ret);
+        }
+    }
+
+    /// Undoes [`Events::lift`] (in reverse order of lifting).
+    fn unlift(&mut self, call_entry: usize) {
+        if let Some(ret) = self.ret_entry[self.op[call_entry]] {
+            self.relink(ret);
+        }
+        self.relink(call_entry);
+    }
+}
+
+/// Interned model states and the cached transitions between them.
+struct States<'m, M: Model> {
+    model: &'m M,
+    states: Vec<M::State>,
+    ids: HashMap<M::State, u32, Fast>,
+    /// (state, operation) to the next state, or [`ILLEGAL`].
+    transitions: HashMap<(u32, u32), u32, Fast>,
+}
+
+impl<'m, M: Model> States<'m, M> {
+    fn new(model: &'m M) -> Self {
+        let mut states = States {
+            model,
+            states: Vec::new(),
+            ids: HashMap::default(),
+            transitions: HashMap::default(),
+        };
+        states.intern(model.init());
+        states
+    }
+
+    fn intern(&mut self, state: M::State) -> u32 {
+        match self.ids.entry(state) {
+            MapEntry::Occupied(existing) => *existing.get(),
+            MapEntry::Vacant(vacant) => {
+                let id = u32::try_from(self.states.len()).expect("fewer than 4 billion states");
+                assert!(id < UNKNOWN_TRANSITION, "state ids exhausted");
+                self.states.push(vacant.key().clone());
+                vacant.insert(id);
+                id
+            }
+        }
+    }
+
+    /// The state after `operation` on `state`, or [`ILLEGAL`].
+    fn step(
+        &mut self,
+        state: u32,
+        index: usize,
+        operation: &Operation<M::Input, M::Output>,
+    ) -> u32 {
+        let key = (state, index as u32);
+        let cached = self
+            .transitions
+            .get(&key)
+            .copied()
+            .unwrap_or(UNKNOWN_TRANSITION);
+        if cached != UNKNOWN_TRANSITION {
+            return cached;
+        }
+        let current = &self.states[state as usize];
+        let next = match operation.output() {
+            Some(observed) => self.model.accept(current, &operation.input, observed),
+            None => Some(self.model.step(current, &operation.input).0),
+        };
+        let result = next.map_or(ILLEGAL, |next| self.intern(next));
+        self.transitions.insert(key, result);
+        result
+    }
+}
+
+/// The memo of visited (linearized set, state) pairs.
+struct Memo {
+    seen: HashSet<(Bitset, u32), Fast>,
+}
+
+/// Searches for a linearization of `operations` (all of one partition).
+pub fn search<M: Model>(
+    model: &M,
+    operations: &[Operation<M::Input, M::Output>],
+    budget: &Budget,
+    cancel: &AtomicBool,
+) -> (SearchOutcome, u64) {
+    assert!(operations.len() < u32::MAX as usize, "too many operations");
+    let mut events = Events::new(operations);
+    let mut states = States::new(model);
+    let mut memo = Memo {
+        seen: HashSet::default(),
+    };
+    let mut linearized = Bitset::new(operations.len());
+    let mut stack: Vec<(usize, u32)> = Vec::new(); // (call entry, state before)
+    let mut remaining = operations.iter().filter(|op| op.ret.is_some()).count();
+    let mut state = 0u32;
+    let mut entry = events.next[0];
+    let mut longest: Vec<usize> = Vec::new();
+    let mut iterations = 0u64;
+
+    loop {
+        if remaining == 0 {
+            return (SearchOutcome::Linearizable, memo.seen.len() as u64);
+        }
+        iterations += 1;
+        if iterations.is_multiple_of(4096) {
+            if cancel.load(Ordering::Relaxed) {
+                return (SearchOutcome::Cancelled, memo.seen.len() as u64);
+            }
+            if let Some(reason) = budget.exhausted(memo.seen.len()) {
+                return (SearchOutcome::Unknown(reason), memo.seen.len() as u64);
+            }
+        }
+        assert!(
+            entry != NIL,
+            "scan ran off the list with {remaining} returned operations unplaced"
+        );
+        let index = events.op[entry];
+        if events.is_call[entry] {
+            let next_state = states.step(state, index, &operations[index]);
+            if next_state != ILLEGAL {
+                linearized.set(index);
+                if memo.seen.insert((linearized.clone(), next_state)) {
+                    stack.push((entry, state));
+                    state = next_state;
+                    events.lift(entry);
+                    if operations[index].ret.is_some() {
+                        remaining -= 1;
+                    }
+                    if stack.len() > longest.len() {
+                        longest = stack.iter().map(|&(call, _)| events.op[call]).collect();
+                    }
+                    entry = events.next[0];
+                    continue;
+                }
+                linearized.clear(index);
+            }
+            entry = events.next[entry];
+        } else {
+            // A return whose operation is not placed: undo the last choice.
+            let Some((call_entry, before)) = stack.pop() else {
+                let unplaced = unplaced_after(operations, &longest);
+                let outcome = SearchOutcome::NotLinearizable {
+                    longest_prefix: longest,
+                    unplaced,
+                };
+                return (outcome, memo.seen.len() as u64);
+            };
+            let undone = events.op[call_entry];
+            events.unlift(call_entry);
+            linearized.clear(undone);
+            state = before;
+            if operations[undone].ret.is_some() {
+                remaining += 1;
+            }
+            entry = events.next[call_entry];
+        }
+    }
+}
+
+/// After `prefix`, the returned operation that returns first must go next; it and the
+/// operations that could precede it are the ones that could not be placed.
+fn unplaced_after<I, O>(operations: &[Operation<I, O>], prefix: &[usize]) -> Vec<usize> {
+    let mut placed = vec![false; operations.len()];
+    for &index in prefix {
+        placed[index] = true;
+    }
+    let first_return = (0..operations.len())
+        .filter(|&i| !placed[i])
+        .filter_map(|i| operations[i].ret)
+        .min();
+    let Some(first_return) = first_return else {
+        return Vec::new();
+    };
+    (0..operations.len())
+        .filter(|&i| {
+            !placed[i] && operations[i].ret.is_some() && operations[i].call <= first_return
+        })
+        .collect()
+}

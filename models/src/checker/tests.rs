@@ -1,0 +1,291 @@
+//! Tests that pin the definition of linearizability down, and the differential test against the
+//! brute-force oracle.
+
+use super::brute::brute_force_linearizable;
+use super::*;
+use crate::kv::{KeyValue, KvInput, KvOutput};
+use crate::register::{Register, RegisterInput as In, RegisterOutput as Out};
+
+type RegOp = Operation<In, Out>;
+
+fn verdict(history: &[RegOp]) -> Verdict {
+    check(&Register, &history.to_vec(), &CheckOptions::default()).verdict
+}
+
+fn op(client: u64, input: In, output: Out, call: u64, ret: u64) -> RegOp {
+    Operation::returned(client, input, output, call, ret)
+}
+
+#[test]
+fn a_sequential_history_is_accepted() {
+    let history = [
+        op(0, In::Write(1), Out::Written, 0, 1),
+        op(1, In::Read, Out::Value(Some(1)), 2, 3),
+        op(
+            0,
+            In::Cas {
+                expected: 1,
+                new: 2,
+            },
+            Out::Swapped(true),
+            4,
+            5,
+        ),
+        op(1, In::Read, Out::Value(Some(2)), 6, 7),
+    ];
+    assert_eq!(verdict(&history), Verdict::Linearizable);
+}
+
+#[test]
+fn a_read_of_a_value_overwritten_before_it_started_is_rejected() {
+    let history = [
+        op(0, In::Write(1), Out::Written, 0, 1),
+        op(0, In::Write(2), Out::Written, 2, 3),
+        op(1, In::Read, Out::Value(Some(1)), 4, 5),
+    ];
+    assert_eq!(verdict(&history), Verdict::NotLinearizable);
+}
+
+#[test]
+fn a_read_overlapping_a_write_may_see_either_value() {
+    for seen in [Some(1), Some(2)] {
+        let history = [
+            op(0, In::Write(1), Out::Written, 0, 1),
+            op(0, In::Write(2), Out::Written, 2, 10),
+            op(1, In::Read, Out::Value(seen), 3, 5),
+        ];
+        assert_eq!(
+            verdict(&history),
+            Verdict::Linearizable,
+            "read saw {seen:?}"
+        );
+    }
+}
+
+#[test]
+fn two_appends_observed_in_one_order_cannot_later_be_observed_in_the_other() {
+    let key = || "k".to_string();
+    let get = |client, value: &str, call, ret| {
+        Operation::returned(
+            client,
+            KvInput::Get(key()),
+            KvOutput::Value(value.to_string()),
+            call,
+            ret,
+        )
+    };
+    let history = vec![
+        Operation::returned(0, KvInput::Append(key(), "a".into()), KvOutput::Done, 0, 10),
+        Operation::returned(1, KvInput::Append(key(), "b".into()), KvOutput::Done, 0, 10),
+        get(2, "ab", 11, 12),
+        get(2, "ba", 13, 14),
+    ];
+    let report = check(&KeyValue, &history, &CheckOptions::default());
+    assert_eq!(report.verdict, Verdict::NotLinearizable);
+    let mut consistent = history.clone();
+    consistent[3] = get(2, "ab", 13, 14);
+    assert_eq!(
+        check(&KeyValue, &consistent, &CheckOptions::default()).verdict,
+        Verdict::Linearizable
+    );
+}
+
+#[test]
+fn an_unknown_outcome_write_may_or_may_not_be_visible() {
+    for seen in [None, Some(7)] {
+        let history = [
+            Operation::unknown(0, In::Write(7), 0),
+            op(1, In::Read, Out::Value(seen), 5, 6),
+            op(1, In::Read, Out::Value(seen), 7, 8),
+        ];
+        assert_eq!(
+            verdict(&history),
+            Verdict::Linearizable,
+            "read saw {seen:?}"
+        );
+    }
+    // But once seen, it cannot be unseen.
+    let history = [
+        Operation::unknown(0, In::Write(7), 0),
+        op(1, In::Read, Out::Value(Some(7)), 5, 6),
+        op(1, In::Read, Out::Value(None), 7, 8),
+    ];
+    assert_eq!(verdict(&history), Verdict::NotLinearizable);
+    // And it cannot take effect before it was called.
+    let history = [
+        op(1, In::Read, Out::Value(Some(7)), 0, 1),
+        Operation::unknown(0, In::Write(7), 2),
+    ];
+    assert_eq!(verdict(&history), Verdict::NotLinearizable);
+}
+
+#[test]
+fn a_failed_compare_and_set_has_no_effect() {
+    let history = [
+        op(0, In::Write(1), Out::Written, 0, 1),
+        op(
+            0,
+            In::Cas {
+                expected: 5,
+                new: 9,
+            },
+            Out::Swapped(false),
+            2,
+            3,
+        ),
+        op(1, In::Read, Out::Value(Some(1)), 4, 5),
+    ];
+    assert_eq!(verdict(&history), Verdict::Linearizable);
+    let saw_swap = [
+        op(0, In::Write(1), Out::Written, 0, 1),
+        op(
+            0,
+            In::Cas {
+                expected: 5,
+                new: 9,
+            },
+            Out::Swapped(false),
+            2,
+            3,
+        ),
+        op(1, In::Read, Out::Value(Some(9)), 4, 5),
+    ];
+    assert_eq!(verdict(&saw_swap), Verdict::NotLinearizable);
+}
+
+#[test]
+fn a_counterexample_names_the_prefix_and_the_operations_that_could_not_be_placed() {
+    let history = vec![
+        op(0, In::Write(1), Out::Written, 0, 1),
+        op(0, In::Write(2), Out::Written, 2, 3),
+        op(1, In::Read, Out::Value(Some(1)), 4, 5),
+    ];
+    let report = check(&Register, &history, &CheckOptions::default());
+    let (partition, counterexample) = report.counterexample().expect("illegal");
+    assert_eq!(partition.name, "all");
+    assert_eq!(counterexample.longest_prefix, vec![0, 1]);
+    assert_eq!(counterexample.unplaced, vec![2]);
+    assert_eq!(counterexample.operations[2].description, "read() -> 1");
+}
+
+#[test]
+fn an_exhausted_budget_gives_unknown_never_a_guess() {
+    // Many concurrent unknown writes and a read that no order explains quickly.
+    let mut history: Vec<RegOp> = (0..40)
+        .map(|i| Operation::unknown(i, In::Write(i as i64), 0))
+        .collect();
+    history.push(op(99, In::Read, Out::Value(Some(1000)), 1, 2));
+    let options = CheckOptions {
+        budget: Budget::new(1000, None),
+        threads: 1,
+    };
+    let report = check(&Register, &history, &options);
+    assert_eq!(report.verdict, Verdict::Unknown);
+}
+
+#[test]
+fn an_illegal_partition_makes_the_verdict_illegal_whatever_the_others_do() {
+    let legal = vec![op(0, In::Write(1), Out::Written, 0, 1)];
+    let illegal = vec![op(0, In::Read, Out::Value(Some(3)), 0, 1)];
+    for threads in [1, 2, 4] {
+        let options = CheckOptions {
+            threads,
+            ..CheckOptions::default()
+        };
+        let partitions = vec![
+            ("a".to_string(), legal.clone()),
+            ("b".to_string(), illegal.clone()),
+        ];
+        let report = check_partitions(&Register, partitions, &options);
+        assert_eq!(report.verdict, Verdict::NotLinearizable);
+        assert_eq!(report.counterexample().expect("illegal").0.name, "b");
+    }
+}
+
+/// A small deterministic generator (the checker has no randomness of its own).
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// A random history of 2-7 operations by up to 3 clients: outputs come from a random sequential
+/// execution (so many histories are legal), then are perturbed now and then, and some operations
+/// lose their outcome.
+fn random_register_history(rng: &mut Lcg) -> Vec<RegOp> {
+    let count = 2 + rng.below(6) as usize;
+    let mut client_free_at = [0u64; 3];
+    let mut ops = Vec::new();
+    for _ in 0..count {
+        let client = rng.below(3) as usize;
+        let call = client_free_at[client] + rng.below(4);
+        let ret = call + 1 + rng.below(6);
+        client_free_at[client] = ret + 1;
+        let input = match rng.below(3) {
+            0 => In::Read,
+            1 => In::Write(rng.below(3) as i64),
+            _ => In::Cas {
+                expected: rng.below(3) as i64,
+                new: rng.below(3) as i64,
+            },
+        };
+        ops.push((client as u64, input, call, ret));
+    }
+    // Outputs from executing in call order, so overlapping operations usually agree.
+    let mut state = None;
+    let mut history = Vec::new();
+    for (client, input, call, ret) in ops {
+        let (next, mut output) = Register.step(&state, &input);
+        state = next;
+        if rng.below(5) == 0 {
+            output = match output {
+                Out::Value(_) => Out::Value(Some(rng.below(3) as i64)),
+                Out::Swapped(swapped) => Out::Swapped(!swapped),
+                Out::Written => Out::Written,
+            };
+        }
+        if rng.below(6) == 0 {
+            history.push(Operation::unknown(client, input, call));
+        } else {
+            history.push(Operation::returned(client, input, output, call, ret));
+        }
+    }
+    history
+}
+
+#[test]
+fn agrees_with_brute_force_on_many_small_random_histories() {
+    let mut rng = Lcg(42);
+    let (mut legal, mut illegal) = (0, 0);
+    for case in 0..5000 {
+        let history = random_register_history(&mut rng);
+        let expected = brute_force_linearizable(&Register, &history);
+        let options = CheckOptions {
+            threads: 1,
+            ..CheckOptions::default()
+        };
+        let got = check(&Register, &history, &options).verdict;
+        let want = if expected {
+            Verdict::Linearizable
+        } else {
+            Verdict::NotLinearizable
+        };
+        assert_eq!(got, want, "case {case}: {history:#?}");
+        if expected {
+            legal += 1;
+        } else {
+            illegal += 1;
+        }
+    }
+    // The generator must exercise both answers, or the comparison proves little.
+    assert!(
+        legal > 1000 && illegal > 1000,
+        "legal {legal}, illegal {illegal}"
+    );
+}

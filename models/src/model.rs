@@ -1,0 +1,36 @@
+//! [`Model`]: a sequential specification, the definition of "correct" for one object.
+
+use std::fmt::Debug;
+use std::hash::Hash;
+
+/// A deterministic sequential specification: from a state and an input, the next state and the
+/// output a correct object returns.
+pub trait Model: Sync {
+    /// The object's state. Hashed and compared by the checker's memo.
+    type State: Clone + Eq + Hash + Debug + Send + Sync;
+    /// An operation's input (what was called, with its arguments).
+    type Input: Clone + Debug + Send + Sync;
+    /// An operation's output (what it returned).
+    type Output: Clone + Debug + PartialEq + Send + Sync;
+
+    /// The initial state.
+    fn init(&self) -> Self::State;
+
+    /// Applies `input` to `state`: the next state and the output the specification gives.
+    fn step(&self, state: &Self::State, input: &Self::Input) -> (Self::State, Self::Output);
+
+    /// Whether an operation that returned `observed` may take effect on `state` (by default:
+    /// the specification's output equals it). Returns the next state if so.
+    fn accept(
+        &self,
+        state: &Self::State,
+        input: &Self::Input,
+        observed: &Self::Output,
+    ) -> Option<Self::State> {
+        let (next, output) = self.step(state, input);
+        (output == *observed).then_some(next)
+    }
+
+    /// A short human-readable form of an operation, for reports: `write(3)`, `get("k") -> "xy"`.
+    fn describe(&self, input: &Self::Input, output: Option<&Self::Output>) -> String;
+}

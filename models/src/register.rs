@@ -1,0 +1,75 @@
+//! A register holding an integer (or nothing), with read, write and compare-and-set.
+
+use crate::model::Model;
+
+/// An operation on a [`Register`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegisterInput {
+    /// Read the value.
+    Read,
+    /// Replace the value.
+    Write(i64),
+    /// If the value is `expected`, replace it with `new`.
+    Cas {
+        /// The value the register must hold.
+        expected: i64,
+        /// The value it then holds.
+        new: i64,
+    },
+}
+
+/// What a [`Register`] operation returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegisterOutput {
+    /// A read saw this value (`None`: never written).
+    Value(Option<i64>),
+    /// A write completed.
+    Written,
+    /// Whether a compare-and-set swapped. A failed one (`false`) took no effect, but says the
+    /// register did not hold the expected value at its linearization point.
+    Swapped(bool),
+}
+
+/// The register specification; the state is the current value, `None` before any write.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Register;
+
+impl Model for Register {
+    type State = Option<i64>;
+    type Input = RegisterInput;
+    type Output = RegisterOutput;
+
+    fn init(&self) -> Option<i64> {
+        None
+    }
+
+    fn step(&self, state: &Option<i64>, input: &RegisterInput) -> (Option<i64>, RegisterOutput) {
+        match *input {
+            RegisterInput::Read => (*state, RegisterOutput::Value(*state)),
+            RegisterInput::Write(value) => (Some(value), RegisterOutput::Written),
+            RegisterInput::Cas { expected, new } => {
+                if *state == Some(expected) {
+                    (Some(new), RegisterOutput::Swapped(true))
+                } else {
+                    (*state, RegisterOutput::Swapped(false))
+                }
+            }
+        }
+    }
+
+    fn describe(&self, input: &RegisterInput, output: Option<&RegisterOutput>) -> String {
+        let call = match input {
+            RegisterInput::Read => "read()".to_string(),
+            RegisterInput::Write(value) => format!("write({value})"),
+            RegisterInput::Cas { expected, new } => format!("cas({expected}, {new})"),
+        };
+        match output {
+            None => format!("{call} -> ?"),
+            Some(RegisterOutput::Value(Some(value))) => format!("{call} -> {value}"),
+            Some(RegisterOutput::Value(None)) => format!("{call} -> nil"),
+            Some(RegisterOutput::Written) => call,
+            Some(RegisterOutput::Swapped(true)) => format!("{call} -> ok"),
+            Some(RegisterOutput::Swapped(false)) => format!("{call} -> fail"),
+        }
+    }
+}
