@@ -62,7 +62,37 @@ fn describe(input: &KvInput, output: Option<&KvOutput>) -> String {
     }
 }
 
+/// Values only grow by appends, so once no put can come before a get any more, every state
+/// from here to that get must be a prefix of the value it returned. A get `g` can be preceded by
+/// a not-yet-linearized put only if the put was called before `g` returned (or at the same time:
+/// operations that touch in time count as concurrent).
+fn prefix_rule_holds<'a>(
+    value_of: impl Fn(&str) -> &'a str,
+    unplaced: &mut dyn Iterator<Item = &Operation<KvInput, KvOutput>>,
+) -> bool {
+    let mut earliest_put: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut gets: Vec<(&str, u64, &str)> = Vec::new();
+    for operation in unplaced {
+        match (&operation.input, operation.output(), operation.ret) {
+            (KvInput::Put(key, _), _, _) => {
+                let earliest = earliest_put.entry(key.as_str()).or_insert(u64::MAX);
+                *earliest = (*earliest).min(operation.call);
+            }
+            (KvInput::Get(key), Some(KvOutput::Value(seen)), Some(ret)) => {
+                gets.push((key, ret, seen))
+            }
+            _ => {}
+        }
+    }
+    gets.into_iter().all(|(key, ret, seen)| {
+        let put_may_intervene = earliest_put.get(key).is_some_and(|&call| call <= ret);
+        put_may_intervene || seen.starts_with(value_of(key))
+    })
+}
+
 impl Model for KeyValue {
+    const PRUNES: bool = true;
+
     type State = String;
     type Input = KvInput;
     type Output = KvOutput;
@@ -86,6 +116,14 @@ impl Model for KeyValue {
         }
     }
 
+    fn can_continue(
+        &self,
+        state: &String,
+        unplaced: &mut dyn Iterator<Item = &Operation<KvInput, KvOutput>>,
+    ) -> bool {
+        prefix_rule_holds(|_| state.as_str(), unplaced)
+    }
+
     fn describe(&self, input: &KvInput, output: Option<&KvOutput>) -> String {
         describe(input, output)
     }
@@ -98,6 +136,7 @@ impl Model for KeyValue {
 pub struct KvStore;
 
 impl Model for KvStore {
+    const PRUNES: bool = true;
     type State = BTreeMap<String, String>;
     type Input = KvInput;
     type Output = KvOutput;
@@ -132,6 +171,14 @@ impl Model for KvStore {
             (KvInput::Get(_), KvOutput::Done) | (_, KvOutput::Value(_)) => None,
             (_, KvOutput::Done) => Some(self.step(state, input).0),
         }
+    }
+
+    fn can_continue(
+        &self,
+        state: &Self::State,
+        unplaced: &mut dyn Iterator<Item = &Operation<KvInput, KvOutput>>,
+    ) -> bool {
+        prefix_rule_holds(|key| state.get(key).map_or("", String::as_str), unplaced)
     }
 
     fn describe(&self, input: &KvInput, output: Option<&KvOutput>) -> String {

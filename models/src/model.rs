@@ -1,5 +1,6 @@
 //! [`Model`]: a sequential specification, the definition of "correct" for one object.
 
+use crate::history::Operation;
 use std::fmt::Debug;
 use std::hash::Hash;
 
@@ -29,6 +30,21 @@ pub trait Model: Sync {
     ) -> Option<Self::State> {
         let (next, output) = self.step(state, input);
         (output == *observed).then_some(next)
+    }
+
+    /// Whether [`Model::can_continue`] prunes anything; when `false` the checker never calls it.
+    const PRUNES: bool = false;
+
+    /// Optional pruning from the structure of the operations: given the state reached and every
+    /// operation not yet linearized, whether some order of the rest could still explain them all.
+    /// Returning `false` must be a proof that none can; the default never prunes.
+    fn can_continue(
+        &self,
+        state: &Self::State,
+        unplaced: &mut dyn Iterator<Item = &Operation<Self::Input, Self::Output>>,
+    ) -> bool {
+        let _ = (state, unplaced);
+        true
     }
 
     /// A short human-readable form of an operation, for reports: `write(3)`, `get("k") -> "xy"`.

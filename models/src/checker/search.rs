@@ -184,6 +184,22 @@ impl<'m, M: Model> States<'m, M> {
         }
     }
 
+    /// Whether the model's pruning allows continuing from `state` with `placed` linearized.
+    fn can_continue(
+        &self,
+        state: u32,
+        operations: &[Operation<M::Input, M::Output>],
+        placed: &Bitset,
+    ) -> bool {
+        let mut unplaced = operations
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !placed.contains(*i))
+            .map(|(_, op)| op);
+        self.model
+            .can_continue(&self.states[state as usize], &mut unplaced)
+    }
+
     /// The state after `operation` on `state`, or [`ILLEGAL`].
     fn step(
         &mut self,
@@ -259,7 +275,10 @@ pub fn search<M: Model>(
             let next_state = states.step(state, index, &operations[index]);
             if next_state != ILLEGAL {
                 linearized.set(index);
-                if memo.seen.insert((linearized.clone(), next_state)) {
+                // The memo also remembers pairs that pruning found dead, so each is judged once.
+                if memo.seen.insert((linearized.clone(), next_state))
+                    && (!M::PRUNES || states.can_continue(next_state, operations, &linearized))
+                {
                     stack.push((entry, state));
                     state = next_state;
                     events.lift(entry);

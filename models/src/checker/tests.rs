@@ -289,3 +289,67 @@ fn agrees_with_brute_force_on_many_small_random_histories() {
         "legal {legal}, illegal {illegal}"
     );
 }
+
+/// A random single-key history of gets, puts and appends (unique appended values), with outputs
+/// from a sequential execution in call order, sometimes perturbed, some outcomes unknown.
+fn random_kv_history(rng: &mut Lcg) -> Vec<Operation<KvInput, KvOutput>> {
+    let count = 2 + rng.below(6) as usize;
+    let mut client_free_at = [0u64; 3];
+    let mut value = String::new();
+    let mut history = Vec::new();
+    for n in 0..count {
+        let client = rng.below(3) as usize;
+        let call = client_free_at[client] + rng.below(4);
+        let ret = call + 1 + rng.below(6);
+        client_free_at[client] = ret + 1;
+        let key = "k".to_string();
+        let input = match rng.below(4) {
+            0 | 1 => KvInput::Get(key),
+            2 => KvInput::Append(key, format!("{n}.")),
+            _ => KvInput::Put(key, format!("p{n}.")),
+        };
+        let (next, mut output) = KeyValue.step(&value, &input);
+        value = next;
+        if rng.below(5) == 0 {
+            if let KvOutput::Value(seen) = &mut output {
+                seen.push_str("x.");
+            }
+        }
+        if rng.below(6) == 0 {
+            history.push(Operation::unknown(client as u64, input, call));
+        } else {
+            history.push(Operation::returned(client as u64, input, output, call, ret));
+        }
+    }
+    history
+}
+
+#[test]
+fn key_value_pruning_agrees_with_brute_force_on_many_small_random_histories() {
+    let mut rng = Lcg(7);
+    let (mut legal, mut illegal) = (0, 0);
+    for case in 0..5000 {
+        let history = random_kv_history(&mut rng);
+        let expected = brute_force_linearizable(&KeyValue, &history);
+        let options = CheckOptions {
+            threads: 1,
+            ..CheckOptions::default()
+        };
+        let got = check(&KeyValue, &history, &options).verdict;
+        let want = if expected {
+            Verdict::Linearizable
+        } else {
+            Verdict::NotLinearizable
+        };
+        assert_eq!(got, want, "case {case}: {history:#?}");
+        if expected {
+            legal += 1;
+        } else {
+            illegal += 1;
+        }
+    }
+    assert!(
+        legal > 1000 && illegal > 500,
+        "legal {legal}, illegal {illegal}"
+    );
+}

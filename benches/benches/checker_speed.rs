@@ -1,0 +1,103 @@
+//! Linearizability checker speed on the histories in `../shared/histories/`, grouped as in the
+//! checker's issue, parsing excluded, one thread unless the name says otherwise (Porcupine's
+//! reference times in `expected.tsv` are single-threaded). Skips, saying so, when the folder is
+//! absent.
+
+// `criterion_group!` generates an undocumented function.
+#![allow(missing_docs)]
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use models::formats::{jepsen, kvlog};
+use models::{
+    check, check_partitions, partition_by_key, CheckOptions, History, KeyValue, KvInput, KvOutput,
+    KvStore, Register, RegisterInput, RegisterOutput,
+};
+use std::path::{Path, PathBuf};
+
+fn histories() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/histories");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("SKIPPED checker benchmarks: {} not found", dir.display());
+        None
+    }
+}
+
+fn etcd(dir: &Path, name: &str) -> History<RegisterInput, RegisterOutput> {
+    let path = dir.join("jepsen").join(format!("{name}.log"));
+    jepsen::parse(name, &std::fs::read_to_string(path).expect("read")).expect("parse")
+}
+
+fn kv(dir: &Path, name: &str) -> History<KvInput, KvOutput> {
+    let path = dir.join("kv").join(format!("{name}.txt"));
+    kvlog::parse(name, &std::fs::read_to_string(path).expect("read")).expect("parse")
+}
+
+fn checker_speed(c: &mut Criterion) {
+    let Some(dir) = histories() else { return };
+    let one_thread = CheckOptions {
+        threads: 1,
+        ..CheckOptions::default()
+    };
+    let all_threads = CheckOptions::default();
+
+    let mut names: Vec<String> = std::fs::read_dir(dir.join("jepsen"))
+        .expect("list jepsen histories")
+        .filter_map(|entry| {
+            entry
+                .ok()?
+                .file_name()
+                .to_str()?
+                .strip_suffix(".log")
+                .map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    let all: Vec<_> = names.iter().map(|name| etcd(&dir, name)).collect();
+    let mut group = c.benchmark_group("etcd");
+    group.sample_size(10);
+    group.bench_function(format!("all_{}", all.len()), |b| {
+        b.iter(|| {
+            all.iter()
+                .map(|h| check(&Register, h, &one_thread).verdict)
+                .collect::<Vec<_>>()
+        })
+    });
+    for name in ["etcd_002", "etcd_007", "etcd_057", "etcd_099"] {
+        let history = etcd(&dir, name);
+        group.bench_function(name, |b| {
+            b.iter(|| check(&Register, &history, &one_thread).verdict)
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("kv_per_key");
+    group.sample_size(10);
+    for name in [
+        "c01-ok", "c01-bad", "c10-ok", "c10-bad", "c50-ok", "c50-bad",
+    ] {
+        let partitions = partition_by_key(&kv(&dir, name));
+        group.bench_function(name, |b| {
+            b.iter(|| check_partitions(&KeyValue, partitions.clone(), &one_thread).verdict)
+        });
+    }
+    let partitions = partition_by_key(&kv(&dir, "c50-bad"));
+    group.bench_function("c50-bad_all_threads", |b| {
+        b.iter(|| check_partitions(&KeyValue, partitions.clone(), &all_threads).verdict)
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("kv_one_partition");
+    group.sample_size(10);
+    for name in ["c01-ok", "c01-bad", "c10-ok", "c10-bad"] {
+        let history = kv(&dir, name);
+        group.bench_function(name, |b| {
+            b.iter(|| check(&KvStore, &history, &one_thread).verdict)
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, checker_speed);
+criterion_main!(benches);

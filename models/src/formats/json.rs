@@ -1,0 +1,401 @@
+//! The native format: JSON lines, one operation per line, for both models.
+//!
+//! ```text
+//! {"client":0,"op":"write","input":3,"output":null,"call":100,"return":180,"outcome":"ok"}
+//! {"client":1,"op":"cas","input":[3,4],"output":false,"call":120,"return":200,"outcome":"ok"}
+//! {"client":2,"op":"read","input":null,"output":3,"call":150,"return":null,"outcome":"unknown"}
+//! {"client":3,"op":"append","key":"k","input":"x","output":null,"call":5,"return":9,"outcome":"ok"}
+//! {"client":4,"op":"get","key":"k","input":null,"output":"x","call":10,"return":12,"outcome":"ok"}
+//! ```
+//!
+//! - `client`: who issued it (one operation in flight per client);
+//! - `op`: `read`, `write`, `cas` (register) or `get`, `put`, `append` (key-value, with `key`);
+//! - `input`: the argument (`write`: integer; `cas`: `[expected, new]`; `put`/`append`: string);
+//! - `output`: the result (`read`: integer or null; `cas`: whether it swapped; `get`: string);
+//! - `call`, `return`: times on any scale where only order matters (`return` null if unknown);
+//! - `outcome`: `ok` (took effect once, between call and return), `unknown` (timed out: took
+//!   effect at some point after the call, or never) or `failed` (definitely took no effect).
+
+use super::{require_operations, ParseError};
+use crate::history::{History, Operation, Outcome};
+use crate::kv::{KvInput, KvOutput};
+use crate::register::{RegisterInput, RegisterOutput};
+use serde_json::{json, Map, Value};
+
+/// One line's fields, before the model gives meaning to `op`, `input` and `output`.
+struct Record {
+    client: u64,
+    op: String,
+    key: Option<String>,
+    input: Value,
+    output: Value,
+    call: u64,
+    ret: Option<u64>,
+    outcome: String,
+}
+
+fn read_records(file: &str, text: &str) -> Result<Vec<(usize, Record)>, ParseError> {
+    let mut records = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let number = number + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let error = |message: String| ParseError::at(file, number, message);
+        let value: Value =
+            serde_json::from_str(line).map_err(|e| error(format!("not valid JSON ({e})")))?;
+        let Value::Object(mut object) = value else {
+            return Err(error("expected a JSON object".to_string()));
+        };
+        let mut take = |field: &str| object.remove(field).unwrap_or(Value::Null);
+        let integer = |value: Value, field: &str| {
+            value
+                .as_u64()
+                .ok_or_else(|| format!("`{field}` must be a non-negative integer, got {value}"))
+        };
+        let client = integer(take("client"), "client").map_err(error)?;
+        let op = take("op")
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| error("`op` must be a string".into()))?;
+        let key = match take("key") {
+            Value::Null => None,
+            Value::String(key) => Some(key),
+            other => return Err(error(format!("`key` must be a string, got {other}"))),
+        };
+        let call = integer(take("call"), "call").map_err(error)?;
+        let ret = match take("return") {
+            Value::Null => None,
+            value => Some(integer(value, "return").map_err(error)?),
+        };
+        let outcome = take("outcome").as_str().unwrap_or("ok").to_string();
+        if ret.is_some_and(|ret| ret < call) {
+            return Err(error(format!(
+                "returns at {} before its call at {call}",
+                ret.unwrap_or_default()
+            )));
+        }
+        let (input, output) = (take("input"), take("output"));
+        records.push((
+            number,
+            Record {
+                client,
+                op,
+                key,
+                input,
+                output,
+                call,
+                ret,
+                outcome,
+            },
+        ));
+    }
+    Ok(records)
+}
+
+fn to_operation<I, O>(
+    file: &str,
+    number: usize,
+    record: Record,
+    input: I,
+    output: Result<O, String>,
+) -> Result<Option<Operation<I, O>>, ParseError> {
+    let error = |message: String| ParseError::at(file, number, message);
+    match record.outcome.as_str() {
+        "ok" => {
+            let ret = record
+                .ret
+                .ok_or_else(|| error("an `ok` operation needs a `return` time".to_string()))?;
+            Ok(Some(Operation::returned(
+                record.client,
+                input,
+                output.map_err(error)?,
+                record.call,
+                ret,
+            )))
+        }
+        "unknown" => Ok(Some(Operation::unknown(record.client, input, record.call))),
+        "failed" => Ok(None),
+        other => Err(error(format!(
+            "unknown outcome {other:?} (expected ok, unknown or failed)"
+        ))),
+    }
+}
+
+fn int(value: &Value, what: &str) -> Result<i64, String> {
+    value
+        .as_i64()
+        .ok_or_else(|| format!("{what} must be an integer, got {value}"))
+}
+
+fn text(value: &Value, what: &str) -> Result<String, String> {
+    value
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("{what} must be a string, got {value}"))
+}
+
+/// Reads a register history in the native format.
+pub fn parse_register(
+    file: &str,
+    text_in: &str,
+) -> Result<History<RegisterInput, RegisterOutput>, ParseError> {
+    let mut history = Vec::new();
+    for (number, record) in read_records(file, text_in)? {
+        let error = |message: String| ParseError::at(file, number, message);
+        let (input, output) = match record.op.as_str() {
+            "read" => {
+                let output = match &record.output {
+                    Value::Null => Ok(RegisterOutput::Value(None)),
+                    value => int(value, "a read's output").map(|v| RegisterOutput::Value(Some(v))),
+                };
+                (RegisterInput::Read, output)
+            }
+            "write" => (
+                RegisterInput::Write(int(&record.input, "a write's input").map_err(error)?),
+                Ok(RegisterOutput::Written),
+            ),
+            "cas" => {
+                let pair = record.input.as_array().filter(|a| a.len() == 2);
+                let pair = pair.ok_or_else(|| {
+                    error(format!(
+                        "a cas's input must be [expected, new], got {}",
+                        record.input
+                    ))
+                })?;
+                let input = RegisterInput::Cas {
+                    expected: int(&pair[0], "cas expected").map_err(error)?,
+                    new: int(&pair[1], "cas new").map_err(error)?,
+                };
+                let output = record.output.as_bool().map(RegisterOutput::Swapped);
+                (
+                    input,
+                    output.ok_or_else(|| {
+                        format!(
+                            "a cas's output must be true or false, got {}",
+                            record.output
+                        )
+                    }),
+                )
+            }
+            other => {
+                return Err(error(format!(
+                    "unknown register operation {other:?} (expected read, write or cas)"
+                )))
+            }
+        };
+        if let Some(operation) = to_operation(file, number, record, input, output)? {
+            history.push(operation);
+        }
+    }
+    require_operations(file, history)
+}
+
+/// Reads a key-value history in the native format.
+pub fn parse_kv(file: &str, text_in: &str) -> Result<History<KvInput, KvOutput>, ParseError> {
+    let mut history = Vec::new();
+    for (number, record) in read_records(file, text_in)? {
+        let error = |message: String| ParseError::at(file, number, message);
+        let key = record
+            .key
+            .clone()
+            .ok_or_else(|| error("a key-value operation needs a `key`".to_string()))?;
+        let (input, output) = match record.op.as_str() {
+            "get" => (
+                KvInput::Get(key),
+                text(&record.output, "a get's output").map(KvOutput::Value),
+            ),
+            "put" => (
+                KvInput::Put(key, text(&record.input, "a put's input").map_err(error)?),
+                Ok(KvOutput::Done),
+            ),
+            "append" => (
+                KvInput::Append(
+                    key,
+                    text(&record.input, "an append's input").map_err(error)?,
+                ),
+                Ok(KvOutput::Done),
+            ),
+            other => {
+                return Err(error(format!(
+                    "unknown key-value operation {other:?} (expected get, put or append)"
+                )))
+            }
+        };
+        if let Some(operation) = to_operation(file, number, record, input, output)? {
+            history.push(operation);
+        }
+    }
+    require_operations(file, history)
+}
+
+fn line(
+    client: u64,
+    op: &str,
+    key: Option<&str>,
+    input: Value,
+    output: Value,
+    operation_times: (u64, Option<u64>),
+    unknown: bool,
+) -> String {
+    let mut object = Map::new();
+    object.insert("client".into(), json!(client));
+    object.insert("op".into(), json!(op));
+    if let Some(key) = key {
+        object.insert("key".into(), json!(key));
+    }
+    object.insert("input".into(), input);
+    object.insert("output".into(), output);
+    object.insert("call".into(), json!(operation_times.0));
+    object.insert("return".into(), json!(operation_times.1));
+    object.insert(
+        "outcome".into(),
+        json!(if unknown { "unknown" } else { "ok" }),
+    );
+    Value::Object(object).to_string()
+}
+
+/// Writes a key-value history in the native format (one line per operation).
+pub fn write_kv(history: &History<KvInput, KvOutput>) -> String {
+    let mut out = String::new();
+    for op in history {
+        let (name, key, input) = match &op.input {
+            KvInput::Get(key) => ("get", key, Value::Null),
+            KvInput::Put(key, value) => ("put", key, json!(value)),
+            KvInput::Append(key, value) => ("append", key, json!(value)),
+        };
+        let output = match &op.outcome {
+            Outcome::Returned(KvOutput::Value(value)) => json!(value),
+            _ => Value::Null,
+        };
+        out.push_str(&line(
+            op.client,
+            name,
+            Some(key),
+            input,
+            output,
+            (op.call, op.ret),
+            op.ret.is_none(),
+        ));
+        out.push('\n');
+    }
+    out
+}
+
+/// Writes a register history in the native format (one line per operation).
+pub fn write_register(history: &History<RegisterInput, RegisterOutput>) -> String {
+    let mut out = String::new();
+    for op in history {
+        let (name, input) = match op.input {
+            RegisterInput::Read => ("read", Value::Null),
+            RegisterInput::Write(value) => ("write", json!(value)),
+            RegisterInput::Cas { expected, new } => ("cas", json!([expected, new])),
+        };
+        let output = match &op.outcome {
+            Outcome::Returned(RegisterOutput::Value(value)) => json!(value),
+            Outcome::Returned(RegisterOutput::Swapped(swapped)) => json!(swapped),
+            _ => Value::Null,
+        };
+        out.push_str(&line(
+            op.client,
+            name,
+            None,
+            input,
+            output,
+            (op.call, op.ret),
+            op.ret.is_none(),
+        ));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn register_and_kv_histories_round_trip() {
+        let register = vec![
+            Operation::returned(0, RegisterInput::Write(3), RegisterOutput::Written, 1, 5),
+            Operation::returned(
+                1,
+                RegisterInput::Cas {
+                    expected: 3,
+                    new: 4,
+                },
+                RegisterOutput::Swapped(false),
+                2,
+                6,
+            ),
+            Operation::returned(2, RegisterInput::Read, RegisterOutput::Value(None), 3, 4),
+            Operation::unknown(3, RegisterInput::Write(9), 7),
+        ];
+        assert_eq!(
+            parse_register("r.jsonl", &write_register(&register)),
+            Ok(register)
+        );
+        let kv = vec![
+            Operation::returned(
+                0,
+                KvInput::Append("k".into(), "x".into()),
+                KvOutput::Done,
+                1,
+                5,
+            ),
+            Operation::returned(
+                1,
+                KvInput::Get("k".into()),
+                KvOutput::Value("x".into()),
+                6,
+                7,
+            ),
+            Operation::unknown(2, KvInput::Put("k".into(), "y".into()), 8),
+        ];
+        assert_eq!(parse_kv("kv.jsonl", &write_kv(&kv)), Ok(kv));
+    }
+
+    #[test]
+    fn failed_operations_took_no_effect_and_are_dropped() {
+        let text = r#"{"client":0,"op":"write","input":1,"call":0,"return":1,"outcome":"failed"}
+{"client":1,"op":"read","output":null,"call":2,"return":3,"outcome":"ok"}"#;
+        assert_eq!(parse_register("f", text).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn malformed_lines_get_an_error_naming_the_line() {
+        let cases = [
+            (
+                r#"{"client":0,"op":"frob","call":0,"return":1}"#,
+                "f:1: unknown register operation \"frob\"",
+            ),
+            (
+                r#"{"client":0,"op":"write","input":1,"call":5,"return":1}"#,
+                "before its call",
+            ),
+            (
+                r#"{"client":0,"op":"write","input":1,"call":5"#,
+                "not valid JSON",
+            ),
+            (
+                r#"{"client":0,"op":"write","input":"x","call":0,"return":1}"#,
+                "must be an integer",
+            ),
+            (
+                r#"{"client":0,"op":"write","input":1,"call":0}"#,
+                "needs a `return` time",
+            ),
+            ("", "no operations"),
+        ];
+        for (text, expected) in cases {
+            let error = parse_register("f", text).expect_err(text);
+            assert!(error.to_string().contains(expected), "{text}: {error}");
+        }
+        let error = parse_kv(
+            "f",
+            r#"{"client":0,"op":"get","output":"x","call":0,"return":1}"#,
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("needs a `key`"), "{error}");
+    }
+}
