@@ -62,22 +62,19 @@ fn describe(input: &KvInput, output: Option<&KvOutput>) -> String {
     }
 }
 
-/// Values only grow by appends, so once no put can come before a get any more, every state
-/// from here to that get must be a prefix of the value it returned. A get `g` can be preceded by
-/// a not-yet-linearized put only if the put was called before `g` returned (or at the same time:
-/// operations that touch in time count as concurrent).
+/// Values only grow by appends, and a put replaces them, so from here until a get `g`, the key's
+/// value is the current value or a pending put's value, followed by appends: `g`'s result must
+/// start with one of those. Only puts that can come before `g` count: those called before `g`
+/// returned (or at the same time: operations that touch in time count as concurrent).
 fn prefix_rule_holds<'a>(
     value_of: impl Fn(&str) -> &'a str,
     unplaced: &mut dyn Iterator<Item = &Operation<KvInput, KvOutput>>,
 ) -> bool {
-    let mut earliest_put: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut puts: Vec<(&str, u64, &str)> = Vec::new();
     let mut gets: Vec<(&str, u64, &str)> = Vec::new();
     for operation in unplaced {
         match (&operation.input, operation.output(), operation.ret) {
-            (KvInput::Put(key, _), _, _) => {
-                let earliest = earliest_put.entry(key.as_str()).or_insert(u64::MAX);
-                *earliest = (*earliest).min(operation.call);
-            }
+            (KvInput::Put(key, value), _, _) => puts.push((key, operation.call, value)),
             (KvInput::Get(key), Some(KvOutput::Value(seen)), Some(ret)) => {
                 gets.push((key, ret, seen))
             }
@@ -85,8 +82,10 @@ fn prefix_rule_holds<'a>(
         }
     }
     gets.into_iter().all(|(key, ret, seen)| {
-        let put_may_intervene = earliest_put.get(key).is_some_and(|&call| call <= ret);
-        put_may_intervene || seen.starts_with(value_of(key))
+        seen.starts_with(value_of(key))
+            || puts.iter().any(|&(put_key, call, value)| {
+                put_key == key && call <= ret && seen.starts_with(value)
+            })
     })
 }
 

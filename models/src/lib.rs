@@ -22,6 +22,7 @@
 pub mod checker;
 pub mod formats;
 pub mod history;
+pub mod html;
 pub mod kv;
 pub mod model;
 pub mod register;
