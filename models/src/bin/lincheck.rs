@@ -255,6 +255,7 @@ fn print_result(cli: &Cli, result: &FileResult) {
             "verdict": verdict_name(report.verdict),
             "operations": result.operations,
             "check_ms": (millis * 1000.0).round() / 1000.0,
+            "states_explored": report.partitions.iter().map(|p| p.states).sum::<u64>(),
             "failing_partition": failing,
             "unknown_partitions": unknown,
             "html": result.html.as_ref().map(|p| p.display().to_string()),

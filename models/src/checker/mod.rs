@@ -184,6 +184,23 @@ pub fn check_partitions<M: Model>(
     partitions: Vec<Partition<M::Input, M::Output>>,
     options: &CheckOptions,
 ) -> Report {
+    let slices: Vec<Slice<'_, M>> = partitions
+        .iter()
+        .map(|(name, history)| (name.as_str(), history.as_slice()))
+        .collect();
+    check_slices(model, &slices, options)
+}
+
+type Slice<'a, M> = (
+    &'a str,
+    &'a [Operation<<M as Model>::Input, <M as Model>::Output>],
+);
+
+fn check_slices<M: Model>(
+    model: &M,
+    partitions: &[Slice<'_, M>],
+    options: &CheckOptions,
+) -> Report {
     let cancel = AtomicBool::new(false);
     let next = AtomicUsize::new(0);
     // Largest first, so one long partition does not start last.
@@ -192,30 +209,36 @@ pub fn check_partitions<M: Model>(
     let results: Vec<Mutex<Option<PartitionReport>>> =
         partitions.iter().map(|_| Mutex::new(None)).collect();
     let threads = options.threads.clamp(1, partitions.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let slot = next.fetch_add(1, Ordering::SeqCst);
-                let Some(&index) = order.get(slot) else {
-                    return;
-                };
-                let (name, operations) = &partitions[index];
-                let report = check_one(model, name, operations, &options.budget, &cancel);
-                if matches!(report.verdict, PartitionVerdict::NotLinearizable(_)) {
-                    cancel.store(true, Ordering::SeqCst);
-                }
-                *results[index].lock().unwrap_or_else(|p| p.into_inner()) = Some(report);
-            });
+    let work = || loop {
+        let slot = next.fetch_add(1, Ordering::SeqCst);
+        let Some(&index) = order.get(slot) else {
+            return;
+        };
+        let (name, operations) = partitions[index];
+        let report = check_one(model, name, operations, &options.budget, &cancel);
+        if matches!(report.verdict, PartitionVerdict::NotLinearizable(_)) {
+            cancel.store(true, Ordering::SeqCst);
         }
-    });
+        *results[index].lock().unwrap_or_else(|p| p.into_inner()) = Some(report);
+    };
+    if threads == 1 {
+        // No thread to spawn: small histories are dominated by the spawn otherwise.
+        work();
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(work);
+            }
+        });
+    }
     let partitions: Vec<PartitionReport> = results
         .into_iter()
-        .zip(&partitions)
+        .zip(partitions.iter())
         .map(|(slot, (name, operations))| {
             slot.into_inner()
                 .unwrap_or_else(|p| p.into_inner())
                 .unwrap_or_else(|| PartitionReport {
-                    name: name.clone(),
+                    name: name.to_string(),
                     operations: operations.len(),
                     verdict: PartitionVerdict::Cancelled,
                     states: 0,

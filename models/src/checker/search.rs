@@ -13,10 +13,9 @@ use super::bitset::Bitset;
 use super::Budget;
 use crate::history::Operation;
 use crate::model::Model;
-use std::collections::hash_map::Entry as MapEntry;
 #[allow(clippy::disallowed_types)] // membership only: iteration order never reaches a result
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The result of searching one partition.
@@ -154,7 +153,9 @@ impl Events {
 struct States<'m, M: Model> {
     model: &'m M,
     states: Vec<M::State>,
-    ids: HashMap<M::State, u32, Fast>,
+    /// State hash to the ids of the states with that hash (each state is stored once, in
+    /// `states`).
+    ids: HashMap<u64, Vec<u32>, Fast>,
     /// (state, operation) to the next state, or [`ILLEGAL`].
     transitions: HashMap<(u32, u32), u32, Fast>,
 }
@@ -172,16 +173,20 @@ impl<'m, M: Model> States<'m, M> {
     }
 
     fn intern(&mut self, state: M::State) -> u32 {
-        match self.ids.entry(state) {
-            MapEntry::Occupied(existing) => *existing.get(),
-            MapEntry::Vacant(vacant) => {
-                let id = u32::try_from(self.states.len()).expect("fewer than 4 billion states");
-                assert!(id < UNKNOWN_TRANSITION, "state ids exhausted");
-                self.states.push(vacant.key().clone());
-                vacant.insert(id);
-                id
-            }
+        let mut hasher = FoldHasher::default();
+        state.hash(&mut hasher);
+        let candidates = self.ids.entry(hasher.finish()).or_default();
+        if let Some(&id) = candidates
+            .iter()
+            .find(|&&id| self.states[id as usize] == state)
+        {
+            return id;
         }
+        let id = u32::try_from(self.states.len()).expect("fewer than 4 billion states");
+        assert!(id < UNKNOWN_TRANSITION, "state ids exhausted");
+        candidates.push(id);
+        self.states.push(state);
+        id
     }
 
     /// Whether the model's pruning allows continuing from `state` with `placed` linearized.
