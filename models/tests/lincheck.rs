@@ -1,0 +1,137 @@
+//! The `lincheck` command line: exit statuses, clear errors on bad input, JSON and HTML output.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn lincheck(args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_lincheck"))
+        .args(args)
+        .output()
+        .expect("run lincheck");
+    (
+        output.status.code().expect("exit code"),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn scratch(name: &str, contents: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lincheck-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, contents).expect("write");
+    path
+}
+
+const LEGAL: &str = r#"{"client":0,"op":"write","input":1,"call":0,"return":1,"outcome":"ok"}
+{"client":1,"op":"read","output":1,"call":2,"return":3,"outcome":"ok"}
+"#;
+const ILLEGAL: &str = r#"{"client":0,"op":"write","input":1,"call":0,"return":1,"outcome":"ok"}
+{"client":1,"op":"read","output":2,"call":2,"return":3,"outcome":"ok"}
+"#;
+
+#[test]
+fn exit_status_says_what_was_found() {
+    let legal = scratch("legal.jsonl", LEGAL);
+    let illegal = scratch("illegal.jsonl", ILLEGAL);
+    let (code, stdout, _) = lincheck(&[
+        "--model",
+        "register",
+        "--format",
+        "json",
+        legal.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("linearizable"));
+    let (code, stdout, _) = lincheck(&[
+        "--model",
+        "register",
+        "--format",
+        "json",
+        legal.to_str().unwrap(),
+        illegal.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("NOT LINEARIZABLE") && stdout.contains("read() -> 2"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_exhausted_budget_exits_three() {
+    let mut text = String::new();
+    for client in 0..30 {
+        text.push_str(&format!(
+            "{{\"client\":{client},\"op\":\"write\",\"input\":{client},\"call\":0,\"return\":null,\"outcome\":\"unknown\"}}\n"
+        ));
+    }
+    text.push_str(r#"{"client":99,"op":"read","output":1000,"call":1,"return":2,"outcome":"ok"}"#);
+    let path = scratch("hard.jsonl", &text);
+    let (code, stdout, _) = lincheck(&[
+        "--model",
+        "register",
+        "--format",
+        "json",
+        "--max-states",
+        "1000",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 3, "{stdout}");
+    assert!(stdout.contains("UNKNOWN"), "{stdout}");
+}
+
+#[test]
+fn bad_input_and_usage_exit_two_with_a_clear_message() {
+    let truncated = scratch("truncated.jsonl", "{\"client\":0,\"op\":\"write\",\"inp");
+    let (code, _, stderr) = lincheck(&[
+        "--model",
+        "register",
+        "--format",
+        "json",
+        truncated.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("truncated.jsonl:1: not valid JSON"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let (code, _, stderr) = lincheck(&[
+        "--model",
+        "register",
+        "--format",
+        "kv",
+        truncated.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("does not read the kv format"), "{stderr}");
+    let (code, _, stderr) = lincheck(&["--model", "register", "--format", "json", "/no/such/file"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("cannot read /no/such/file"), "{stderr}");
+    let (code, _, stderr) = lincheck(&["--model", "tree", "--format", "json", "x"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("invalid value 'tree'"), "{stderr}");
+}
+
+#[test]
+fn json_output_and_html_pages() {
+    let illegal = scratch("page.jsonl", ILLEGAL);
+    let dir = illegal.parent().unwrap().join("html");
+    let (code, stdout, _) = lincheck(&[
+        "--model",
+        "register",
+        "--format",
+        "json",
+        "--json",
+        "--html",
+        dir.to_str().unwrap(),
+        illegal.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    let object: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    assert_eq!(object["verdict"], "not_linearizable");
+    assert_eq!(object["operations"], 2);
+    let page = std::fs::read_to_string(dir.join("page.html")).expect("page written");
+    assert!(page.contains("Not linearizable") && page.contains("class=\"unplaced\""));
+}
