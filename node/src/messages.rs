@@ -88,3 +88,13 @@ impl Request {
         }
     }
 }
+
+impl Response {
+    /// The responder's term.
+    pub fn term(&self) -> Term {
+        match self {
+            Response::RequestVote(reply) => reply.term,
+            Response::AppendEntries(reply) => reply.term,
+        }
+    }
+}

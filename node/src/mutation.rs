@@ -24,16 +24,25 @@ pub enum Mutation {
     TruncateOnMatchingHeartbeat,
     /// A leader that sees a higher term in a reply does not step down.
     NoStepDownOnHigherTermReply,
+    /// The ticker polls every 10 ms on a grid shared by all nodes and fires after the fixed
+    /// minimum timeout, which erases the randomness of election timeouts: split votes repeat
+    /// forever (the lockstep bug fake time exposed in the reference suite).
+    TickerLockstep,
+    /// Persistence is not atomic and a torn write is accepted on restart: the state is written in
+    /// place and a node salvages whatever prefix of it decodes, losing acknowledged entries.
+    AcceptTornWrites,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 5] = [
+    pub const ALL: [Mutation; 7] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
         Mutation::TruncateOnMatchingHeartbeat,
         Mutation::NoStepDownOnHigherTermReply,
+        Mutation::TickerLockstep,
+        Mutation::AcceptTornWrites,
     ];
 
     /// The mutation's command-line name.
@@ -44,6 +53,8 @@ impl Mutation {
             Mutation::VoteWithoutUpToDateCheck => "vote-without-up-to-date-check",
             Mutation::TruncateOnMatchingHeartbeat => "truncate-on-matching-heartbeat",
             Mutation::NoStepDownOnHigherTermReply => "no-step-down-on-higher-term",
+            Mutation::TickerLockstep => "ticker-lockstep",
+            Mutation::AcceptTornWrites => "accept-torn-writes",
         }
     }
 }

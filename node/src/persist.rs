@@ -24,8 +24,9 @@ pub struct PersistentState {
 /// The correct implementation replaces the stored bytes atomically: after a crash, `load` returns
 /// either the previous or the new bytes, or an error saying the storage is corrupt.
 pub trait Persister: Send + Sync {
-    /// Stores `bytes`, replacing what was stored. Returns once it is durable.
-    fn save(&self, bytes: &[u8]);
+    /// Stores `bytes`, replacing what was stored. Returns once it is durable, or fails when the
+    /// machine crashed during the write (the node must then stop as if it had crashed).
+    fn save(&self, bytes: &[u8]) -> Result<(), StorageError>;
     /// The last stored bytes, `None` if nothing was ever stored.
     fn load(&self) -> Result<Option<Vec<u8>>, StorageError>;
 }
@@ -36,6 +37,9 @@ pub enum StorageError {
     /// The storage holds bytes that fail their integrity check.
     #[error("stored state is corrupt: {0}")]
     Corrupt(String),
+    /// The machine crashed during a write; nothing after it is durable.
+    #[error("crashed during a write")]
+    Crashed,
 }
 
 const MAGIC: &[u8; 4] = b"ILRS";
@@ -154,6 +158,42 @@ impl PersistentState {
     }
 }
 
+impl PersistentState {
+    /// What the broken node of [`crate::Mutation::AcceptTornWrites`] does with bytes that fail
+    /// their check: ignores lengths and checksum and keeps every entry that decodes completely.
+    /// Never use this in a correct node: it trusts a half-written state.
+    pub fn salvage(bytes: &[u8]) -> PersistentState {
+        let mut reader = Reader {
+            bytes: bytes.get(HEADER_LEN..).unwrap_or_default(),
+        };
+        let mut state = PersistentState::default();
+        let Ok(term) = reader.u64() else { return state };
+        state.current_term = Term(term);
+        state.voted_for = match (reader.u8(), reader.u32()) {
+            (Ok(1), Ok(node)) => Some(NodeId(node)),
+            _ => None,
+        };
+        let Ok(count) = reader.u64() else {
+            return state;
+        };
+        let mut entries = Vec::new();
+        for _ in 0..count.min(1 << 20) {
+            let (Ok(term), Ok(len)) = (reader.u64(), reader.u32()) else {
+                break;
+            };
+            let Ok(command) = reader.take(len as usize) else {
+                break;
+            };
+            entries.push(Entry {
+                term: Term(term),
+                command: Command(command.to_vec()),
+            });
+        }
+        state.log = RaftLog::from_entries(entries);
+        state
+    }
+}
+
 struct Reader<'a> {
     bytes: &'a [u8],
 }
@@ -196,8 +236,9 @@ impl MemoryPersister {
 }
 
 impl Persister for MemoryPersister {
-    fn save(&self, bytes: &[u8]) {
+    fn save(&self, bytes: &[u8]) -> Result<(), StorageError> {
         *self.stored.lock() = Some(bytes.to_vec());
+        Ok(())
     }
     fn load(&self) -> Result<Option<Vec<u8>>, StorageError> {
         Ok(self.stored.lock().clone())
@@ -231,6 +272,18 @@ mod tests {
         assert_eq!(PersistentState::decode(&state.encode()), Ok(state));
         let empty = PersistentState::default();
         assert_eq!(PersistentState::decode(&empty.encode()), Ok(empty));
+    }
+
+    #[test]
+    fn salvage_keeps_the_entries_a_torn_prefix_still_holds() {
+        let bytes = sample().encode();
+        let salvaged = PersistentState::salvage(&bytes[..bytes.len() - 10]);
+        assert_eq!(salvaged.current_term, Term(3));
+        assert_eq!(
+            salvaged.log.last_index(),
+            crate::LogIndex(1),
+            "the second entry was torn off"
+        );
     }
 
     #[test]

@@ -17,9 +17,9 @@ struct CountingPersister {
 }
 
 impl Persister for CountingPersister {
-    fn save(&self, bytes: &[u8]) {
+    fn save(&self, bytes: &[u8]) -> Result<(), StorageError> {
         self.saves.fetch_add(1, Ordering::SeqCst);
-        self.inner.save(bytes);
+        self.inner.save(bytes)
     }
     fn load(&self) -> Result<Option<Vec<u8>>, StorageError> {
         self.inner.load()
@@ -140,7 +140,8 @@ fn a_node_refuses_to_start_on_corrupt_storage() {
     let clock: ClockRef = Arc::new(SystemClock::new());
     let network = LocalNetwork::new(clock.clone(), Duration::from_millis(20));
     let disk = Arc::new(MemoryPersister::new());
-    disk.save(b"not a raft state");
+    disk.save(b"not a raft state")
+        .expect("memory never crashes");
     let (params, _receiver) = params(&clock, &network, NodeId(0), disk);
     match Node::new(params) {
         Err(NodeError::Storage(StorageError::Corrupt(reason))) => {

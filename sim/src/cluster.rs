@@ -40,6 +40,15 @@ impl ClusterConfig {
     }
 }
 
+/// The broken node of `accept-torn-writes` runs on storage that writes in place.
+fn disk_layout(config: &ClusterConfig) -> crate::disk::Layout {
+    if config.node.mutations.has(node::Mutation::AcceptTornWrites) {
+        crate::disk::Layout::InPlace
+    } else {
+        crate::disk::Layout::TwoSlots
+    }
+}
+
 struct Running {
     node: Node,
     service: ClockJoinHandle<()>,
@@ -69,7 +78,9 @@ impl Cluster {
         let clock = sim.clock();
         let network = Network::new(clock.clone(), config.net.clone(), sim.rng(NETWORK_STREAM));
         let cluster = Cluster {
-            disks: (0..config.nodes).map(|_| Arc::new(Disk::new())).collect(),
+            disks: (0..config.nodes)
+                .map(|_| Arc::new(Disk::with_layout(disk_layout(&config))))
+                .collect(),
             clock,
             network,
             running: Mutex::new(BTreeMap::new()),
@@ -179,6 +190,28 @@ impl Cluster {
         self.crash(node);
         self.disk(node).reboot();
         self.start_node(node)
+    }
+
+    /// Pauses every thread of `node` (see [`Node::pause`]).
+    pub fn pause(&self, node: NodeId) {
+        if let Some(running) = self.running.lock().get(&node) {
+            running.node.pause();
+        }
+    }
+
+    /// Resumes a paused node.
+    pub fn resume(&self, node: NodeId) {
+        if let Some(running) = self.running.lock().get(&node) {
+            running.node.resume();
+        }
+    }
+
+    /// Whether `node`'s instance stopped itself after a write crashed under it.
+    pub fn died_writing(&self, node: NodeId) -> bool {
+        self.running
+            .lock()
+            .get(&node)
+            .is_some_and(|running| running.node.is_dead())
     }
 
     /// Whether `node` has a running instance.

@@ -14,8 +14,19 @@ use node::{Persister, StorageError};
 const FRAME_HEADER: usize = 8 + 4;
 const FRAME_TRAILER: usize = 8;
 
+/// How a disk lays out its writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Two checksummed slots written alternately: a torn write leaves the previous state.
+    TwoSlots,
+    /// One region overwritten in place with no framing: a torn write leaves a mix of new and old
+    /// bytes (the storage of the `accept-torn-writes` mutation).
+    InPlace,
+}
+
 /// One node's simulated disk. It survives the node's crashes.
 pub struct Disk {
+    layout: Layout,
     state: Mutex<DiskState>,
 }
 
@@ -44,9 +55,15 @@ impl Default for Disk {
 }
 
 impl Disk {
-    /// An empty disk.
+    /// An empty disk with the correct layout.
     pub fn new() -> Disk {
+        Disk::with_layout(Layout::TwoSlots)
+    }
+
+    /// An empty disk with `layout`.
+    pub fn with_layout(layout: Layout) -> Disk {
         Disk {
+            layout,
             state: Mutex::new(DiskState {
                 slots: [Vec::new(), Vec::new()],
                 sequence: 0,
@@ -112,14 +129,16 @@ fn unframe(slot: &[u8]) -> Option<(u64, &[u8])> {
 }
 
 impl Persister for Disk {
-    fn save(&self, bytes: &[u8]) {
+    fn save(&self, bytes: &[u8]) -> Result<(), StorageError> {
         let mut state = self.state.lock();
         if state.frozen {
-            return;
+            return Err(StorageError::Crashed);
         }
         let sequence = state.sequence + 1;
-        let framed = frame(sequence, bytes);
-        let target = (sequence % 2) as usize;
+        let (framed, target) = match self.layout {
+            Layout::TwoSlots => (frame(sequence, bytes), (sequence % 2) as usize),
+            Layout::InPlace => (bytes.to_vec(), 0),
+        };
         if let Some(mut rng) = state.tear_next.take() {
             let written = rng.index(framed.len());
             let old = std::mem::take(&mut state.slots[target]);
@@ -128,15 +147,20 @@ impl Persister for Disk {
             state.slots[target] = torn;
             state.frozen = true;
             state.torn += 1;
-            return;
+            return Err(StorageError::Crashed);
         }
         state.slots[target] = framed;
         state.sequence = sequence;
         state.saves += 1;
+        Ok(())
     }
 
     fn load(&self) -> Result<Option<Vec<u8>>, StorageError> {
         let state = self.state.lock();
+        if self.layout == Layout::InPlace {
+            let slot = &state.slots[0];
+            return Ok((!slot.is_empty()).then(|| slot.clone()));
+        }
         let newest = state
             .slots
             .iter()
@@ -161,12 +185,12 @@ mod tests {
         for seed in 0..200 {
             let disk = Disk::new();
             assert_eq!(disk.load(), Ok(None));
-            disk.save(b"first");
-            disk.save(b"second");
+            disk.save(b"first").unwrap();
+            disk.save(b"second").unwrap();
             disk.tear_next_save(DetRng::new(seed));
-            disk.save(b"third, torn");
+            assert_eq!(disk.save(b"third, torn"), Err(StorageError::Crashed));
             assert!(disk.is_frozen());
-            disk.save(b"fourth, lost");
+            assert_eq!(disk.save(b"fourth, lost"), Err(StorageError::Crashed));
             let loaded = disk
                 .load()
                 .expect("one slot survives")
@@ -176,7 +200,7 @@ mod tests {
                 "seed {seed}: {loaded:?}"
             );
             disk.reboot();
-            disk.save(b"fifth");
+            disk.save(b"fifth").unwrap();
             assert_eq!(disk.load(), Ok(Some(b"fifth".to_vec())));
         }
     }
@@ -186,11 +210,30 @@ mod tests {
         for seed in 0..100 {
             let disk = Disk::new();
             disk.tear_next_save(DetRng::new(seed));
-            disk.save(b"only");
+            assert!(disk.save(b"only").is_err());
             match disk.load() {
                 Ok(None) | Err(StorageError::Corrupt(_)) => {}
                 other => panic!("seed {seed}: torn first save loaded as {other:?}"),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod in_place_tests {
+    use super::*;
+
+    #[test]
+    fn an_in_place_disk_loads_a_torn_mix_of_new_and_old_bytes() {
+        let disk = Disk::with_layout(Layout::InPlace);
+        disk.save(b"aaaaaaaa").unwrap();
+        disk.tear_next_save(DetRng::new(3));
+        assert!(disk.save(b"bbbbbbbb").is_err());
+        let loaded = disk.load().unwrap().unwrap();
+        assert_eq!(loaded.len(), 8);
+        assert!(
+            loaded.starts_with(b"b") || loaded == b"aaaaaaaa",
+            "{loaded:?}"
+        );
     }
 }

@@ -30,7 +30,7 @@ pub mod runner;
 
 pub use chaos::{run_chaos, ChaosConfig, ChaosReport};
 pub use cluster::{Cluster, ClusterConfig};
-pub use disk::Disk;
+pub use disk::{Disk, Layout};
 pub use fake_clock::FakeClock;
 pub use invariants::Invariants;
 pub use network::{NetConfig, Network};

@@ -14,6 +14,9 @@ pub(super) fn step(shared: &Shared) -> Step {
         if inner.killed {
             return Step::Exit;
         }
+        if inner.paused {
+            return Step::WaitUntil(None);
+        }
         let log = &inner.core.persistent().log;
         let ready = inner.core.commit_index().min(log.last_index());
         let limit = shared.config.max_entries_per_apply_batch as u64;

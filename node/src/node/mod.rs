@@ -15,6 +15,7 @@ use crate::channel::Sender;
 use crate::clock::{spawn, ClockJoinHandle, ClockRef};
 use crate::config::{Config, ConfigError};
 use crate::core::{NotLeader, RaftCore};
+use crate::mutation::Mutation;
 use crate::observer::{Observer, Role};
 use crate::persist::{PersistentState, Persister, StorageError};
 use crate::sync::{Arc, Mutex};
@@ -138,7 +139,13 @@ impl Node {
     pub fn new(params: NodeParams) -> Result<Node, NodeError> {
         params.config.validate()?;
         let state = match params.persister.load()? {
-            Some(bytes) => PersistentState::decode(&bytes)?,
+            Some(bytes) => match PersistentState::decode(&bytes) {
+                Ok(state) => state,
+                Err(_) if params.config.mutations.has(Mutation::AcceptTornWrites) => {
+                    PersistentState::salvage(&bytes)
+                }
+                Err(error) => return Err(error.into()),
+            },
             None => PersistentState::default(),
         };
         let core = RaftCore::new(
@@ -214,6 +221,24 @@ impl Node {
     /// The handler a transport calls to deliver requests to this node.
     pub fn rpc_handler(&self) -> Arc<dyn RpcHandler> {
         self.shared.clone()
+    }
+
+    /// Freezes the node as a stopped process would be: its threads stop at their next step with
+    /// their state intact, it answers no request, and replies to calls it had in flight wait
+    /// until [`Node::resume`].
+    pub fn pause(&self) {
+        self.shared.set_paused(true);
+    }
+
+    /// Lets a paused node go on as if nothing happened (its late messages go out, late replies
+    /// are handled).
+    pub fn resume(&self) {
+        self.shared.set_paused(false);
+    }
+
+    /// Whether the node stopped itself because a write crashed (see [`crate::Persister::save`]).
+    pub fn is_dead(&self) -> bool {
+        self.shared.is_killed()
     }
 
     /// Stops every thread of the node and joins them. Afterwards the node sends, applies and

@@ -14,6 +14,9 @@ pub(super) fn step(shared: &Shared, peer: NodeId) -> Step {
         if inner.killed {
             return Step::Exit;
         }
+        if inner.paused {
+            return Step::WaitUntil(None);
+        }
         let now = shared.clock.now();
         let leader = inner.core.role() == Role::Leader;
         let due_at = inner.heartbeat_due.get(&peer).copied();
@@ -32,6 +35,12 @@ pub(super) fn step(shared: &Shared, peer: NodeId) -> Step {
     };
     let response = shared.transport.call(peer, request.clone()).ok();
     let mut inner = shared.lock();
+    while inner.paused && !inner.killed {
+        // A reply that arrives while the node is paused is handled, late, after it resumes.
+        drop(inner);
+        shared.peer_wake[&peer].wait();
+        inner = shared.lock();
+    }
     if inner.killed {
         return Step::Exit;
     }

@@ -19,7 +19,11 @@ use std::collections::BTreeMap;
 pub(super) struct Inner {
     pub core: RaftCore,
     pub killed: bool,
+    /// Paused like a stopped process: workers wait, requests go unanswered.
+    pub paused: bool,
     pub election_deadline: Instant,
+    /// When the election timer was last reset.
+    pub timer_reset_at: Instant,
     pub heartbeat_due: BTreeMap<NodeId, Instant>,
     pub last_applied: LogIndex,
     highest_commit_seen: LogIndex,
@@ -46,7 +50,8 @@ impl Shared {
         let clock = params.clock;
         let id = params.id;
         let mut rng = DetRng::new(params.config.seed);
-        let election_deadline = clock.now() + election_timeout(&params.config, &mut rng);
+        let started = clock.now();
+        let election_deadline = started + election_timeout(&params.config, &mut rng);
         let peer_wake = core
             .peers()
             .iter()
@@ -72,7 +77,9 @@ impl Shared {
             inner: Mutex::new(Inner {
                 core,
                 killed: false,
+                paused: false,
                 election_deadline,
+                timer_reset_at: started,
                 heartbeat_due: BTreeMap::new(),
                 last_applied: LogIndex(0),
                 highest_commit_seen: LogIndex(0),
@@ -92,7 +99,7 @@ impl Shared {
 
     pub fn start(&self, command: Command) -> Result<(LogIndex, Term), NotLeader> {
         let mut inner = self.lock();
-        if inner.killed {
+        if inner.killed || inner.paused {
             return Err(NotLeader { leader_hint: None });
         }
         let (index, term, effects) = inner.core.propose(command)?;
@@ -114,7 +121,29 @@ impl Shared {
     /// Marks the node dead and wakes every thread so it can see that and exit.
     pub fn kill(&self) {
         self.lock().killed = true;
-        self.apply_sender.close();
+        self.wake_everyone();
+    }
+
+    /// Whether the node is dead (killed, or stopped itself after a crashed write).
+    pub fn is_killed(&self) -> bool {
+        self.lock().killed
+    }
+
+    /// Pauses or resumes every worker.
+    pub fn set_paused(&self, paused: bool) {
+        self.lock().paused = paused;
+        self.wake_everyone();
+    }
+
+    fn wake_everyone(&self) {
+        if self.lock().killed {
+            self.apply_sender.close();
+        }
+        self.notify_workers();
+    }
+
+    /// Wakes every worker thread (without taking the node's lock).
+    fn notify_workers(&self) {
         self.ticker_wake.notify();
         self.applier_wake.notify();
         for signal in self.peer_wake.values() {
@@ -128,10 +157,20 @@ impl Shared {
         let mut reply = None;
         for effect in effects.into_vec() {
             match effect {
-                Effect::Persist => self.persist(inner),
+                Effect::Persist => {
+                    if self.persist(inner).is_err() {
+                        // The machine crashed mid-write: nothing after this happens, no reply,
+                        // and every thread exits.
+                        inner.killed = true;
+                        self.apply_sender.close();
+                        self.notify_workers();
+                        return None;
+                    }
+                }
                 Effect::ResetElectionTimer => {
-                    inner.election_deadline =
-                        self.clock.now() + election_timeout(&self.config, &mut inner.rng);
+                    let now = self.clock.now();
+                    inner.timer_reset_at = now;
+                    inner.election_deadline = now + election_timeout(&self.config, &mut inner.rng);
                 }
                 Effect::RoleChanged(role) => {
                     let term = inner.core.term();
@@ -161,7 +200,7 @@ impl Shared {
         reply
     }
 
-    fn persist(&self, inner: &Inner) {
+    fn persist(&self, inner: &Inner) -> Result<(), crate::StorageError> {
         let state = inner.core.persistent();
         let bytes = if inner.core.has(Mutation::ForgetVote) {
             let mut forgetful = state.clone();
@@ -170,7 +209,7 @@ impl Shared {
         } else {
             state.encode()
         };
-        self.persister.save(&bytes);
+        self.persister.save(&bytes)
     }
 
     fn check_invariants(&self, inner: &mut Inner) {
@@ -200,6 +239,19 @@ impl Shared {
         inner.highest_term_seen = inner.highest_term_seen.max(term);
     }
 
+    /// Raft Figure 2, for all servers: a message carrying a higher term makes the receiver adopt
+    /// it (and step down). Checked here in the shell, independently of the core's rules.
+    pub fn check_term_adopted(&self, inner: &Inner, seen: Term, what: &str) {
+        let term = inner.core.term();
+        if term < seen {
+            self.report(format!(
+                "{}: saw {seen} in a {what} but stayed in {term} as {:?}",
+                self.id,
+                inner.core.role()
+            ));
+        }
+    }
+
     fn report(&self, description: String) {
         self.observer
             .on_event(self.id, &NodeEvent::InvariantViolated { description });
@@ -209,12 +261,16 @@ impl Shared {
 impl RpcHandler for Shared {
     fn handle(&self, request: Request) -> Option<Response> {
         let mut inner = self.lock();
-        if inner.killed {
+        if inner.killed || inner.paused {
             return None;
         }
         let effects = inner.core.handle_request(&request);
         let reply = self.execute(&mut inner, effects);
+        if inner.killed {
+            return None;
+        }
         assert!(reply.is_some(), "{}: no reply to {request:?}", self.id);
+        self.check_term_adopted(&inner, request.term(), "request");
         reply
     }
 }

@@ -1,8 +1,30 @@
 //! The ticker: starts an election when the election deadline passes without a heartbeat.
 
-use super::shared::Shared;
+use super::shared::{Inner, Shared};
 use super::Step;
+use crate::mutation::Mutation;
 use crate::observer::Role;
+use crate::Instant;
+use std::time::Duration;
+
+/// The broken ticker of [`Mutation::TickerLockstep`]: polls on a 10 ms grid shared by every node
+/// and fires a fixed minimum timeout after the last reset, so nodes that lost their leader
+/// together keep timing out together.
+fn lockstep_step(shared: &Shared, inner: &mut Inner) -> Step {
+    const POLL: Duration = Duration::from_millis(10);
+    let now = shared.clock.now();
+    if inner.core.role() != Role::Leader
+        && now >= inner.timer_reset_at + shared.config.election_timeout_min
+    {
+        let effects = inner.core.start_election();
+        shared.execute(inner, effects);
+    }
+    let poll = POLL.as_micros() as u64;
+    let next_tick = Instant::from_epoch(Duration::from_micros(
+        (now.since_epoch().as_micros() as u64 / poll + 1) * poll,
+    ));
+    Step::WaitUntil((inner.core.role() != Role::Leader).then_some(next_tick))
+}
 
 /// One pass of the ticker. The deadline is read and acted on under one lock acquisition, so a
 /// heartbeat that pushed the deadline forward is never missed (no check-then-act across a lock
@@ -11,6 +33,12 @@ pub(super) fn step(shared: &Shared) -> Step {
     let mut inner = shared.lock();
     if inner.killed {
         return Step::Exit;
+    }
+    if inner.paused {
+        return Step::WaitUntil(None);
+    }
+    if inner.core.has(Mutation::TickerLockstep) {
+        return lockstep_step(shared, &mut inner);
     }
     if inner.core.role() != Role::Leader && shared.clock.now() >= inner.election_deadline {
         let effects = inner.core.start_election();
