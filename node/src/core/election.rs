@@ -34,6 +34,27 @@ impl RaftCore {
         effects
     }
 
+    /// Refuses a vote request without adopting its term, because this node heard from a current
+    /// leader less than a minimum election timeout ago (Raft thesis §4.2.3): a server cut off
+    /// from the leader cannot disrupt a working cluster by bumping terms.
+    pub fn refuse_vote_within_lease(&self) -> Effects {
+        let mut effects = Effects::default();
+        effects.push(Effect::Reply(Response::RequestVote(RequestVoteReply {
+            term: self.term(),
+            vote_granted: false,
+        })));
+        effects
+    }
+
+    /// A leader that no longer hears from a majority steps down (check-quorum), so a leader cut
+    /// off from its followers stops accepting commands it can never commit.
+    pub fn step_down(&mut self) -> Effects {
+        let mut effects = Effects::default();
+        let term = self.term();
+        self.become_follower(term, &mut effects);
+        effects
+    }
+
     pub(super) fn vote_request(&self) -> RequestVoteArgs {
         RequestVoteArgs {
             term: self.term(),

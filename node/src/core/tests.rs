@@ -413,3 +413,27 @@ fn a_truncating_heartbeat_is_only_possible_with_the_mutation() {
         assert_eq!(follower.persistent().log.last_index(), expected_last);
     }
 }
+
+#[test]
+fn a_vote_refused_within_the_lease_does_not_adopt_the_term() {
+    let follower = core(1, 3);
+    let effects = follower.refuse_vote_within_lease();
+    assert_eq!(
+        reply_of(&effects),
+        Response::RequestVote(RequestVoteReply {
+            term: Term(0),
+            vote_granted: false
+        })
+    );
+    assert_eq!(follower.term(), Term(0));
+}
+
+#[test]
+fn a_leader_that_steps_down_keeps_its_term() {
+    let mut leader = core(0, 3);
+    elect(&mut leader);
+    let effects = leader.step_down();
+    assert_eq!(leader.role(), Role::Follower);
+    assert_eq!(leader.term(), Term(1));
+    assert_eq!(effects.as_slice(), &[Effect::RoleChanged(Role::Follower)]);
+}

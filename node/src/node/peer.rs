@@ -48,6 +48,13 @@ pub(super) fn step(shared: &Shared, peer: NodeId) -> Step {
         .core
         .handle_response(peer, &request, response.as_ref());
     shared.execute(&mut inner, effects);
+    if let Some(response) = &response {
+        shared.check_term_adopted(&inner, response.term(), "reply");
+        if inner.core.role() == Role::Leader && response.term() == inner.core.term() {
+            let now = shared.clock.now();
+            inner.peer_answered_at.insert(peer, now);
+        }
+    }
     Step::Continue
 }
 

@@ -24,6 +24,10 @@ pub(super) struct Inner {
     pub election_deadline: Instant,
     /// When the election timer was last reset.
     pub timer_reset_at: Instant,
+    /// When this node last heard from a leader of its current term (or, as leader, had a quorum).
+    pub leader_contact_at: Option<Instant>,
+    /// As leader: when each peer last answered in the current term (check-quorum).
+    pub peer_answered_at: BTreeMap<NodeId, Instant>,
     pub heartbeat_due: BTreeMap<NodeId, Instant>,
     pub last_applied: LogIndex,
     highest_commit_seen: LogIndex,
@@ -80,6 +84,8 @@ impl Shared {
                 paused: false,
                 election_deadline,
                 timer_reset_at: started,
+                leader_contact_at: None,
+                peer_answered_at: BTreeMap::new(),
                 heartbeat_due: BTreeMap::new(),
                 last_applied: LogIndex(0),
                 highest_commit_seen: LogIndex(0),
@@ -176,9 +182,14 @@ impl Shared {
                     let term = inner.core.term();
                     self.observer
                         .on_event(self.id, &NodeEvent::RoleChanged { term, role });
+                    let now = self.clock.now();
                     if role == Role::Leader {
-                        let now = self.clock.now();
                         inner.heartbeat_due = self.peer_wake.keys().map(|&p| (p, now)).collect();
+                        // A new leader gets one election timeout to hear from a quorum.
+                        inner.peer_answered_at = self.peer_wake.keys().map(|&p| (p, now)).collect();
+                        inner.leader_contact_at = Some(now);
+                    } else {
+                        inner.leader_contact_at = None;
                     }
                     self.ticker_wake.notify();
                 }
@@ -239,6 +250,25 @@ impl Shared {
         inner.highest_term_seen = inner.highest_term_seen.max(term);
     }
 
+    /// Check-quorum: a leader that has not heard from a majority within the longest election
+    /// timeout steps down. Returns whether it did.
+    pub fn check_quorum(&self, inner: &mut Inner) -> bool {
+        let now = self.clock.now();
+        let window = self.config.election_timeout_max;
+        let answered = inner
+            .peer_answered_at
+            .values()
+            .filter(|&&at| now < at + window)
+            .count();
+        if 2 * (answered + 1) > inner.core.peers().len() + 1 {
+            inner.leader_contact_at = Some(now);
+            return false;
+        }
+        let effects = inner.core.step_down();
+        self.execute(inner, effects);
+        true
+    }
+
     /// Raft Figure 2, for all servers: a message carrying a higher term makes the receiver adopt
     /// it (and step down). Checked here in the shell, independently of the core's rules.
     pub fn check_term_adopted(&self, inner: &Inner, seen: Term, what: &str) {
@@ -264,13 +294,30 @@ impl RpcHandler for Shared {
         if inner.killed || inner.paused {
             return None;
         }
-        let effects = inner.core.handle_request(&request);
+        let now = self.clock.now();
+        let within_lease = inner
+            .leader_contact_at
+            .is_some_and(|contact| now < contact + self.config.election_timeout_min);
+        let refused_within_lease = matches!(&request, Request::RequestVote(args) if within_lease && args.term > inner.core.term());
+        let effects = if refused_within_lease {
+            inner.core.refuse_vote_within_lease()
+        } else {
+            inner.core.handle_request(&request)
+        };
         let reply = self.execute(&mut inner, effects);
+        if let (Request::AppendEntries(args), false) = (&request, inner.killed) {
+            if args.term == inner.core.term() {
+                inner.leader_contact_at = Some(now);
+            }
+        }
         if inner.killed {
             return None;
         }
         assert!(reply.is_some(), "{}: no reply to {request:?}", self.id);
-        self.check_term_adopted(&inner, request.term(), "request");
+        if !refused_within_lease {
+            // (The lease is the one exception to Figure 2's rule, by design.)
+            self.check_term_adopted(&inner, request.term(), "request");
+        }
         reply
     }
 }

@@ -23,12 +23,13 @@ fn lockstep_step(shared: &Shared, inner: &mut Inner) -> Step {
     let next_tick = Instant::from_epoch(Duration::from_micros(
         (now.since_epoch().as_micros() as u64 / poll + 1) * poll,
     ));
-    Step::WaitUntil((inner.core.role() != Role::Leader).then_some(next_tick))
+    Step::WaitUntil(Some(next_tick))
 }
 
-/// One pass of the ticker. The deadline is read and acted on under one lock acquisition, so a
-/// heartbeat that pushed the deadline forward is never missed (no check-then-act across a lock
-/// release). Returns when to look again.
+/// One pass of the ticker. A leader checks that it still hears from a quorum (and steps down if
+/// not); anyone else starts an election once the election deadline has passed. The deadline is
+/// read and acted on under one lock acquisition, so a heartbeat that pushed the deadline forward
+/// is never missed (no check-then-act across a lock release). Returns when to look again.
 pub(super) fn step(shared: &Shared) -> Step {
     let mut inner = shared.lock();
     if inner.killed {
@@ -37,6 +38,10 @@ pub(super) fn step(shared: &Shared) -> Step {
     if inner.paused {
         return Step::WaitUntil(None);
     }
+    if inner.core.role() == Role::Leader && !shared.check_quorum(&mut inner) {
+        let next_check = shared.clock.now() + shared.config.election_timeout_min;
+        return Step::WaitUntil(Some(next_check));
+    }
     if inner.core.has(Mutation::TickerLockstep) {
         return lockstep_step(shared, &mut inner);
     }
@@ -44,7 +49,7 @@ pub(super) fn step(shared: &Shared) -> Step {
         let effects = inner.core.start_election();
         shared.execute(&mut inner, effects);
     }
-    Step::WaitUntil((inner.core.role() != Role::Leader).then_some(inner.election_deadline))
+    Step::WaitUntil(Some(inner.election_deadline))
 }
 
 /// Runs until the node is killed.
