@@ -13,6 +13,9 @@ pub struct RequestVoteArgs {
     pub last_log_index: LogIndex,
     /// Term of the candidate's last log entry.
     pub last_log_term: Term,
+    /// A pre-vote (Raft thesis §9.6): "would you vote for me in `term`?", asked before starting
+    /// an election. Answering changes nothing, so a node that cannot win never bumps terms.
+    pub pre_vote: bool,
 }
 
 /// The answer to [`RequestVoteArgs`].

@@ -7,6 +7,8 @@ use crate::{LogIndex, NodeId, Term};
 pub enum Role {
     /// Follows a leader (or waits for one).
     Follower,
+    /// Asks whether it could win an election, without changing its term (pre-vote).
+    PreCandidate,
     /// Asks for votes.
     Candidate,
     /// Leads.

@@ -147,6 +147,9 @@ impl Invariants {
 
 impl Observer for Invariants {
     fn on_event(&self, node: NodeId, event: &NodeEvent) {
+        if std::env::var("DBG").is_ok() {
+            eprintln!("{node} {event:?}");
+        }
         let mut state = self.state.lock();
         match event {
             NodeEvent::RoleChanged {

@@ -27,6 +27,7 @@ pub mod fake_clock;
 pub mod invariants;
 pub mod network;
 pub mod runner;
+pub mod scenarios;
 
 pub use chaos::{run_chaos, ChaosConfig, ChaosReport};
 pub use cluster::{Cluster, ClusterConfig};

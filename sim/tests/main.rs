@@ -4,6 +4,7 @@
 mod agreement;
 mod chaos;
 mod election;
+mod faults;
 mod mutants;
 mod persistence;
 mod support;

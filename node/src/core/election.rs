@@ -8,7 +8,34 @@ use crate::NodeId;
 use std::collections::{BTreeMap, BTreeSet};
 
 impl RaftCore {
-    /// The election timeout fired: become a candidate in the next term and vote for itself.
+    /// The election timeout fired: ask the peers whether they would vote for this node in the
+    /// next term (pre-vote) before changing anything. Only a majority of yes starts the election.
+    pub fn start_pre_vote(&mut self) -> Effects {
+        assert!(
+            !matches!(self.role, RoleState::Leader { .. }),
+            "{}: a leader does not start elections",
+            self.id
+        );
+        self.leader_hint = None;
+        self.role = RoleState::Candidate {
+            votes: BTreeSet::from([self.id]),
+            requested: BTreeSet::new(),
+            pre_vote: true,
+        };
+        let mut effects = Effects::default();
+        effects.push(Effect::ResetElectionTimer);
+        effects.push(Effect::RoleChanged(Role::PreCandidate));
+        if self.is_majority(1) {
+            for effect in self.start_election().into_vec() {
+                effects.push(effect);
+            }
+        } else {
+            effects.push(Effect::WakePeers);
+        }
+        effects
+    }
+
+    /// Becomes a candidate in the next term and votes for itself.
     pub fn start_election(&mut self) -> Effects {
         assert!(
             !matches!(self.role, RoleState::Leader { .. }),
@@ -21,6 +48,7 @@ impl RaftCore {
         self.role = RoleState::Candidate {
             votes: BTreeSet::from([self.id]),
             requested: BTreeSet::new(),
+            pre_vote: false,
         };
         let mut effects = Effects::default();
         effects.push(Effect::Persist);
@@ -56,8 +84,14 @@ impl RaftCore {
     }
 
     pub(super) fn vote_request(&self) -> RequestVoteArgs {
+        let pre_vote = matches!(self.role, RoleState::Candidate { pre_vote: true, .. });
         RequestVoteArgs {
-            term: self.term(),
+            pre_vote,
+            term: if pre_vote {
+                self.term().next()
+            } else {
+                self.term()
+            },
             candidate: self.id,
             last_log_index: self.state.log.last_index(),
             last_log_term: self.state.log.last_term(),
@@ -66,6 +100,19 @@ impl RaftCore {
 
     pub(super) fn handle_request_vote(&mut self, args: &RequestVoteArgs) -> Effects {
         let mut effects = Effects::default();
+        if args.pre_vote {
+            // Would this node vote for the candidate in `args.term`? Nothing changes here.
+            let log = &self.state.log;
+            let up_to_date =
+                (args.last_log_term, args.last_log_index) >= (log.last_term(), log.last_index());
+            let grant = args.term > self.term()
+                && (up_to_date || self.has(Mutation::VoteWithoutUpToDateCheck));
+            effects.push(Effect::Reply(Response::RequestVote(RequestVoteReply {
+                term: self.term(),
+                vote_granted: grant,
+            })));
+            return effects;
+        }
         if args.term > self.term() {
             self.become_follower(args.term, &mut effects);
         }
@@ -104,18 +151,29 @@ impl RaftCore {
             self.become_follower(reply.term, &mut effects);
             return effects;
         }
-        if args.term != self.term() || !reply.vote_granted {
+        let asked_for = if args.pre_vote {
+            self.term().next()
+        } else {
+            self.term()
+        };
+        if args.term != asked_for || !reply.vote_granted {
             return effects;
         }
         let won = match &mut self.role {
-            RoleState::Candidate { votes, .. } => {
+            RoleState::Candidate {
+                votes, pre_vote, ..
+            } if *pre_vote == args.pre_vote => {
                 votes.insert(peer);
                 let count = votes.len();
                 self.is_majority(count)
             }
             _ => false,
         };
-        if won {
+        if won && args.pre_vote {
+            for effect in self.start_election().into_vec() {
+                effects.push(effect);
+            }
+        } else if won {
             self.become_leader(&mut effects);
         }
         effects

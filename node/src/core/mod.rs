@@ -77,6 +77,8 @@ enum RoleState {
     Candidate {
         votes: BTreeSet<NodeId>,
         requested: BTreeSet<NodeId>,
+        /// Collecting pre-votes for `term + 1` rather than votes for `term`.
+        pre_vote: bool,
     },
     Leader {
         progress: BTreeMap<NodeId, Progress>,
@@ -150,6 +152,7 @@ impl RaftCore {
     pub fn role(&self) -> Role {
         match self.role {
             RoleState::Follower => Role::Follower,
+            RoleState::Candidate { pre_vote: true, .. } => Role::PreCandidate,
             RoleState::Candidate { .. } => Role::Candidate,
             RoleState::Leader { .. } => Role::Leader,
         }
@@ -261,8 +264,15 @@ impl RaftCore {
     ) -> Effects {
         match (request, response) {
             (Request::RequestVote(args), None) => {
-                if let RoleState::Candidate { requested, .. } = &mut self.role {
-                    if args.term == self.state.current_term {
+                let current = self.state.current_term;
+                if let RoleState::Candidate {
+                    requested,
+                    pre_vote,
+                    ..
+                } = &mut self.role
+                {
+                    let asked_for = if *pre_vote { current.next() } else { current };
+                    if args.pre_vote == *pre_vote && args.term == asked_for {
                         requested.remove(&peer);
                     }
                 }

@@ -93,6 +93,7 @@ fn a_granted_vote_is_persisted_before_the_reply_and_never_given_twice_in_a_term(
     let mut voter = core(2, 3);
     let ask = |candidate| {
         Request::RequestVote(RequestVoteArgs {
+            pre_vote: false,
             term: Term(1),
             candidate: n(candidate),
             last_log_index: LogIndex(0),
@@ -130,6 +131,7 @@ fn a_vote_needs_an_up_to_date_log_unless_the_check_is_mutated_away() {
         log: log_of(&[1, 2]),
     };
     let stale = Request::RequestVote(RequestVoteArgs {
+        pre_vote: false,
         term: Term(3),
         candidate: n(0),
         last_log_index: LogIndex(5),
@@ -436,4 +438,44 @@ fn a_leader_that_steps_down_keeps_its_term() {
     assert_eq!(leader.role(), Role::Follower);
     assert_eq!(leader.term(), Term(1));
     assert_eq!(effects.as_slice(), &[Effect::RoleChanged(Role::Follower)]);
+}
+
+#[test]
+fn a_pre_vote_changes_nothing_and_only_a_majority_of_yes_starts_the_election() {
+    let mut candidate = core(0, 3);
+    let effects = candidate.start_pre_vote();
+    assert!(
+        !effects.as_slice().contains(&Effect::Persist),
+        "a pre-vote persists nothing"
+    );
+    assert_eq!(
+        (candidate.term(), candidate.role()),
+        (Term(0), Role::PreCandidate)
+    );
+    let Some(Request::RequestVote(args)) = candidate.next_request(n(1), false) else {
+        panic!()
+    };
+    assert!(args.pre_vote && args.term == Term(1));
+    // The voter answers without adopting the term or recording a vote.
+    let mut voter = core(1, 3);
+    let answer = voter.handle_request(&Request::RequestVote(args.clone()));
+    assert_eq!(
+        reply_of(&answer),
+        Response::RequestVote(RequestVoteReply {
+            term: Term(0),
+            vote_granted: true
+        })
+    );
+    assert_eq!(
+        (voter.term(), voter.persistent().voted_for),
+        (Term(0), None)
+    );
+    // One yes is a majority of three: the real election starts, persisted first.
+    let effects =
+        candidate.handle_response(n(1), &Request::RequestVote(args), Some(&reply_of(&answer)));
+    assert_eq!(
+        (candidate.term(), candidate.role()),
+        (Term(1), Role::Candidate)
+    );
+    assert_eq!(effects.as_slice()[0], Effect::Persist);
 }

@@ -314,8 +314,9 @@ impl RpcHandler for Shared {
             return None;
         }
         assert!(reply.is_some(), "{}: no reply to {request:?}", self.id);
-        if !refused_within_lease {
-            // (The lease is the one exception to Figure 2's rule, by design.)
+        let pre_vote = matches!(&request, Request::RequestVote(args) if args.pre_vote);
+        if !refused_within_lease && !pre_vote {
+            // (The lease and pre-votes are the exceptions to Figure 2's rule, by design.)
             self.check_term_adopted(&inner, request.term(), "request");
         }
         reply

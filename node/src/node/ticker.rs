@@ -16,7 +16,7 @@ fn lockstep_step(shared: &Shared, inner: &mut Inner) -> Step {
     if inner.core.role() != Role::Leader
         && now >= inner.timer_reset_at + shared.config.election_timeout_min
     {
-        let effects = inner.core.start_election();
+        let effects = inner.core.start_pre_vote();
         shared.execute(inner, effects);
     }
     let poll = POLL.as_micros() as u64;
@@ -46,7 +46,7 @@ pub(super) fn step(shared: &Shared) -> Step {
         return lockstep_step(shared, &mut inner);
     }
     if inner.core.role() != Role::Leader && shared.clock.now() >= inner.election_deadline {
-        let effects = inner.core.start_election();
+        let effects = inner.core.start_pre_vote();
         shared.execute(&mut inner, effects);
     }
     Step::WaitUntil(Some(inner.election_deadline))

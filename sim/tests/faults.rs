@@ -1,0 +1,111 @@
+//! The faults that make nodes disagree, each on the correct node, in simulated time.
+
+use crate::support::SEEDS;
+use node::MutationSet;
+use sim::run_seeds;
+use sim::scenarios;
+
+fn correct() -> MutationSet {
+    MutationSet::default()
+}
+
+#[test]
+fn figure8_reliable() {
+    run_seeds("faults::figure8_reliable", SEEDS, |sim| {
+        scenarios::figure8(sim, false, 200, &correct())
+    });
+}
+
+#[test]
+fn figure8_unreliable() {
+    run_seeds("faults::figure8_unreliable", SEEDS, |sim| {
+        scenarios::figure8(sim, true, 200, &correct())
+    });
+}
+
+#[test]
+fn unreliable_agreement() {
+    run_seeds("faults::unreliable_agreement", SEEDS, |sim| {
+        scenarios::unreliable_agreement(sim, 20, &correct())
+    });
+}
+
+#[test]
+fn churn_reliable() {
+    run_seeds("faults::churn_reliable", SEEDS, |sim| {
+        scenarios::churn(sim, false, &correct())
+    });
+}
+
+#[test]
+fn churn_unreliable() {
+    run_seeds("faults::churn_unreliable", SEEDS, |sim| {
+        scenarios::churn(sim, true, &correct())
+    });
+}
+
+#[test]
+fn a_leader_that_can_send_but_not_receive_is_replaced() {
+    run_seeds(
+        "faults::a_leader_that_can_send_but_not_receive_is_replaced",
+        SEEDS,
+        |sim| scenarios::leader_can_only_send(sim, &correct()),
+    );
+}
+
+#[test]
+fn a_follower_that_can_receive_but_not_send_does_no_harm() {
+    run_seeds(
+        "faults::a_follower_that_can_receive_but_not_send_does_no_harm",
+        SEEDS,
+        |sim| scenarios::follower_can_only_receive(sim, &correct()),
+    );
+}
+
+#[test]
+fn a_leader_isolated_with_a_minority_commits_nothing() {
+    run_seeds(
+        "faults::a_leader_isolated_with_a_minority_commits_nothing",
+        SEEDS,
+        |sim| scenarios::leader_isolated_with_minority(sim, &correct()),
+    );
+}
+
+#[test]
+fn pausing_the_leader() {
+    run_seeds("faults::pausing_the_leader", SEEDS, |sim| {
+        scenarios::pause(sim, true, &correct())
+    });
+}
+
+#[test]
+fn pausing_a_follower() {
+    run_seeds("faults::pausing_a_follower", SEEDS, |sim| {
+        scenarios::pause(sim, false, &correct())
+    });
+}
+
+#[test]
+fn torn_persistence_recovers_the_old_state() {
+    run_seeds(
+        "faults::torn_persistence_recovers_the_old_state",
+        &[1, 2, 3, 4, 5, 6, 7, 8],
+        |sim| scenarios::torn_persistence(sim, &correct()),
+    );
+}
+
+#[test]
+fn a_new_leader_within_five_seconds_of_every_leader_crash() {
+    run_seeds(
+        "faults::a_new_leader_within_five_seconds_of_every_leader_crash",
+        SEEDS,
+        |sim| scenarios::repeated_leader_crashes(sim, 20, &correct()),
+    );
+}
+
+#[test]
+fn vote_storm() {
+    run_seeds("faults::vote_storm", SEEDS, |sim| {
+        scenarios::vote_storm(sim, 60, &correct())
+    });
+}
