@@ -12,6 +12,12 @@ pub struct Config {
     pub election_timeout_max: Duration,
     /// How often a leader sends AppendEntries to an idle follower.
     pub heartbeat_interval: Duration,
+    /// How long a vote request or AppendEntries with entries waits for its reply.
+    pub rpc_timeout: Duration,
+    /// Check-quorum: a leader that has not heard from a majority for this long steps down. Long
+    /// enough to ride out replies delayed by seconds, short enough that a leader that cannot
+    /// receive gives way.
+    pub leader_quorum_timeout: Duration,
     /// The most entries one AppendEntries carries.
     pub max_entries_per_append: usize,
     /// The most committed entries the applier takes per lock acquisition.
@@ -28,6 +34,8 @@ impl Default for Config {
             election_timeout_min: Duration::from_millis(300),
             election_timeout_max: Duration::from_millis(600),
             heartbeat_interval: Duration::from_millis(100),
+            rpc_timeout: Duration::from_millis(100),
+            leader_quorum_timeout: Duration::from_millis(2400),
             max_entries_per_append: 256,
             max_entries_per_apply_batch: 64,
             seed: 0,
@@ -55,6 +63,16 @@ pub enum ConfigError {
         /// The configured minimum election timeout.
         min: Duration,
     },
+    /// A leader would step down before a follower could even notice it was gone.
+    #[error(
+        "leader quorum timeout {quorum:?} must be at least the longest election timeout {max:?}"
+    )]
+    QuorumTimeoutTooShort {
+        /// The configured quorum timeout.
+        quorum: Duration,
+        /// The configured maximum election timeout.
+        max: Duration,
+    },
     /// A limit of zero would stop replication or apply.
     #[error("{0} must be at least 1")]
     ZeroLimit(&'static str),
@@ -72,6 +90,15 @@ impl Config {
                 heartbeat: self.heartbeat_interval,
                 min,
             });
+        }
+        if self.leader_quorum_timeout < max {
+            return Err(ConfigError::QuorumTimeoutTooShort {
+                quorum: self.leader_quorum_timeout,
+                max,
+            });
+        }
+        if self.rpc_timeout.is_zero() {
+            return Err(ConfigError::ZeroLimit("rpc_timeout"));
         }
         if self.max_entries_per_append == 0 {
             return Err(ConfigError::ZeroLimit("max_entries_per_append"));

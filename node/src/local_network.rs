@@ -38,12 +38,17 @@ impl LocalNetwork {
 }
 
 impl Transport for LocalNetwork {
-    fn call(&self, to: NodeId, request: Request) -> Result<Response, TransportError> {
+    fn call(
+        &self,
+        to: NodeId,
+        request: Request,
+        timeout: Duration,
+    ) -> Result<Response, TransportError> {
         let handler = self.handlers.lock().get(&to).cloned();
         match handler.and_then(|handler| handler.handle(request)) {
             Some(response) => Ok(response),
             None => {
-                self.clock.sleep(self.no_reply_delay);
+                self.clock.sleep(self.no_reply_delay.min(timeout));
                 Err(TransportError::NoReply(to))
             }
         }

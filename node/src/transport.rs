@@ -3,6 +3,7 @@
 
 use crate::messages::{Request, Response};
 use crate::NodeId;
+use std::time::Duration;
 
 /// Why a call got no answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -14,10 +15,16 @@ pub enum TransportError {
 }
 
 /// Sends requests to other nodes. `call` blocks the calling thread (through the clock) until the
-/// reply arrives or the call times out; the receiving node's handler runs on the caller's thread.
+/// reply arrives or `timeout` passes; the receiving node's handler runs on the caller's thread.
+/// A call that gets no reply costs the caller its whole timeout.
 pub trait Transport: Send + Sync {
-    /// Sends `request` to `to` and waits for the reply.
-    fn call(&self, to: NodeId, request: Request) -> Result<Response, TransportError>;
+    /// Sends `request` to `to` and waits up to `timeout` for the reply.
+    fn call(
+        &self,
+        to: NodeId,
+        request: Request,
+        timeout: Duration,
+    ) -> Result<Response, TransportError>;
 }
 
 /// The receiving side of a node: handles one request and returns the reply, or `None` when the

@@ -26,8 +26,9 @@ pub struct NetConfig {
     pub reply_loss: f64,
     /// Whether requests and replies are dropped at the rates above.
     pub unreliable: bool,
-    /// How long a caller waits for a reply before giving up.
-    pub rpc_timeout: Duration,
+    /// Long reordering (as in the 6.5840 labs): two thirds of replies are held back a further
+    /// 200 ms + U(0, U(0, 2000)) ms, so replies arrive long after others sent later.
+    pub long_reordering: bool,
 }
 
 impl Default for NetConfig {
@@ -38,7 +39,7 @@ impl Default for NetConfig {
             request_loss: 0.1,
             reply_loss: 0.1,
             unreliable: false,
-            rpc_timeout: Duration::from_millis(100),
+            long_reordering: false,
         }
     }
 }
@@ -92,7 +93,6 @@ struct CallPlan {
     request_lost: bool,
     reply_delay: Duration,
     reply_lost: bool,
-    timeout: Duration,
 }
 
 impl State {
@@ -124,10 +124,6 @@ impl Network {
     /// A network with every link up; `rng` is the stream its delays and losses come from.
     pub fn new(clock: ClockRef, config: NetConfig, rng: DetRng) -> Arc<Network> {
         assert!(config.delay_min <= config.delay_max, "empty delay range");
-        assert!(
-            config.rpc_timeout >= 2 * config.delay_max,
-            "timeout shorter than a round trip"
-        );
         Arc::new(Network {
             clock,
             state: Mutex::new(State {
@@ -224,6 +220,11 @@ impl Network {
         self.state.lock().config.unreliable = unreliable;
     }
 
+    /// The current delays, loss rates and timeout.
+    pub fn config(&self) -> NetConfig {
+        self.state.lock().config.clone()
+    }
+
     /// Replaces delays, loss rates and timeout.
     pub fn set_config(&self, config: NetConfig) {
         self.state.lock().config = config;
@@ -252,12 +253,20 @@ impl Network {
         let reply_delay = rng.duration_ms(config.delay_min, config.delay_max);
         let request_lost = rng.chance(config.request_loss) && config.unreliable;
         let reply_lost = rng.chance(config.reply_loss) && config.unreliable;
+        // Drawn on every call, used or not, so switching reordering on shifts no other draw.
+        let held_back = rng.chance(2.0 / 3.0);
+        let inner_ms = rng.range_inclusive(0, 2000);
+        let hold = Duration::from_millis(200 + rng.range_inclusive(0, inner_ms));
+        let reply_delay = if config.long_reordering && held_back {
+            reply_delay + hold
+        } else {
+            reply_delay
+        };
         CallPlan {
             request_delay,
             request_lost,
             reply_delay,
             reply_lost,
-            timeout: config.rpc_timeout,
         }
     }
 }
@@ -284,7 +293,12 @@ impl Port {
 }
 
 impl Transport for Port {
-    fn call(&self, to: NodeId, request: Request) -> Result<Response, TransportError> {
+    fn call(
+        &self,
+        to: NodeId,
+        request: Request,
+        timeout: Duration,
+    ) -> Result<Response, TransportError> {
         let network = &self.network;
         let started = network.clock.now();
         let plan = network.plan(self.me, to);
@@ -303,10 +317,10 @@ impl Transport for Port {
             }
         };
         let Some(handler) = handler else {
-            return Err(self.give_up(to, started, plan.timeout));
+            return Err(self.give_up(to, started, timeout));
         };
         let Some(response) = handler.handle(request) else {
-            return Err(self.give_up(to, started, plan.timeout));
+            return Err(self.give_up(to, started, timeout));
         };
         network.clock.sleep(plan.reply_delay);
         {
@@ -320,6 +334,6 @@ impl Transport for Port {
                 return Ok(response);
             }
         }
-        Err(self.give_up(to, started, plan.timeout))
+        Err(self.give_up(to, started, timeout))
     }
 }

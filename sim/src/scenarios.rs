@@ -105,6 +105,25 @@ pub fn figure8(sim: &Sim, unreliable: bool, iterations: u32, mutations: &Mutatio
     cluster.shutdown();
 }
 
+/// Long reordering: two thirds of replies are held back for hundreds of milliseconds up to about
+/// 2.2 s (callers wait up to 2.5 s), so stale replies arrive after fresher ones from other
+/// peers and after terms change. Commands must still commit and nothing unsafe may happen.
+pub fn long_reordering(sim: &Sim, mutations: &MutationSet) {
+    let mut config = ClusterConfig::new(5);
+    config.net.long_reordering = true;
+    config.node.rpc_timeout = Duration::from_millis(2500);
+    config.node.mutations = mutations.clone();
+    let cluster = Cluster::new(sim, config);
+    for value in 0..20 {
+        cluster.one(command("r", value), 3, true);
+    }
+    let mut healed = cluster.network().config();
+    healed.long_reordering = false;
+    cluster.network().set_config(healed);
+    recover(&cluster, "r");
+    cluster.shutdown();
+}
+
 /// Clients submit concurrently on a network that loses 10% of requests and 10% of replies.
 pub fn unreliable_agreement(sim: &Sim, rounds: u64, mutations: &MutationSet) {
     let cluster = Arc::new(cluster(sim, 5, true, mutations));
@@ -382,8 +401,10 @@ pub fn vote_storm(sim: &Sim, rounds: u32, mutations: &MutationSet) {
     cluster.network().partition_one_way(b, a);
     for _ in 0..rounds {
         cluster.crash(voter);
-        cluster
-            .sleep(cluster.random_duration(Duration::from_millis(300), Duration::from_millis(900)));
+        // Long enough for a leader to lose its quorum and step down (2.4 s), so both compete.
+        cluster.sleep(
+            cluster.random_duration(Duration::from_millis(2500), Duration::from_millis(3500)),
+        );
         cluster
             .restart(voter)
             .unwrap_or_else(|error| panic!("{voter} cannot restart: {error}"));
@@ -395,5 +416,66 @@ pub fn vote_storm(sim: &Sim, rounds: u32, mutations: &MutationSet) {
             .sleep(cluster.random_duration(Duration::from_millis(100), Duration::from_millis(600)));
     }
     recover(&cluster, "v");
+    cluster.shutdown();
+}
+
+/// Waits up to 5 s for a node of `group` that leads in a term after `after`.
+fn leader_among(cluster: &Cluster, group: &[NodeId], after: Term) -> (NodeId, Term) {
+    let started = cluster.clock().now();
+    while cluster.clock().now() - started < Duration::from_secs(5) {
+        for &id in group {
+            if let Some((term, true)) = cluster.state(id) {
+                if term > after {
+                    return (id, term);
+                }
+            }
+        }
+        cluster.sleep(Duration::from_millis(20));
+    }
+    panic!("liveness: no leader among {group:?} after {after} within 5 s");
+}
+
+/// Raft's Figure 8, constructed step by step with partitions on 5 nodes: an entry of an old
+/// term reaches a majority under a later leader, which must not commit it by counting, because
+/// a node holding a conflicting entry of a newer term can still be elected and overwrite it.
+pub fn figure8_constructed(sim: &Sim, mutations: &MutationSet) {
+    let cluster = cluster(sim, 5, false, mutations);
+    cluster.one(command("f8-", 1), 5, true);
+    let (s1, term_a) = leader_among(&cluster, &cluster.ids(), Term(0));
+    let rest: Vec<NodeId> = cluster.ids().into_iter().filter(|&id| id != s1).collect();
+    let s2 = rest[0];
+    let others = rest[1..].to_vec();
+    // (a) The leader replicates an entry of its term to one follower only.
+    cluster.network().partition(&[vec![s1, s2], others.clone()]);
+    cluster
+        .start(s1, command("f8-old-term-", 2))
+        .expect("s1 still leads");
+    cluster.sleep(Duration::from_millis(200));
+    // (b) The other three elect a leader, which takes an entry at the same index, alone.
+    let (s5, term_b) = leader_among(&cluster, &others, term_a);
+    let stay: Vec<NodeId> = others.iter().copied().filter(|&id| id != s5).collect();
+    cluster
+        .network()
+        .partition(&[vec![s1, s2], vec![s5], stay.clone()]);
+    cluster
+        .start(s5, command("f8-newer-term-", 2))
+        .expect("s5 just won");
+    cluster.sleep(Duration::from_millis(100));
+    // (c) s1 or s2 is elected by four nodes and replicates the old-term entry to a majority.
+    let four = [vec![s1, s2], stay.clone()].concat();
+    cluster.network().partition(&[four.clone(), vec![s5]]);
+    let (_, term_c) = leader_among(&cluster, &[s1, s2], term_b);
+    cluster.sleep(Duration::from_millis(600));
+    // (d) s5, whose last entry has the newer term, is elected by the others and commits its own
+    // entry at that index. A leader that committed the old-term entry in (c) lost it now.
+    cluster
+        .network()
+        .partition(&[[vec![s5], stay.clone()].concat(), vec![s1, s2]]);
+    leader_among(&cluster, &[s5], term_c);
+    cluster
+        .start(s5, command("f8-after-", 3))
+        .expect("s5 leads");
+    cluster.sleep(Duration::from_secs(1));
+    recover(&cluster, "f8-");
     cluster.shutdown();
 }

@@ -17,9 +17,23 @@ fn figure8_reliable() {
 }
 
 #[test]
+fn figure8_constructed_step_by_step() {
+    run_seeds("faults::figure8_constructed_step_by_step", SEEDS, |sim| {
+        scenarios::figure8_constructed(sim, &correct())
+    });
+}
+
+#[test]
 fn figure8_unreliable() {
     run_seeds("faults::figure8_unreliable", SEEDS, |sim| {
         scenarios::figure8(sim, true, 200, &correct())
+    });
+}
+
+#[test]
+fn long_reordering() {
+    run_seeds("faults::long_reordering", SEEDS, |sim| {
+        scenarios::long_reordering(sim, &correct())
     });
 }
 

@@ -27,8 +27,8 @@ fn seeds_to_detection(
 
 #[test]
 fn commit_of_an_old_term_entry_by_counting_is_caught_by_figure8() {
-    let (_, message) = seeds_to_detection(Mutation::CommitOldTermByCounting, 100, |sim, m| {
-        scenarios::figure8(sim, false, 300, m)
+    let (_, message) = seeds_to_detection(Mutation::CommitOldTermByCounting, 20, |sim, m| {
+        scenarios::figure8_constructed(sim, m)
     });
     assert!(message.contains("invariant violated"), "{message}");
 }
@@ -84,6 +84,17 @@ fn accepting_a_torn_write_is_caught_by_torn_persistence() {
     });
     assert!(
         message.contains("invariant violated") || message.contains("failed to reach agreement"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_truncating_heartbeat_is_caught_under_long_reordering() {
+    let (_, message) = seeds_to_detection(Mutation::TruncateOnMatchingHeartbeat, 30, |sim, m| {
+        scenarios::long_reordering(sim, m)
+    });
+    assert!(
+        message.contains("invariant violated") || message.contains("agreement"),
         "{message}"
     );
 }

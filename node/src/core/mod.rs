@@ -255,6 +255,23 @@ impl RaftCore {
         }
     }
 
+    /// A heartbeat for `peer` if this node leads: an AppendEntries with no entries that carries
+    /// the commit index and checks the follower's log at `next_index - 1`.
+    pub fn heartbeat_request(&self, peer: NodeId) -> Option<Request> {
+        match &self.role {
+            RoleState::Leader { progress } => {
+                let next_index = progress
+                    .get(&peer)
+                    .expect("progress for every peer")
+                    .next_index;
+                let mut args = self.append_request(next_index);
+                args.entries.clear();
+                Some(Request::AppendEntries(args))
+            }
+            _ => None,
+        }
+    }
+
     /// Handles the outcome of a request sent to `peer`: its response, or `None` if none came.
     pub fn handle_response(
         &mut self,

@@ -1,12 +1,14 @@
 //! [`Node`]: the Raft core wrapped in threads, one lock, signals and the seams.
 //!
 //! Threads per node: a ticker (election timeout), an applier (hands committed entries to the
-//! service through the apply channel), and one worker per peer (vote requests, AppendEntries and
-//! heartbeats, one call in flight per peer). Incoming RPCs run on the caller's thread through
+//! service through the apply channel), and per peer a replicator (vote requests, AppendEntries
+//! with entries) and a heartbeater, each with one call in flight. Incoming RPCs run on the
+//! caller's thread through
 //! [`RpcHandler`]. All protocol state sits behind one mutex; no thread holds it while it calls
 //! the transport or blocks on the apply channel.
 
 mod applier;
+mod heartbeat;
 mod peer;
 mod shared;
 mod ticker;
@@ -80,7 +82,7 @@ pub enum Step {
 
 /// Which workers [`Node::new`] runs on threads of their own. A worker that is not spawned can be
 /// driven one pass at a time from the caller's thread ([`Node::tick_once`],
-/// [`Node::apply_once`], [`Node::replicate_once`]), which is how loom models exercise exactly
+/// [`Node::apply_once`], [`Node::replicate_once`], [`Node::heartbeat_once`]), which is how loom models exercise exactly
 /// the code the threads run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Workers {
@@ -88,7 +90,8 @@ pub struct Workers {
     pub ticker: bool,
     /// The applier thread.
     pub applier: bool,
-    /// One thread per peer (vote requests, AppendEntries, heartbeats).
+    /// Two threads per peer: the replicator (vote requests, AppendEntries with entries) and the
+    /// heartbeater.
     pub peers: bool,
 }
 
@@ -155,22 +158,34 @@ impl Node {
             params.config.mutations.clone(),
             params.config.max_entries_per_append,
         );
+        let workers = params.workers;
         let shared = Arc::new(Shared::new(params, core));
         let clock = shared.clock.clone();
         let id = shared.id;
         let mut threads = Vec::new();
-        let ticker = shared.clone();
-        threads.push(spawn(&clock, format!("{id}-ticker"), move || {
-            ticker::run(&ticker)
-        }));
-        let applier = shared.clone();
-        threads.push(spawn(&clock, format!("{id}-applier"), move || {
-            applier::run(&applier)
-        }));
-        for peer in shared.peers() {
-            let worker = shared.clone();
-            let name = format!("{id}-to-{peer}");
-            threads.push(spawn(&clock, name, move || peer::run(&worker, peer)));
+        if workers.ticker {
+            let ticker = shared.clone();
+            threads.push(spawn(&clock, format!("{id}-ticker"), move || {
+                ticker::run(&ticker)
+            }));
+        }
+        if workers.applier {
+            let applier = shared.clone();
+            threads.push(spawn(&clock, format!("{id}-applier"), move || {
+                applier::run(&applier)
+            }));
+        }
+        if workers.peers {
+            for peer in shared.peers() {
+                let replicator = shared.clone();
+                threads.push(spawn(&clock, format!("{id}-to-{peer}"), move || {
+                    peer::run(&replicator, peer)
+                }));
+                let beater = shared.clone();
+                threads.push(spawn(&clock, format!("{id}-beat-{peer}"), move || {
+                    heartbeat::run(&beater, peer)
+                }));
+            }
         }
         Ok(Node {
             shared,
@@ -216,6 +231,12 @@ impl Node {
     /// peer threads).
     pub fn replicate_once(&self, peer: NodeId) -> Step {
         peer::step(&self.shared, peer)
+    }
+
+    /// Runs one pass of the heartbeater for `peer` on the caller's thread (for nodes built
+    /// without peer threads).
+    pub fn heartbeat_once(&self, peer: NodeId) -> Step {
+        heartbeat::step(&self.shared, peer)
     }
 
     /// The handler a transport calls to deliver requests to this node.

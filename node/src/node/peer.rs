@@ -1,15 +1,18 @@
-//! A peer worker: everything this node sends to one peer, one call at a time.
+//! The replicator of one peer: vote requests and AppendEntries carrying entries, one call in
+//! flight. Heartbeats go on a thread of their own ([`super::heartbeat`]), so a reply held up for
+//! seconds does not silence the leader.
 
-use super::shared::Shared;
+use super::shared::{Inner, Shared};
 use super::Step;
-use crate::messages::Request;
+use crate::messages::{Request, Response};
 use crate::observer::Role;
+use crate::sync::MutexGuard;
 use crate::NodeId;
 
-/// One pass of the worker for `peer`: the request is built under the lock, the call is made
-/// without it, and the reply is handled under the lock again after checking the node is alive.
+/// One pass of the replicator for `peer`: the request is built under the lock, the call is made
+/// without it, and the reply is handled under the lock again.
 pub(super) fn step(shared: &Shared, peer: NodeId) -> Step {
-    let request: Request = {
+    let request = {
         let mut inner = shared.lock();
         if inner.killed {
             return Step::Exit;
@@ -17,36 +20,37 @@ pub(super) fn step(shared: &Shared, peer: NodeId) -> Step {
         if inner.paused {
             return Step::WaitUntil(None);
         }
-        let now = shared.clock.now();
-        let leader = inner.core.role() == Role::Leader;
-        let due_at = inner.heartbeat_due.get(&peer).copied();
-        let heartbeat_due = leader && due_at.is_some_and(|due| now >= due);
-        match inner.core.next_request(peer, heartbeat_due) {
-            Some(request) => {
-                if leader {
-                    inner
-                        .heartbeat_due
-                        .insert(peer, now + shared.config.heartbeat_interval);
-                }
-                request
-            }
-            None => return Step::WaitUntil(if leader { due_at } else { None }),
+        match inner.core.next_request(peer, false) {
+            Some(request) => request,
+            None => return Step::WaitUntil(None),
         }
     };
-    let response = shared.transport.call(peer, request.clone()).ok();
-    let mut inner = shared.lock();
+    let response = shared
+        .transport
+        .call(peer, request.clone(), shared.config.rpc_timeout)
+        .ok();
+    handle_reply(shared, &shared.peer_wake[&peer], peer, &request, response)
+}
+
+/// Handles the outcome of a call to `peer` (shared by the replicator and the heartbeater). A
+/// reply that arrives while the node is paused is handled, late, after it resumes.
+pub(super) fn handle_reply(
+    shared: &Shared,
+    wake: &crate::clock::Signal,
+    peer: NodeId,
+    request: &Request,
+    response: Option<Response>,
+) -> Step {
+    let mut inner: MutexGuard<'_, Inner> = shared.lock();
     while inner.paused && !inner.killed {
-        // A reply that arrives while the node is paused is handled, late, after it resumes.
         drop(inner);
-        shared.peer_wake[&peer].wait();
+        wake.wait();
         inner = shared.lock();
     }
     if inner.killed {
         return Step::Exit;
     }
-    let effects = inner
-        .core
-        .handle_response(peer, &request, response.as_ref());
+    let effects = inner.core.handle_response(peer, request, response.as_ref());
     shared.execute(&mut inner, effects);
     if let Some(response) = &response {
         shared.check_term_adopted(&inner, response.term(), "reply");
@@ -58,7 +62,7 @@ pub(super) fn step(shared: &Shared, peer: NodeId) -> Step {
     Step::Continue
 }
 
-/// Runs until the node is killed.
+/// Runs the replicator for `peer` until the node is killed.
 pub(super) fn run(shared: &Shared, peer: NodeId) {
     let wake = &shared.peer_wake[&peer];
     loop {

@@ -44,6 +44,7 @@ pub(super) struct Shared {
     pub ticker_wake: Signal,
     pub applier_wake: Signal,
     pub peer_wake: BTreeMap<NodeId, Signal>,
+    pub heartbeat_wake: BTreeMap<NodeId, Signal>,
     persister: Arc<dyn Persister>,
     observer: Arc<dyn Observer>,
     inner: Mutex<Inner>,
@@ -66,12 +67,23 @@ impl Shared {
                 )
             })
             .collect();
+        let heartbeat_wake = core
+            .peers()
+            .iter()
+            .map(|&peer| {
+                (
+                    peer,
+                    Signal::new(&clock, &format!("{id} heartbeats to {peer}")),
+                )
+            })
+            .collect();
         let highest_term_seen = core.term();
         Shared {
             id,
             ticker_wake: Signal::new(&clock, &format!("{id} ticker")),
             applier_wake: Signal::new(&clock, &format!("{id} applier")),
             peer_wake,
+            heartbeat_wake,
             clock,
             transport: params.transport,
             config: params.config,
@@ -152,7 +164,7 @@ impl Shared {
     fn notify_workers(&self) {
         self.ticker_wake.notify();
         self.applier_wake.notify();
-        for signal in self.peer_wake.values() {
+        for signal in self.peer_wake.values().chain(self.heartbeat_wake.values()) {
             signal.notify();
         }
     }
@@ -192,6 +204,9 @@ impl Shared {
                         inner.leader_contact_at = None;
                     }
                     self.ticker_wake.notify();
+                    for signal in self.heartbeat_wake.values() {
+                        signal.notify();
+                    }
                 }
                 Effect::WakePeers => {
                     for signal in self.peer_wake.values() {
@@ -254,7 +269,7 @@ impl Shared {
     /// timeout steps down. Returns whether it did.
     pub fn check_quorum(&self, inner: &mut Inner) -> bool {
         let now = self.clock.now();
-        let window = self.config.election_timeout_max;
+        let window = self.config.leader_quorum_timeout;
         let answered = inner
             .peer_answered_at
             .values()
