@@ -323,6 +323,29 @@ impl Cluster {
         agreed
     }
 
+    /// Waits (polling every 20 ms of simulated time, at most `within`) for a node of `group` that
+    /// leads in a term after `after`, and returns it with its term. Fails, naming the liveness
+    /// bound, if none does.
+    pub fn leader_among(&self, group: &[NodeId], after: Term, within: Duration) -> (NodeId, Term) {
+        let started = self.clock.now();
+        while self.clock.now() - started < within {
+            for &id in group.iter().filter(|&&id| self.is_connected(id)) {
+                if let Some((term, true)) = self.state(id) {
+                    if term > after {
+                        return (id, term);
+                    }
+                }
+            }
+            self.sleep(Duration::from_millis(20));
+        }
+        panic!("liveness: no leader among {group:?} in a term after {after} within {within:?}");
+    }
+
+    /// [`Cluster::leader_among`] every node.
+    pub fn leader_after(&self, after: Term, within: Duration) -> (NodeId, Term) {
+        self.leader_among(&self.ids(), after, within)
+    }
+
     /// Fails if any connected node believes it is leader.
     pub fn check_no_leader(&self) {
         for id in self.ids().into_iter().filter(|&id| self.is_connected(id)) {

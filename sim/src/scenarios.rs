@@ -42,26 +42,6 @@ fn recover(cluster: &Cluster, tag: &str) {
     cluster.one(command(tag, 999_999), cluster.ids().len(), true);
 }
 
-/// Waits up to `bound` for a leader whose term is after `after`; panics naming the liveness bound.
-fn leader_within(cluster: &Cluster, after: Term, bound: Duration) -> (NodeId, Term) {
-    let started = cluster.clock().now();
-    while cluster.clock().now() - started < bound {
-        for id in cluster
-            .ids()
-            .into_iter()
-            .filter(|&id| cluster.is_connected(id))
-        {
-            if let Some((term, true)) = cluster.state(id) {
-                if term > after {
-                    return (id, term);
-                }
-            }
-        }
-        cluster.sleep(Duration::from_millis(20));
-    }
-    panic!("liveness: no leader elected within {bound:?} (last term seen {after})");
-}
-
 /// Raft's Figure 8: start a command on the leader and crash it shortly after (sometimes at once,
 /// sometimes after a long pause), restarting nodes so a majority stays up. At the end every node
 /// must agree.
@@ -231,7 +211,7 @@ pub fn leader_can_only_send(sim: &Sim, mutations: &MutationSet) {
         cluster.network().partition_one_way(id, leader);
     }
     cluster.sleep(Duration::from_secs(2));
-    let (new_leader, _) = leader_within(&cluster, term, RECOVERY_BOUND);
+    let (new_leader, _) = cluster.leader_after(term, RECOVERY_BOUND);
     assert_ne!(new_leader, leader, "the deaf leader still leads");
     cluster.one(command("deaf", 1), 4, true);
     recover(&cluster, "deaf");
@@ -378,10 +358,10 @@ pub fn repeated_leader_crashes(sim: &Sim, rounds: u32, mutations: &MutationSet) 
     config.net.delay_max = Duration::from_millis(5);
     config.node.mutations = mutations.clone();
     let cluster = Cluster::new(sim, config);
-    let (mut leader, mut term) = leader_within(&cluster, Term(0), Duration::from_secs(5));
+    let (mut leader, mut term) = cluster.leader_after(Term(0), Duration::from_secs(5));
     for _ in 0..rounds {
         cluster.crash(leader);
-        let (next, next_term) = leader_within(&cluster, term, Duration::from_secs(5));
+        let (next, next_term) = cluster.leader_after(term, Duration::from_secs(5));
         cluster.restart(leader).expect("restart");
         (leader, term) = (next, next_term);
     }
@@ -419,29 +399,13 @@ pub fn vote_storm(sim: &Sim, rounds: u32, mutations: &MutationSet) {
     cluster.shutdown();
 }
 
-/// Waits up to 5 s for a node of `group` that leads in a term after `after`.
-fn leader_among(cluster: &Cluster, group: &[NodeId], after: Term) -> (NodeId, Term) {
-    let started = cluster.clock().now();
-    while cluster.clock().now() - started < Duration::from_secs(5) {
-        for &id in group {
-            if let Some((term, true)) = cluster.state(id) {
-                if term > after {
-                    return (id, term);
-                }
-            }
-        }
-        cluster.sleep(Duration::from_millis(20));
-    }
-    panic!("liveness: no leader among {group:?} after {after} within 5 s");
-}
-
 /// Raft's Figure 8, constructed step by step with partitions on 5 nodes: an entry of an old
 /// term reaches a majority under a later leader, which must not commit it by counting, because
 /// a node holding a conflicting entry of a newer term can still be elected and overwrite it.
 pub fn figure8_constructed(sim: &Sim, mutations: &MutationSet) {
     let cluster = cluster(sim, 5, false, mutations);
     cluster.one(command("f8-", 1), 5, true);
-    let (s1, term_a) = leader_among(&cluster, &cluster.ids(), Term(0));
+    let (s1, term_a) = cluster.leader_after(Term(0), Duration::from_secs(5));
     let rest: Vec<NodeId> = cluster.ids().into_iter().filter(|&id| id != s1).collect();
     let s2 = rest[0];
     let others = rest[1..].to_vec();
@@ -452,7 +416,7 @@ pub fn figure8_constructed(sim: &Sim, mutations: &MutationSet) {
         .expect("s1 still leads");
     cluster.sleep(Duration::from_millis(200));
     // (b) The other three elect a leader, which takes an entry at the same index, alone.
-    let (s5, term_b) = leader_among(&cluster, &others, term_a);
+    let (s5, term_b) = cluster.leader_among(&others, term_a, Duration::from_secs(5));
     let stay: Vec<NodeId> = others.iter().copied().filter(|&id| id != s5).collect();
     cluster
         .network()
@@ -464,14 +428,14 @@ pub fn figure8_constructed(sim: &Sim, mutations: &MutationSet) {
     // (c) s1 or s2 is elected by four nodes and replicates the old-term entry to a majority.
     let four = [vec![s1, s2], stay.clone()].concat();
     cluster.network().partition(&[four.clone(), vec![s5]]);
-    let (_, term_c) = leader_among(&cluster, &[s1, s2], term_b);
+    let (_, term_c) = cluster.leader_among(&[s1, s2], term_b, Duration::from_secs(5));
     cluster.sleep(Duration::from_millis(600));
     // (d) s5, whose last entry has the newer term, is elected by the others and commits its own
     // entry at that index. A leader that committed the old-term entry in (c) lost it now.
     cluster
         .network()
         .partition(&[[vec![s5], stay.clone()].concat(), vec![s1, s2]]);
-    leader_among(&cluster, &[s5], term_c);
+    cluster.leader_among(&[s5], term_c, Duration::from_secs(5));
     cluster
         .start(s5, command("f8-after-", 3))
         .expect("s5 leads");

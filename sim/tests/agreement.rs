@@ -1,6 +1,6 @@
 //! Log replication and commitment (6.5840 lab 3B).
 
-use crate::support::{cmd, concurrent_starts, wait_for_leader, ELECTION_SETTLE, SEEDS};
+use crate::support::{cmd, concurrent_starts, ELECTION_SETTLE, SEEDS};
 use node::LogIndex;
 use sim::{run_seeds, Cluster, ClusterConfig};
 use std::collections::BTreeSet;
@@ -101,7 +101,7 @@ fn a_minority_cannot_commit_and_its_entries_are_overwritten() {
             let (index, _) = cluster.start(leader, cmd(20)).expect("leader accepts");
             assert_eq!(index, LogIndex(2));
             // The majority elects its own leader and commits at the same index.
-            let (leader2, _) = wait_for_leader(&cluster, old_term, ELECTION_SETTLE * 4);
+            let (leader2, _) = cluster.leader_after(old_term, ELECTION_SETTLE * 4);
             assert!(
                 majority.contains(&leader2),
                 "{leader2} leads from the minority"

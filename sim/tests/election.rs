@@ -1,6 +1,6 @@
 //! Leader election (6.5840 lab 3A and beyond).
 
-use crate::support::{wait_for_leader, ELECTION_SETTLE, SEEDS};
+use crate::support::{ELECTION_SETTLE, SEEDS};
 use node::Term;
 use sim::{run_seeds, Cluster, ClusterConfig};
 use std::time::Duration;
@@ -104,10 +104,10 @@ fn no_leader_while_a_majority_is_down_then_one_when_it_returns() {
 fn two_hundred_elections_in_a_row() {
     run_seeds("election::two_hundred_elections_in_a_row", &[1], |sim| {
         let cluster = Cluster::new(sim, ClusterConfig::new(5));
-        let (mut leader, mut term) = wait_for_leader(&cluster, Term(0), Duration::from_secs(5));
+        let (mut leader, mut term) = cluster.leader_after(Term(0), Duration::from_secs(5));
         for _ in 0..200 {
             cluster.disconnect(leader);
-            let (next, next_term) = wait_for_leader(&cluster, term, Duration::from_secs(5));
+            let (next, next_term) = cluster.leader_after(term, Duration::from_secs(5));
             cluster.connect(leader);
             (leader, term) = (next, next_term);
         }

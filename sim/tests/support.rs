@@ -1,7 +1,7 @@
 //! Helpers shared by the simulation tests.
 
 use node::clock::spawn;
-use node::{Command, NodeId, Term};
+use node::{Command, NodeId};
 use sim::Cluster;
 use std::time::Duration;
 
@@ -15,27 +15,6 @@ pub fn cmd(value: u64) -> Command {
 
 /// Twice the longest election timeout: long enough for any election to finish.
 pub const ELECTION_SETTLE: Duration = Duration::from_millis(1200);
-
-/// Waits (polling every 50 ms of simulated time, at most `within`) for a connected node that
-/// leads in a term after `after`, and returns it with its term.
-pub fn wait_for_leader(cluster: &Cluster, after: Term, within: Duration) -> (NodeId, Term) {
-    let started = cluster.clock().now();
-    while cluster.clock().now() - started < within {
-        for id in cluster
-            .ids()
-            .into_iter()
-            .filter(|&id| cluster.is_connected(id))
-        {
-            if let Some((term, true)) = cluster.state(id) {
-                if term > after {
-                    return (id, term);
-                }
-            }
-        }
-        cluster.sleep(Duration::from_millis(50));
-    }
-    panic!("no leader of a term after {after} within {within:?}");
-}
 
 /// Calls `start` from `threads` concurrent clock-registered threads and returns what each got.
 pub fn concurrent_starts(

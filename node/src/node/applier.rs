@@ -11,11 +11,8 @@ use crate::LogIndex;
 pub(super) fn step(shared: &Shared) -> Step {
     let batch = {
         let mut inner = shared.lock();
-        if inner.killed {
-            return Step::Exit;
-        }
-        if inner.paused {
-            return Step::WaitUntil(None);
+        if let Some(step) = inner.gate() {
+            return step;
         }
         let log = &inner.core.persistent().log;
         let ready = inner.core.commit_index().min(log.last_index());

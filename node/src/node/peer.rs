@@ -14,11 +14,8 @@ use crate::NodeId;
 pub(super) fn step(shared: &Shared, peer: NodeId) -> Step {
     let request = {
         let mut inner = shared.lock();
-        if inner.killed {
-            return Step::Exit;
-        }
-        if inner.paused {
-            return Step::WaitUntil(None);
+        if let Some(step) = inner.gate() {
+            return step;
         }
         match inner.core.next_request(peer, false) {
             Some(request) => request,

@@ -35,6 +35,19 @@ pub(super) struct Inner {
     rng: DetRng,
 }
 
+impl Inner {
+    /// What every worker checks first: exit once the node is dead, wait while it is paused.
+    pub fn gate(&self) -> Option<super::Step> {
+        if self.killed {
+            Some(super::Step::Exit)
+        } else if self.paused {
+            Some(super::Step::WaitUntil(None))
+        } else {
+            None
+        }
+    }
+}
+
 pub(super) struct Shared {
     pub id: NodeId,
     pub clock: ClockRef,

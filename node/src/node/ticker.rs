@@ -32,11 +32,8 @@ fn lockstep_step(shared: &Shared, inner: &mut Inner) -> Step {
 /// is never missed (no check-then-act across a lock release). Returns when to look again.
 pub(super) fn step(shared: &Shared) -> Step {
     let mut inner = shared.lock();
-    if inner.killed {
-        return Step::Exit;
-    }
-    if inner.paused {
-        return Step::WaitUntil(None);
+    if let Some(step) = inner.gate() {
+        return step;
     }
     if inner.core.role() == Role::Leader && !shared.check_quorum(&mut inner) {
         let next_check = shared.clock.now() + shared.config.election_timeout_min;
