@@ -11,6 +11,8 @@ use std::time::Duration;
 
 /// Environment variable that replaces a test's seeds with one seed.
 pub const SEED_VARIABLE: &str = "INTERLEAVE_SEED";
+/// Environment variable that adds a range of seeds (`FIRST..=LAST`) to a test's own list.
+pub const SEEDS_VARIABLE: &str = "INTERLEAVE_SEEDS";
 /// Environment variable: seconds of real time without simulated progress before the watchdog
 /// fails a run.
 pub const WATCHDOG_VARIABLE: &str = "INTERLEAVE_WATCHDOG_SECS";
@@ -50,15 +52,33 @@ pub struct SimFailure {
     pub message: String,
 }
 
-/// The seeds a test runs: the one in [`SEED_VARIABLE`] if set, else `defaults`.
+/// The seeds a test runs: the one in [`SEED_VARIABLE`] if set; else `defaults` followed by the
+/// range in [`SEEDS_VARIABLE`], if set (`INTERLEAVE_SEEDS=1000..=1099` runs 100 more).
 pub fn seeds(defaults: &[u64]) -> Vec<u64> {
-    match std::env::var(SEED_VARIABLE) {
-        Ok(text) => match text.trim().parse() {
-            Ok(seed) => vec![seed],
+    if let Ok(text) = std::env::var(SEED_VARIABLE) {
+        match text.trim().parse() {
+            Ok(seed) => return vec![seed],
             Err(_) => panic!("{SEED_VARIABLE}={text:?} is not an unsigned integer"),
-        },
-        Err(_) => defaults.to_vec(),
+        }
     }
+    let mut seeds = defaults.to_vec();
+    if let Ok(text) = std::env::var(SEEDS_VARIABLE) {
+        let range = text.trim().split_once("..=").and_then(|(first, last)| {
+            Some((
+                first.trim().parse::<u64>().ok()?,
+                last.trim().parse::<u64>().ok()?,
+            ))
+        });
+        match range {
+            Some((first, last)) if first <= last && last - first < 1_000_000 => {
+                seeds.extend(first..=last)
+            }
+            _ => panic!(
+                "{SEEDS_VARIABLE}={text:?} is not a range FIRST..=LAST of at most a million seeds"
+            ),
+        }
+    }
+    seeds
 }
 
 /// The one-line command that reruns `test` with `seed`.
