@@ -175,6 +175,25 @@ fn inject_fault(cluster: &Cluster, ids: &[NodeId], report: &mut ChaosReport) -> 
             }
         }
         7 => cluster.network().heal(),
+        8 => {
+            // Cut the current leader off with at most one companion: the partition that matters.
+            if let Some(leader) = cluster.current_leader() {
+                let companion = pick(ids);
+                let minority: Vec<NodeId> = if companion == leader {
+                    vec![leader]
+                } else {
+                    vec![leader, companion]
+                };
+                let majority: Vec<NodeId> = ids
+                    .iter()
+                    .copied()
+                    .filter(|id| !minority.contains(id))
+                    .collect();
+                cluster.network().partition(&[minority, majority]);
+                report.partitions += 1;
+                report.leader_isolations += 1;
+            }
+        }
         _ => {}
     }
     let all_running = ids.iter().all(|&id| cluster.is_running(id));
