@@ -3,9 +3,11 @@
 //! under loom and under shuttle.
 //!
 //! - [`core::RaftCore`]: the protocol rules as plain functions that return ordered
-//!   [`core::Effect`]s (persist before reply, ...), unit-tested without threads.
-//! - [`Node`]: the rules wrapped in a ticker thread, an applier thread, one worker thread per
-//!   peer and RPC handlers that run on the caller's thread.
+//!   [`core::Effect`]s (persist before reply, ...), unit-tested without threads. Besides the
+//!   paper's rules: pre-vote, check-quorum and the leader lease, so a node cut off in one
+//!   direction cannot stall or disrupt the cluster.
+//! - [`Node`]: the rules wrapped in a ticker thread, an applier thread, per peer a replicator and
+//!   a heartbeater thread, and RPC handlers that run on the caller's thread.
 //! - Seams: [`Transport`] / [`RpcHandler`], [`Persister`], [`Clock`] (every timed wait), and
 //!   [`sync`], the one module that picks std/parking_lot, loom or shuttle primitives.
 //!

@@ -318,7 +318,7 @@ impl RaftCore {
             ));
         }
         if let RoleState::Leader { .. } = self.role {
-            if self.state.voted_for != Some(self.id) && !self.mutations.has(Mutation::ForgetVote) {
+            if self.state.voted_for != Some(self.id) {
                 return Err(format!(
                     "{}: leader of {} did not vote for itself",
                     self.id,
