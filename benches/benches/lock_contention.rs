@@ -149,13 +149,26 @@ fn lock_contention(c: &mut Criterion) {
                 |b, &clients| {
                     b.iter_custom(|iterations| {
                         let mut total = Duration::ZERO;
+                        let (mut contended, mut acquisitions, mut waited_nanos) = (0, 0, 0);
                         for _ in 0..iterations {
                             // A fresh cluster each time, so every run starts from an empty log (the
                             // cost of persisting grows with the log); its election is not timed.
                             let cluster = RealCluster::new(size);
+                            node::sync::lock_stats::reset();
                             let (elapsed, mut more) = cluster.run(clients, per_client);
+                            let stats = node::sync::lock_stats::snapshot();
+                            contended += stats.contended;
+                            acquisitions += stats.contended + stats.uncontended;
+                            waited_nanos += stats.waited_nanos;
                             total += elapsed;
                             latencies.lock().expect("not poisoned").append(&mut more);
+                        }
+                        if node::sync::lock_stats::ENABLED {
+                            let commits = iterations * (clients * per_client) as u64;
+                            eprintln!(
+                                "{size} nodes, {clients} clients: {contended} of {acquisitions} lock acquisitions contended, {:.1} us waited per commit",
+                                waited_nanos as f64 / 1000.0 / commits as f64
+                            );
                         }
                         total
                     })

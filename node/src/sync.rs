@@ -7,11 +7,16 @@
 //! The API is the intersection of the three backends, made poison-free: [`Mutex::lock`] returns the
 //! guard, and [`Condvar::wait`] takes and returns it. There are no timed waits here on purpose:
 //! neither loom nor shuttle models time, so every timed wait goes through [`crate::Clock`].
+//!
+//! Two more switches, for the lock-contention benchmark: `--cfg interleave_std_mutex` uses the
+//! std primitives instead of parking_lot, and `--cfg interleave_lock_stats` counts how often a
+//! lock was contended and how long threads waited for it ([`lock_stats`]); without it the
+//! counters are never touched.
 
 #[cfg(all(loom, shuttle))]
 compile_error!("choose one of `--cfg loom` and `--cfg shuttle`, not both");
 
-#[cfg(not(any(loom, shuttle)))]
+#[cfg(not(any(loom, shuttle, interleave_std_mutex)))]
 mod backend {
     pub use std::sync::atomic;
     pub use std::sync::Arc;
@@ -30,6 +35,16 @@ mod backend {
         }
         /// Blocks until the lock is held.
         pub fn lock(&self) -> MutexGuard<'_, T> {
+            if super::lock_stats::ENABLED {
+                if let Some(guard) = self.0.try_lock() {
+                    super::lock_stats::record_uncontended();
+                    return guard;
+                }
+                let waited = super::lock_stats::Stopwatch::start();
+                let guard = self.0.lock();
+                waited.record_contended();
+                return guard;
+            }
             self.0.lock()
         }
     }
@@ -59,12 +74,14 @@ mod backend {
     }
 }
 
-#[cfg(any(loom, shuttle))]
+#[cfg(any(loom, shuttle, interleave_std_mutex))]
 mod backend {
     #[cfg(loom)]
     use loom as model;
     #[cfg(shuttle)]
     use shuttle as model;
+    #[cfg(all(interleave_std_mutex, not(any(loom, shuttle))))]
+    use std as model;
 
     pub use model::sync::atomic;
     pub use model::thread;
@@ -85,6 +102,19 @@ mod backend {
         }
         /// Blocks until the lock is held.
         pub fn lock(&self) -> MutexGuard<'_, T> {
+            if super::lock_stats::ENABLED {
+                if let Ok(guard) = self.0.try_lock() {
+                    super::lock_stats::record_uncontended();
+                    return guard;
+                }
+                let waited = super::lock_stats::Stopwatch::start();
+                let guard = self
+                    .0
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                waited.record_contended();
+                return guard;
+            }
             self.0
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -130,3 +160,64 @@ mod backend {
 }
 
 pub use backend::{atomic, thread, Arc, Condvar, Mutex, MutexGuard};
+
+/// Counts of lock acquisitions, for the lock-contention benchmark. Only recorded when built with
+/// `--cfg interleave_lock_stats`; otherwise [`lock_stats::ENABLED`] is a constant `false` and
+/// the compiler removes the recording entirely.
+pub mod lock_stats {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Whether lock statistics are recorded in this build.
+    pub const ENABLED: bool = cfg!(interleave_lock_stats);
+
+    static UNCONTENDED: AtomicU64 = AtomicU64::new(0);
+    static CONTENDED: AtomicU64 = AtomicU64::new(0);
+    static WAITED_NANOS: AtomicU64 = AtomicU64::new(0);
+
+    /// What the node's locks went through since the last [`reset`].
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct LockStats {
+        /// Acquisitions that found the lock free.
+        pub uncontended: u64,
+        /// Acquisitions that had to wait.
+        pub contended: u64,
+        /// Total time spent waiting, in nanoseconds.
+        pub waited_nanos: u64,
+    }
+
+    /// The counts so far (all zero unless [`ENABLED`]).
+    pub fn snapshot() -> LockStats {
+        LockStats {
+            uncontended: UNCONTENDED.load(Ordering::Relaxed),
+            contended: CONTENDED.load(Ordering::Relaxed),
+            waited_nanos: WAITED_NANOS.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Sets every count back to zero.
+    pub fn reset() {
+        for counter in [&UNCONTENDED, &CONTENDED, &WAITED_NANOS] {
+            counter.store(0, Ordering::Relaxed);
+        }
+    }
+
+    pub(super) fn record_uncontended() {
+        UNCONTENDED.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Times a contended acquisition (real time: benchmarks only, never in a simulation).
+    pub(super) struct Stopwatch(std::time::Instant);
+
+    impl Stopwatch {
+        #[allow(clippy::disallowed_methods)] // measures real lock waits when statistics are on
+        pub(super) fn start() -> Stopwatch {
+            Stopwatch(std::time::Instant::now())
+        }
+
+        pub(super) fn record_contended(self) {
+            CONTENDED.fetch_add(1, Ordering::Relaxed);
+            let nanos = u64::try_from(self.0.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            WAITED_NANOS.fetch_add(nanos, Ordering::Relaxed);
+        }
+    }
+}
