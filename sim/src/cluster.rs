@@ -85,7 +85,7 @@ impl Cluster {
             network,
             running: Mutex::new(BTreeMap::new()),
             incarnations: Mutex::new(BTreeMap::new()),
-            invariants: Arc::new(Invariants::new()),
+            invariants: Arc::new(Invariants::with_clock(sim.clock())),
             node_seeds: sim.rng(NODE_STREAM),
             rng: Mutex::new(sim.rng(HARNESS_STREAM)),
             config,
@@ -176,6 +176,7 @@ impl Cluster {
     /// Crashes `node`: its instance stops sending and receiving at once, its threads are joined,
     /// and only its disk survives. No-op if it is already down.
     pub fn crash(&self, node: NodeId) {
+        tracing::info!(target: "interleave", "[{}] crash {node}", self.clock.now());
         let running = self.running.lock().remove(&node);
         if let Some(running) = running {
             self.network.detach(node);
@@ -187,6 +188,7 @@ impl Cluster {
     /// Starts a new instance of `node` from its disk (crashing the current one first). Fails if
     /// the node refuses to start (corrupt storage).
     pub fn restart(&self, node: NodeId) -> Result<(), NodeError> {
+        tracing::info!(target: "interleave", "[{}] restart {node}", self.clock.now());
         self.crash(node);
         self.disk(node).reboot();
         self.start_node(node)
@@ -194,6 +196,7 @@ impl Cluster {
 
     /// Pauses every thread of `node` (see [`Node::pause`]).
     pub fn pause(&self, node: NodeId) {
+        tracing::info!(target: "interleave", "[{}] pause {node}", self.clock.now());
         if let Some(running) = self.running.lock().get(&node) {
             running.node.pause();
         }
@@ -201,6 +204,7 @@ impl Cluster {
 
     /// Resumes a paused node.
     pub fn resume(&self, node: NodeId) {
+        tracing::info!(target: "interleave", "[{}] resume {node}", self.clock.now());
         if let Some(running) = self.running.lock().get(&node) {
             running.node.resume();
         }

@@ -12,6 +12,7 @@
 //! turned into a test failure by the harness at its next call.
 
 use node::sync::Mutex;
+use node::ClockRef;
 use node::{Applied, Command, LogIndex, NodeEvent, NodeId, Observer, Role, Term};
 use std::collections::BTreeMap;
 
@@ -35,10 +36,12 @@ struct State {
     observed: Observed,
 }
 
-/// The continuous checker of one cluster. It is the nodes' [`Observer`].
+/// The continuous checker of one cluster. It is the nodes' [`Observer`], and reports what it
+/// sees as `tracing` events (target `interleave`) stamped with simulated time.
 #[derive(Default)]
 pub struct Invariants {
     state: Mutex<State>,
+    clock: Option<ClockRef>,
 }
 
 impl Invariants {
@@ -47,9 +50,23 @@ impl Invariants {
         Invariants::default()
     }
 
+    /// A checker whose trace events carry `clock`'s time.
+    pub fn with_clock(clock: ClockRef) -> Invariants {
+        Invariants {
+            state: Mutex::default(),
+            clock: Some(clock),
+        }
+    }
+
+    fn now(&self) -> String {
+        self.clock
+            .as_ref()
+            .map_or_else(String::new, |clock| clock.now().to_string())
+    }
+
     fn violation(state: &mut State, description: String) {
         if state.violations.is_empty() {
-            eprintln!("INVARIANT VIOLATED: {description}");
+            tracing::error!(target: "interleave", "invariant violated: {description}");
         }
         state.violations.push(description);
     }
@@ -147,8 +164,14 @@ impl Invariants {
 
 impl Observer for Invariants {
     fn on_event(&self, node: NodeId, event: &NodeEvent) {
-        if std::env::var("DBG").is_ok() {
-            eprintln!("{node} {event:?}");
+        match event {
+            NodeEvent::RoleChanged { term, role } => {
+                tracing::info!(target: "interleave", "[{}] {node} is {role:?} in {term}", self.now())
+            }
+            NodeEvent::CommitAdvanced { commit_index } => {
+                tracing::debug!(target: "interleave", "[{}] {node} commits up to {commit_index}", self.now())
+            }
+            NodeEvent::InvariantViolated { .. } => {}
         }
         let mut state = self.state.lock();
         match event {

@@ -176,6 +176,7 @@ impl Network {
 
     /// Splits the nodes into `groups` that cannot reach each other; a node in no group is isolated.
     pub fn partition(&self, groups: &[Vec<NodeId>]) {
+        tracing::info!(target: "interleave", "[{}] partition {groups:?}", self.clock.now());
         let mut state = self.state.lock();
         let nodes: Vec<NodeId> = state.endpoints.keys().copied().collect();
         let group_of = |node: NodeId| groups.iter().position(|group| group.contains(&node));
@@ -192,11 +193,13 @@ impl Network {
 
     /// Cuts the link from `from` to `to` only: `to` can still send to `from`.
     pub fn partition_one_way(&self, from: NodeId, to: NodeId) {
+        tracing::info!(target: "interleave", "[{}] cut {from} -> {to}", self.clock.now());
         self.state.lock().cut.insert((from, to));
     }
 
     /// Takes `node`'s network interface down or up (its links stay as they are).
     pub fn set_up(&self, node: NodeId, up: bool) {
+        tracing::info!(target: "interleave", "[{}] {node} network {}", self.clock.now(), if up { "up" } else { "down" });
         let mut state = self.state.lock();
         state.endpoint(node).up = up;
     }
@@ -208,6 +211,7 @@ impl Network {
 
     /// Restores every link and interface.
     pub fn heal(&self) {
+        tracing::info!(target: "interleave", "[{}] heal", self.clock.now());
         let mut state = self.state.lock();
         state.cut.clear();
         for endpoint in state.endpoints.values_mut() {

@@ -31,25 +31,21 @@ struct Cli {
 enum Command {
     /// Run the chaos workload over a range of seeds, in parallel, with a progress display.
     Chaos(ChaosArgs),
+    /// Rerun one seed of the chaos workload and write a readable event log: elections, terms,
+    /// commits, partitions, crashes, and the violation if there is one. Filter the log with
+    /// INTERLEAVE_LOG (default `interleave=info`; `interleave=debug` adds commits).
+    Replay(ReplayArgs),
 }
 
+/// The chaos workload's shape, shared by `chaos` and `replay`.
 #[derive(Args, Clone)]
-struct ChaosArgs {
+struct WorkloadArgs {
     /// Number of nodes in the cluster (3 to 9).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(3..=9))]
     nodes: u32,
     /// Fault rounds per seed (each 50-500 ms of simulated time).
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     rounds: u32,
-    /// How many seeds to run.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
-    seeds: u64,
-    /// The first seed; seeds run are first-seed, first-seed + 1, ...
-    #[arg(long, default_value_t = 1)]
-    first_seed: u64,
-    /// Parallel workers (default: the number of cores).
-    #[arg(long)]
-    workers: Option<usize>,
     /// Keep the network reliable (no message loss); delays and partitions still happen.
     #[arg(long)]
     reliable: bool,
@@ -59,6 +55,33 @@ struct ChaosArgs {
     /// (see the README's kill table), not by the chaos workload.
     #[arg(long = "mutation", value_name = "NAME")]
     mutations: Vec<Mutation>,
+}
+
+#[derive(Args, Clone)]
+struct ReplayArgs {
+    /// The seed to rerun.
+    #[arg(long)]
+    seed: u64,
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Write the event log to this file instead of standard error.
+    #[arg(long, value_name = "FILE")]
+    out: Option<std::path::PathBuf>,
+}
+
+#[derive(Args, Clone)]
+struct ChaosArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// How many seeds to run.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    seeds: u64,
+    /// The first seed; seeds run are first-seed, first-seed + 1, ...
+    #[arg(long, default_value_t = 1)]
+    first_seed: u64,
+    /// Parallel workers (default: the number of cores).
+    #[arg(long)]
+    workers: Option<usize>,
     /// Stop at the first failing seed.
     #[arg(long)]
     fail_fast: bool,
@@ -67,19 +90,21 @@ struct ChaosArgs {
 impl Default for ChaosArgs {
     fn default() -> Self {
         ChaosArgs {
-            nodes: 5,
-            rounds: 200,
+            workload: WorkloadArgs {
+                nodes: 5,
+                rounds: 200,
+                reliable: false,
+                mutations: Vec::new(),
+            },
             seeds: 100,
             first_seed: 1,
             workers: None,
-            reliable: false,
-            mutations: Vec::new(),
             fail_fast: false,
         }
     }
 }
 
-impl ChaosArgs {
+impl WorkloadArgs {
     fn config(&self) -> ChaosConfig {
         let mut mutations = MutationSet::default();
         for &mutation in &self.mutations {
@@ -94,10 +119,10 @@ impl ChaosArgs {
         }
     }
 
-    /// The command line that reruns just `seed` with the same settings.
+    /// The command line that reruns just `seed` with the same settings and an event log.
     fn replay(&self, seed: u64) -> String {
         let mut line = format!(
-            "cargo run --release -p sim --bin interleave -- chaos --nodes {} --rounds {} --seeds 1 --first-seed {seed}",
+            "cargo run --release -p sim --bin interleave -- replay --seed {seed} --nodes {} --rounds {}",
             self.nodes, self.rounds
         );
         if self.reliable {
@@ -116,6 +141,14 @@ enum Outcome {
 }
 
 fn main() -> ExitCode {
+    // A failing simulation is reported with its seed and message by the runner; the default
+    // panic output of the simulation's own threads would only bury that report.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().name() == Some("main") {
+            default_hook(info);
+        }
+    }));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
@@ -126,6 +159,7 @@ fn main() -> ExitCode {
     };
     match cli.command.unwrap_or(Command::Chaos(ChaosArgs::default())) {
         Command::Chaos(args) => chaos(&args),
+        Command::Replay(args) => replay(&args),
     }
 }
 
@@ -134,18 +168,18 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
         .clamp(1, 64);
-    let config = Arc::new(args.config());
+    let config = Arc::new(args.workload.config());
     let last_seed = args.first_seed.saturating_add(args.seeds - 1);
     println!(
         "interleave chaos: {} nodes, {} rounds per seed, seeds {}..={last_seed}, {} network, {workers} workers{}",
-        args.nodes,
-        args.rounds,
+        args.workload.nodes,
+        args.workload.rounds,
         args.first_seed,
-        if args.reliable { "reliable" } else { "unreliable (10% request and 10% reply loss)" },
-        if args.mutations.is_empty() {
+        if args.workload.reliable { "reliable" } else { "unreliable (10% request and 10% reply loss)" },
+        if args.workload.mutations.is_empty() {
             String::new()
         } else {
-            format!(", mutations: {}", args.mutations.iter().map(|m| m.name()).collect::<Vec<_>>().join(", "))
+            format!(", mutations: {}", args.workload.mutations.iter().map(|m| m.name()).collect::<Vec<_>>().join(", "))
         }
     );
     let next_seed = Arc::new(AtomicU64::new(args.first_seed));
@@ -197,7 +231,7 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
             Outcome::Failed(message) => {
                 eprintln!("{}", if interactive { "\r\x1b[K" } else { "" });
                 println!("FAILED seed {seed}: {message}");
-                println!("replay: {}", args.replay(seed));
+                println!("replay: {}", args.workload.replay(seed));
                 failures.push(seed);
                 if args.fail_fast {
                     stop.store(true, Ordering::SeqCst);
@@ -244,5 +278,46 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
     } else {
         println!("found {} failing seed(s): {failures:?}", failures.len());
         ExitCode::from(1)
+    }
+}
+
+fn replay(args: &ReplayArgs) -> ExitCode {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("INTERLEAVE_LOG")
+        .unwrap_or_else(|_| EnvFilter::new("interleave=info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false)
+        .without_time();
+    let installed = match &args.out {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(file) => builder
+                .with_ansi(false)
+                .with_writer(std::sync::Mutex::new(file))
+                .try_init(),
+            Err(error) => {
+                eprintln!("interleave: cannot write {}: {error}", path.display());
+                return ExitCode::from(2);
+            }
+        },
+        None => builder.with_writer(std::io::stderr).try_init(),
+    };
+    if let Err(error) = installed {
+        eprintln!("interleave: cannot install the event log: {error}");
+        return ExitCode::from(2);
+    }
+    let config = args.workload.config();
+    let seed = args.seed;
+    match simulate(seed, move |sim| {
+        run_chaos(sim, &config);
+    }) {
+        Ok(()) => {
+            println!("seed {seed}: nothing found");
+            ExitCode::SUCCESS
+        }
+        Err(failure) => {
+            println!("seed {seed} FAILED: {}", failure.message);
+            ExitCode::from(1)
+        }
     }
 }
