@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 
 pub mod checker;
+pub mod cli;
 pub mod formats;
 pub mod history;
 pub mod html;

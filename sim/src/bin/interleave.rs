@@ -35,6 +35,9 @@ enum Command {
     /// commits, partitions, crashes, and the violation if there is one. Filter the log with
     /// INTERLEAVE_LOG (default `interleave=info`; `interleave=debug` adds commits).
     Replay(ReplayArgs),
+    /// Check history files for linearizability (the same tool as `lincheck`): exit 0 all
+    /// linearizable, 1 some not, 3 some unknown (budget exhausted), 2 bad input.
+    Check(models::cli::CheckArgs),
 }
 
 /// The chaos workload's shape, shared by `chaos` and `replay`.
@@ -160,6 +163,7 @@ fn main() -> ExitCode {
     match cli.command.unwrap_or(Command::Chaos(ChaosArgs::default())) {
         Command::Chaos(args) => chaos(&args),
         Command::Replay(args) => replay(&args),
+        Command::Check(args) => ExitCode::from(models::cli::run(&args)),
     }
 }
 

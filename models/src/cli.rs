@@ -1,0 +1,290 @@
+//! The command line of the checker, shared by `lincheck` and `interleave check`.
+//!
+//! Exit status: 0 every file linearizable; 1 some file not linearizable; 3 some file unknown
+//! (budget exhausted) and none illegal; 2 bad input or usage.
+
+use crate::formats::{jepsen, json, kvlog, Format, ParseError};
+use crate::{
+    check, check_partitions, html, partition_by_key, Budget, CheckOptions, KeyValue, KvStore,
+    PartitionVerdict, Register, Report, Verdict,
+};
+use clap::{Args, ValueEnum};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The model to check against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModelArg {
+    /// A register with read, write and compare-and-set (formats: jepsen, json).
+    Register,
+    /// A key-value store with get, put and append, checked per key (formats: kv, json).
+    Kv,
+}
+
+/// The format of the history files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// Jepsen etcd logs (`INFO jepsen.util - 2 :invoke :cas [3 0]`).
+    Jepsen,
+    /// The 6.824 kv logs (one EDN map per line).
+    Kv,
+    /// The native JSON-lines format (see the README).
+    Json,
+}
+
+impl From<FormatArg> for Format {
+    fn from(format: FormatArg) -> Format {
+        match format {
+            FormatArg::Jepsen => Format::Jepsen,
+            FormatArg::Kv => Format::Kv,
+            FormatArg::Json => Format::Json,
+        }
+    }
+}
+
+/// The options of a linearizability check: model, format, files, budget and outputs.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The sequential specification to check against.
+    #[arg(long, value_enum)]
+    pub model: ModelArg,
+    /// The format of the history files.
+    #[arg(long, value_enum)]
+    pub format: FormatArg,
+    /// History files to check.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// For the kv model: check the whole store as one partition instead of key by key (much
+    /// slower; for measuring the checker).
+    #[arg(long)]
+    pub one_partition: bool,
+    /// For the kv model: check only this key.
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
+    /// Memory budget: the most (set, state) pairs one partition's memo may hold.
+    #[arg(long, default_value_t = 5_000_000, value_name = "N")]
+    pub max_states: usize,
+    /// Time budget per file, in seconds (the verdict is "unknown" when it runs out).
+    #[arg(long, value_name = "SECONDS")]
+    pub time_limit: Option<f64>,
+    /// Threads for checking partitions in parallel (default: the number of cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Write an HTML page for each non-linearizable file into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
+    /// Print one JSON object per file instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+struct FileResult {
+    file: String,
+    operations: usize,
+    report: Report,
+    elapsed: Duration,
+    html: Option<PathBuf>,
+}
+
+/// Checks every file `args` names, prints a verdict per file, and returns the exit status.
+pub fn run(args: &CheckArgs) -> u8 {
+    match run_files(args) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("lincheck: {message}");
+            2
+        }
+    }
+}
+
+fn run_files(cli: &CheckArgs) -> Result<u8, String> {
+    match (cli.model, cli.format) {
+        (ModelArg::Register, FormatArg::Jepsen | FormatArg::Json) | (ModelArg::Kv, FormatArg::Kv | FormatArg::Json) => {}
+        (model, format) => {
+            return Err(format!(
+                "the {model:?} model does not read the {} format (register: jepsen, json; kv: kv, json)",
+                Format::from(format)
+            ))
+        }
+    }
+    if cli.key.is_some() && cli.model != ModelArg::Kv {
+        return Err("--key applies to the kv model only".to_string());
+    }
+    if cli.time_limit.is_some_and(|t| !(t > 0.0 && t.is_finite())) {
+        return Err("--time-limit must be a positive number of seconds".to_string());
+    }
+    if let Some(dir) = &cli.html {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let mut results = Vec::new();
+    for path in &cli.files {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+        let result = check_file(cli, &name, &text).map_err(|e: ParseError| e.to_string())?;
+        print_result(cli, &result);
+        results.push(result);
+    }
+    let verdicts: Vec<Verdict> = results.iter().map(|r| r.report.verdict).collect();
+    Ok(if verdicts.contains(&Verdict::NotLinearizable) {
+        1
+    } else if verdicts.contains(&Verdict::Unknown) {
+        3
+    } else {
+        0
+    })
+}
+
+fn check_file(cli: &CheckArgs, name: &str, text: &str) -> Result<FileResult, ParseError> {
+    let options = CheckOptions {
+        budget: Budget::new(cli.max_states, cli.time_limit.map(Duration::from_secs_f64)),
+        threads: cli
+            .threads
+            .unwrap_or_else(|| CheckOptions::default().threads)
+            .max(1),
+    };
+    #[allow(clippy::disallowed_methods)] // reports how long the check took
+    let started = std::time::Instant::now();
+    let (operations, report) = match cli.model {
+        ModelArg::Register => {
+            let history = match cli.format {
+                FormatArg::Jepsen => jepsen::parse(name, text)?,
+                _ => json::parse_register(name, text)?,
+            };
+            let report = check(&Register, &history, &options);
+            (history.len(), report)
+        }
+        ModelArg::Kv => {
+            let history = match cli.format {
+                FormatArg::Kv => kvlog::parse(name, text)?,
+                _ => json::parse_kv(name, text)?,
+            };
+            let history: Vec<_> = match &cli.key {
+                Some(key) => history
+                    .into_iter()
+                    .filter(|op| op.input.key() == key)
+                    .collect(),
+                None => history,
+            };
+            if history.is_empty() {
+                return Err(ParseError::at(
+                    name,
+                    0,
+                    format!(
+                        "no operations on key {:?}",
+                        cli.key.as_deref().unwrap_or("")
+                    ),
+                ));
+            }
+            let report = if cli.one_partition {
+                check(&KvStore, &history, &options)
+            } else {
+                check_partitions(&KeyValue, partition_by_key(&history), &options)
+            };
+            (history.len(), report)
+        }
+    };
+    let elapsed = started.elapsed();
+    let html = match (&cli.html, report.counterexample()) {
+        (Some(dir), Some((partition, counterexample))) => {
+            let page = html::render(name, &partition.name, counterexample);
+            Some(
+                write_atomically(dir, name, &page)
+                    .map_err(|message| ParseError::at(name, 0, message))?,
+            )
+        }
+        _ => None,
+    };
+    Ok(FileResult {
+        file: name.to_string(),
+        operations,
+        report,
+        elapsed,
+        html,
+    })
+}
+
+/// Writes `page` as `<dir>/<file stem>.html` through a temporary file, so a failure leaves no
+/// half-written page.
+fn write_atomically(dir: &Path, name: &str, page: &str) -> Result<PathBuf, String> {
+    let stem = Path::new(name)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("history");
+    let target = dir.join(format!("{stem}.html"));
+    let temporary = dir.join(format!(".{stem}.html.tmp"));
+    std::fs::write(&temporary, page)
+        .map_err(|e| format!("cannot write {}: {e}", temporary.display()))?;
+    std::fs::rename(&temporary, &target)
+        .map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+    Ok(target)
+}
+
+fn verdict_name(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Linearizable => "linearizable",
+        Verdict::NotLinearizable => "not_linearizable",
+        Verdict::Unknown => "unknown",
+    }
+}
+
+fn print_result(cli: &CheckArgs, result: &FileResult) {
+    let report = &result.report;
+    let millis = result.elapsed.as_secs_f64() * 1000.0;
+    if cli.json {
+        let failing = report
+            .counterexample()
+            .map(|(partition, _)| partition.name.clone());
+        let unknown: Vec<&str> = report
+            .partitions
+            .iter()
+            .filter(|p| matches!(p.verdict, PartitionVerdict::Unknown(_)))
+            .map(|p| p.name.as_str())
+            .collect();
+        let object = serde_json::json!({
+            "file": result.file,
+            "verdict": verdict_name(report.verdict),
+            "operations": result.operations,
+            "check_ms": (millis * 1000.0).round() / 1000.0,
+            "states_explored": report.partitions.iter().map(|p| p.states).sum::<u64>(),
+            "failing_partition": failing,
+            "unknown_partitions": unknown,
+            "html": result.html.as_ref().map(|p| p.display().to_string()),
+        });
+        println!("{object}");
+        return;
+    }
+    let verdict = match report.verdict {
+        Verdict::Linearizable => "linearizable",
+        Verdict::NotLinearizable => "NOT LINEARIZABLE",
+        Verdict::Unknown => "UNKNOWN (budget exhausted)",
+    };
+    println!(
+        "{}: {verdict} ({} operations, {millis:.1} ms)",
+        result.file, result.operations
+    );
+    for partition in &report.partitions {
+        if let PartitionVerdict::Unknown(reason) = &partition.verdict {
+            println!("  partition {:?}: unknown: {reason}", partition.name);
+        }
+    }
+    if let Some((partition, counterexample)) = report.counterexample() {
+        println!(
+            "  partition {:?}: the longest linearizable prefix has {} of {} operations; none of these could go next:",
+            partition.name,
+            counterexample.longest_prefix.len(),
+            counterexample.operations.len()
+        );
+        for &index in &counterexample.unplaced {
+            let op = &counterexample.operations[index];
+            let ret = op.ret.map_or("never".to_string(), |r| r.to_string());
+            println!(
+                "    client {}: {} (called {}, returned {ret})",
+                op.client, op.description, op.call
+            );
+        }
+    }
+    if let Some(path) = &result.html {
+        println!("  visualization: {}", path.display());
+    }
+}
