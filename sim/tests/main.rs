@@ -3,6 +3,7 @@
 
 mod agreement;
 mod chaos;
+mod cli;
 mod election;
 mod faults;
 mod mutants;

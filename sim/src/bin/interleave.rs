@@ -88,6 +88,9 @@ struct ChaosArgs {
     /// Stop at the first failing seed.
     #[arg(long)]
     fail_fast: bool,
+    /// Print one JSON object per seed and a summary object on standard output, for CI.
+    #[arg(long)]
+    json: bool,
 }
 
 impl Default for ChaosArgs {
@@ -103,6 +106,7 @@ impl Default for ChaosArgs {
             first_seed: 1,
             workers: None,
             fail_fast: false,
+            json: false,
         }
     }
 }
@@ -174,7 +178,8 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
         .clamp(1, 64);
     let config = Arc::new(args.workload.config());
     let last_seed = args.first_seed.saturating_add(args.seeds - 1);
-    println!(
+    if !args.json {
+        println!(
         "interleave chaos: {} nodes, {} rounds per seed, seeds {}..={last_seed}, {} network, {workers} workers{}",
         args.workload.nodes,
         args.workload.rounds,
@@ -186,6 +191,7 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
             format!(", mutations: {}", args.workload.mutations.iter().map(|m| m.name()).collect::<Vec<_>>().join(", "))
         }
     );
+    }
     let next_seed = Arc::new(AtomicU64::new(args.first_seed));
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (results, finished) = mpsc::channel::<(u64, Outcome)>();
@@ -225,6 +231,16 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
         done += 1;
         match outcome {
             Outcome::Passed(report) => {
+                if args.json {
+                    let object = serde_json::json!({
+                        "seed": seed,
+                        "verdict": "passed",
+                        "simulated_s": report.simulated.as_secs_f64(),
+                        "leaders_elected": report.leaders_elected,
+                        "highest_applied": report.highest_applied,
+                    });
+                    println!("{object}");
+                }
                 simulated += report.simulated;
                 totals.leaders_elected += report.leaders_elected;
                 totals.highest_applied += report.highest_applied;
@@ -233,9 +249,19 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
                 totals.one_way_cuts += report.one_way_cuts;
             }
             Outcome::Failed(message) => {
-                eprintln!("{}", if interactive { "\r\x1b[K" } else { "" });
-                println!("FAILED seed {seed}: {message}");
-                println!("replay: {}", args.workload.replay(seed));
+                if args.json {
+                    let object = serde_json::json!({
+                        "seed": seed,
+                        "verdict": "failed",
+                        "violation": message,
+                        "replay": args.workload.replay(seed),
+                    });
+                    println!("{object}");
+                } else {
+                    eprintln!("{}", if interactive { "\r\x1b[K" } else { "" });
+                    println!("FAILED seed {seed}: {message}");
+                    println!("replay: {}", args.workload.replay(seed));
+                }
                 failures.push(seed);
                 if args.fail_fast {
                     stop.store(true, Ordering::SeqCst);
@@ -265,6 +291,23 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
         eprintln!();
     }
     let elapsed = wall.elapsed();
+    failures.sort_unstable();
+    if args.json {
+        let summary = serde_json::json!({
+            "summary": {
+                "seeds": done,
+                "failures": failures,
+                "wall_s": elapsed.as_secs_f64(),
+                "simulated_s": simulated.as_secs_f64(),
+            }
+        });
+        println!("{summary}");
+        return if failures.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        };
+    }
     println!(
         "{done} seeds in {:.1} s wall, {:.0} s simulated: {} leaders elected, {} entries committed (max index per seed, summed), \
          {} crashes, {} partitions, {} one-way cuts",

@@ -1,0 +1,59 @@
+//! The `interleave` command line: exit statuses, JSON output, clear usage errors.
+
+use std::process::Command;
+
+fn interleave(args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_interleave"))
+        .args(args)
+        .output()
+        .expect("run interleave");
+    (
+        output.status.code().expect("exit code"),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_clean_chaos_run_exits_zero_with_one_json_object_per_seed() {
+    let (code, stdout, _) = interleave(&["chaos", "--seeds", "2", "--rounds", "20", "--json"]);
+    assert_eq!(code, 0, "{stdout}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert_eq!(lines[2]["summary"]["seeds"], 2);
+    assert!(lines[..2].iter().all(|l| l["verdict"] == "passed"));
+}
+
+#[test]
+fn a_broken_node_exits_one_and_prints_a_replay_line() {
+    let (code, stdout, _) = interleave(&[
+        "chaos",
+        "--seeds",
+        "5",
+        "--mutation",
+        "vote-without-up-to-date-check",
+        "--workers",
+        "1",
+    ]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("FAILED seed") && stdout.contains("replay: cargo run"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_two_without_a_panic() {
+    for args in [
+        &["chaos", "--nodes", "2"][..],
+        &["chaos", "--mutation", "bogus"],
+        &["frobnicate"],
+    ] {
+        let (code, _, stderr) = interleave(args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
