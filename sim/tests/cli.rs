@@ -32,7 +32,7 @@ fn a_broken_node_exits_one_and_prints_a_replay_line() {
     let (code, stdout, _) = interleave(&[
         "chaos",
         "--seeds",
-        "5",
+        "10",
         "--mutation",
         "vote-without-up-to-date-check",
         "--workers",
