@@ -103,6 +103,11 @@ impl Cluster {
         (0..self.config.nodes as u32).map(NodeId).collect()
     }
 
+    /// Every node id but `except`, in order.
+    pub fn others(&self, except: NodeId) -> Vec<NodeId> {
+        self.ids().into_iter().filter(|&id| id != except).collect()
+    }
+
     /// The cluster's clock.
     pub fn clock(&self) -> &ClockRef {
         &self.clock

@@ -245,11 +245,7 @@ pub fn leader_isolated_with_minority(sim: &Sim, mutations: &MutationSet) {
     let cluster = cluster(sim, 5, false, mutations);
     cluster.one(command("m", 0), 5, true);
     let leader = cluster.check_one_leader();
-    let others: Vec<NodeId> = cluster
-        .ids()
-        .into_iter()
-        .filter(|&id| id != leader)
-        .collect();
+    let others: Vec<NodeId> = cluster.others(leader);
     cluster
         .network()
         .partition(&[vec![leader, others[0]], others[1..].to_vec()]);
@@ -312,11 +308,7 @@ pub fn torn_persistence(sim: &Sim, mutations: &MutationSet) {
     let cluster = cluster(sim, 3, false, mutations);
     cluster.one(command("t", 0), 3, true);
     let leader = cluster.check_one_leader();
-    let others: Vec<NodeId> = cluster
-        .ids()
-        .into_iter()
-        .filter(|&id| id != leader)
-        .collect();
+    let others: Vec<NodeId> = cluster.others(leader);
     let (torn, behind) = (others[0], others[1]);
     cluster.crash(behind);
     for value in 1..=20 {
@@ -406,7 +398,7 @@ pub fn figure8_constructed(sim: &Sim, mutations: &MutationSet) {
     let cluster = cluster(sim, 5, false, mutations);
     cluster.one(command("f8-", 1), 5, true);
     let (s1, term_a) = cluster.leader_after(Term(0), Duration::from_secs(5));
-    let rest: Vec<NodeId> = cluster.ids().into_iter().filter(|&id| id != s1).collect();
+    let rest: Vec<NodeId> = cluster.others(s1);
     let s2 = rest[0];
     let others = rest[1..].to_vec();
     // (a) The leader replicates an entry of its term to one follower only.

@@ -45,16 +45,3 @@ pub(super) fn step(shared: &Shared) -> Step {
     }
     Step::Continue
 }
-
-/// Runs until the node is killed or the service drops its receiver.
-pub(super) fn run(shared: &Shared) {
-    loop {
-        match step(shared) {
-            Step::Exit => return,
-            Step::Continue => {}
-            Step::WaitUntil(deadline) => {
-                shared.applier_wake.wait_until(deadline);
-            }
-        }
-    }
-}

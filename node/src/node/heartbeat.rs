@@ -39,17 +39,3 @@ pub(super) fn step(shared: &Shared, peer: NodeId) -> Step {
         response,
     )
 }
-
-/// Runs the heartbeater for `peer` until the node is killed.
-pub(super) fn run(shared: &Shared, peer: NodeId) {
-    let wake = &shared.heartbeat_wake[&peer];
-    loop {
-        match step(shared, peer) {
-            Step::Exit => return,
-            Step::Continue => {}
-            Step::WaitUntil(deadline) => {
-                wake.wait_until(deadline);
-            }
-        }
-    }
-}

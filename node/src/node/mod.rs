@@ -116,6 +116,20 @@ impl Default for Workers {
     }
 }
 
+/// Runs a worker: pass after pass, waiting on `wake` (until the pass's deadline, if any) when a
+/// pass found nothing to do, until a pass says the node is dead.
+fn drive(wake: &crate::clock::Signal, mut pass: impl FnMut() -> Step) {
+    loop {
+        match pass() {
+            Step::Exit => return,
+            Step::Continue => {}
+            Step::WaitUntil(deadline) => {
+                wake.wait_until(deadline);
+            }
+        }
+    }
+}
+
 /// A snapshot of a node's volatile and persistent counters, for tests and tools.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NodeStatus {
@@ -166,24 +180,28 @@ impl Node {
         if workers.ticker {
             let ticker = shared.clone();
             threads.push(spawn(&clock, format!("{id}-ticker"), move || {
-                ticker::run(&ticker)
+                drive(&ticker.ticker_wake, || ticker::step(&ticker))
             }));
         }
         if workers.applier {
             let applier = shared.clone();
             threads.push(spawn(&clock, format!("{id}-applier"), move || {
-                applier::run(&applier)
+                drive(&applier.applier_wake, || applier::step(&applier))
             }));
         }
         if workers.peers {
             for peer in shared.peers() {
                 let replicator = shared.clone();
                 threads.push(spawn(&clock, format!("{id}-to-{peer}"), move || {
-                    peer::run(&replicator, peer)
+                    drive(&replicator.peer_wake[&peer], || {
+                        peer::step(&replicator, peer)
+                    })
                 }));
                 let beater = shared.clone();
                 threads.push(spawn(&clock, format!("{id}-beat-{peer}"), move || {
-                    heartbeat::run(&beater, peer)
+                    drive(&beater.heartbeat_wake[&peer], || {
+                        heartbeat::step(&beater, peer)
+                    })
                 }));
             }
         }

@@ -58,17 +58,3 @@ pub(super) fn handle_reply(
     }
     Step::Continue
 }
-
-/// Runs the replicator for `peer` until the node is killed.
-pub(super) fn run(shared: &Shared, peer: NodeId) {
-    let wake = &shared.peer_wake[&peer];
-    loop {
-        match step(shared, peer) {
-            Step::Exit => return,
-            Step::Continue => {}
-            Step::WaitUntil(deadline) => {
-                wake.wait_until(deadline);
-            }
-        }
-    }
-}

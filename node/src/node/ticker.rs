@@ -48,10 +48,3 @@ pub(super) fn step(shared: &Shared) -> Step {
     }
     Step::WaitUntil(Some(inner.election_deadline))
 }
-
-/// Runs until the node is killed.
-pub(super) fn run(shared: &Shared) {
-    while let Step::WaitUntil(deadline) = step(shared) {
-        shared.ticker_wake.wait_until(deadline);
-    }
-}
