@@ -19,6 +19,9 @@ step "node builds under loom and shuttle (separate target dirs, so RUSTFLAGS do 
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo build -p node
 RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo build -p node
 
+step "loom: exhaustive interleavings of the node's own code (release, its own target dir)"
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p loom-tests
+
 step "benchmarks, each run once"
 cargo bench -p benches -- --test
 

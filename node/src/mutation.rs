@@ -31,11 +31,14 @@ pub enum Mutation {
     /// Persistence is not atomic and a torn write is accepted on restart: the state is written in
     /// place and a node salvages whatever prefix of it decodes, losing acknowledged entries.
     AcceptTornWrites,
+    /// A handler replies before its state change is durable: the persist is deferred to the next
+    /// change, so a crash in between forgets a vote or entries the reply promised.
+    ReplyBeforePersist,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 7] = [
+    pub const ALL: [Mutation; 8] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -43,6 +46,7 @@ impl Mutation {
         Mutation::NoStepDownOnHigherTermReply,
         Mutation::TickerLockstep,
         Mutation::AcceptTornWrites,
+        Mutation::ReplyBeforePersist,
     ];
 
     /// The mutation's command-line name.
@@ -55,6 +59,7 @@ impl Mutation {
             Mutation::NoStepDownOnHigherTermReply => "no-step-down-on-higher-term",
             Mutation::TickerLockstep => "ticker-lockstep",
             Mutation::AcceptTornWrites => "accept-torn-writes",
+            Mutation::ReplyBeforePersist => "reply-before-persist",
         }
     }
 }

@@ -21,6 +21,8 @@ pub(super) struct Inner {
     pub killed: bool,
     /// Paused like a stopped process: workers wait, requests go unanswered.
     pub paused: bool,
+    /// A persist deferred by the `reply-before-persist` mutation.
+    persist_owed: bool,
     pub election_deadline: Instant,
     /// When the election timer was last reset.
     pub timer_reset_at: Instant,
@@ -107,6 +109,7 @@ impl Shared {
                 core,
                 killed: false,
                 paused: false,
+                persist_owed: false,
                 election_deadline,
                 timer_reset_at: started,
                 leader_contact_at: None,
@@ -186,8 +189,14 @@ impl Shared {
     pub fn execute(&self, inner: &mut Inner, effects: Effects) -> Option<Response> {
         assert!(!inner.killed, "{}: effects executed after kill", self.id);
         let mut reply = None;
+        let defer_persist = inner.core.has(Mutation::ReplyBeforePersist);
+        if std::mem::take(&mut inner.persist_owed) && self.persist(inner).is_err() {
+            inner.killed = true;
+            return None;
+        }
         for effect in effects.into_vec() {
             match effect {
+                Effect::Persist if defer_persist => inner.persist_owed = true,
                 Effect::Persist => {
                     if self.persist(inner).is_err() {
                         // The machine crashed mid-write: nothing after this happens, no reply,

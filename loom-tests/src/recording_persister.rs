@@ -1,0 +1,42 @@
+//! [`RecordingPersister`]: keeps every save in order, so a model can take a crash at any point
+//! (any prefix of the saves) and check what a restarted node would believe.
+
+use node::sync::Mutex;
+use node::{PersistentState, Persister, StorageError};
+
+/// A persister that remembers every state it was asked to save.
+#[derive(Default)]
+pub struct RecordingPersister {
+    saves: Mutex<Vec<Vec<u8>>>,
+}
+
+impl RecordingPersister {
+    /// An empty persister.
+    pub fn new() -> RecordingPersister {
+        RecordingPersister::default()
+    }
+
+    /// How many saves have completed.
+    pub fn save_count(&self) -> usize {
+        self.saves.lock().len()
+    }
+
+    /// The state a node restarted after the first `count` saves would load.
+    pub fn state_after(&self, count: usize) -> PersistentState {
+        match count {
+            0 => PersistentState::default(),
+            n => PersistentState::decode(&self.saves.lock()[n - 1]).expect("a save decodes"),
+        }
+    }
+}
+
+impl Persister for RecordingPersister {
+    fn save(&self, bytes: &[u8]) -> Result<(), StorageError> {
+        self.saves.lock().push(bytes.to_vec());
+        Ok(())
+    }
+
+    fn load(&self) -> Result<Option<Vec<u8>>, StorageError> {
+        Ok(self.saves.lock().last().cloned())
+    }
+}
