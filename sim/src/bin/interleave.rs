@@ -54,7 +54,8 @@ struct WorkloadArgs {
     reliable: bool,
     /// Switch on a deliberately broken behaviour (repeatable): commit-old-term, forget-vote,
     /// vote-without-up-to-date-check, truncate-on-matching-heartbeat, no-step-down-on-higher-term,
-    /// ticker-lockstep, accept-torn-writes. Some are only exposed by their targeted scenarios
+    /// ticker-lockstep, accept-torn-writes, reply-before-persist. Some are only exposed by their
+    /// targeted scenarios or the loom models
     /// (see the README's kill table), not by the chaos workload.
     #[arg(long = "mutation", value_name = "NAME")]
     mutations: Vec<Mutation>,
