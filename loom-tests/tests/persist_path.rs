@@ -1,14 +1,15 @@
-//! Persist path: two candidates ask one node for its vote in the same term, on two threads.
-//! Under every interleaving: never two votes in one term, and every granted vote is covered by
-//! what was persisted before the reply left.
+//! Persist path: RPC handlers race on one node, on two threads. Under every interleaving: never
+//! two votes in one term, and every reply that promised something (a granted vote, an accepted
+//! append) is covered by what was persisted before the reply left, so a node restored from a crash
+//! at that moment would keep the promise.
 #![cfg(loom)]
 
 use loom_tests::{LoomClock, RecordingPersister};
-use node::messages::{Request, RequestVoteArgs, Response};
+use node::messages::{AppendEntriesArgs, Request, RequestVoteArgs, Response};
 use node::sync::{thread, Arc};
 use node::{
-    channel, ClockRef, Config, LogIndex, Mutation, MutationSet, NoObserver, Node, NodeId,
-    NodeParams, Term, Transport, TransportError, Workers,
+    channel, ClockRef, Command, Config, Entry, LogIndex, Mutation, MutationSet, NoObserver, Node,
+    NodeId, NodeParams, Term, Transport, TransportError, Workers,
 };
 use std::time::Duration;
 
@@ -124,5 +125,98 @@ fn a_node_that_replies_before_persisting_is_rejected() {
     assert!(
         message.contains("left before it was persisted"),
         "{message}"
+    );
+}
+
+/// A vote request of term 2 races an append from the leader of term 2 on one node.
+fn vote_against_append(mutations: MutationSet) {
+    loom::model(move || {
+        let clock: ClockRef = Arc::new(LoomClock::new());
+        let disk = Arc::new(RecordingPersister::new());
+        let (apply_sender, _receiver) = channel(&clock, 4, "apply");
+        let node = Node::new(NodeParams {
+            id: NodeId(2),
+            peers: vec![NodeId(0), NodeId(1)],
+            transport: Arc::new(NoNetwork),
+            persister: disk.clone(),
+            clock,
+            apply_sender,
+            config: Config {
+                mutations: mutations.clone(),
+                ..Config::default()
+            },
+            observer: Arc::new(NoObserver),
+            workers: Workers::NONE,
+        })
+        .expect("valid node");
+        let vote = Request::RequestVote(RequestVoteArgs {
+            term: Term(2),
+            candidate: NodeId(0),
+            last_log_index: LogIndex(0),
+            last_log_term: Term(0),
+            pre_vote: false,
+        });
+        let append = Request::AppendEntries(AppendEntriesArgs {
+            term: Term(2),
+            leader: NodeId(1),
+            prev_log_index: LogIndex(0),
+            prev_log_term: Term(0),
+            entries: vec![Entry {
+                term: Term(2),
+                command: Command::from_text("x"),
+            }],
+            leader_commit: LogIndex(0),
+        });
+        let handles: Vec<_> = [vote, append]
+            .into_iter()
+            .map(|request| {
+                let handler = node.rpc_handler();
+                let disk = disk.clone();
+                thread::spawn(move || {
+                    let reply = handler.handle(request).expect("alive");
+                    (reply, disk.save_count())
+                })
+            })
+            .collect();
+        for handle in handles {
+            let (reply, durable) = handle.join().expect("handler thread");
+            let state = disk.state_after(durable);
+            match reply {
+                Response::RequestVote(reply) if reply.vote_granted => assert_eq!(
+                    (state.current_term, state.voted_for),
+                    (Term(2), Some(NodeId(0))),
+                    "the vote left before it was persisted"
+                ),
+                Response::AppendEntries(reply) if reply.success => {
+                    assert!(
+                        state.current_term >= Term(2),
+                        "the append's term left before it was persisted"
+                    );
+                    assert_eq!(
+                        state.log.last_index(),
+                        LogIndex(1),
+                        "the appended entry left before it was persisted"
+                    );
+                }
+                _ => {}
+            }
+        }
+        node.kill();
+    });
+}
+
+#[test]
+fn a_vote_racing_an_append_keeps_every_promise_durable() {
+    vote_against_append(MutationSet::default());
+}
+
+#[test]
+fn a_vote_racing_an_append_rejects_replying_before_persisting() {
+    let outcome = std::panic::catch_unwind(|| {
+        vote_against_append(MutationSet::only(Mutation::ReplyBeforePersist))
+    });
+    assert!(
+        outcome.is_err(),
+        "reply-before-persist survived every interleaving of vote and append"
     );
 }
