@@ -26,6 +26,28 @@ impl Transport for NoNetwork {
     }
 }
 
+/// Node n2 of a three-node cluster, built without threads (the model's threads drive it), over a
+/// clock loom can run and a persister that keeps every save.
+fn node_without_threads(disk: &Arc<RecordingPersister>, mutations: &MutationSet) -> Node {
+    let clock: ClockRef = Arc::new(LoomClock::new());
+    let (apply_sender, _receiver) = channel(&clock, 4, "apply");
+    Node::new(NodeParams {
+        id: NodeId(2),
+        peers: vec![NodeId(0), NodeId(1)],
+        transport: Arc::new(NoNetwork),
+        persister: disk.clone(),
+        clock,
+        apply_sender,
+        config: Config {
+            mutations: mutations.clone(),
+            ..Config::default()
+        },
+        observer: Arc::new(NoObserver),
+        workers: Workers::NONE,
+    })
+    .expect("valid node")
+}
+
 fn vote_request(candidate: u32) -> Request {
     Request::RequestVote(RequestVoteArgs {
         term: Term(1),
@@ -43,24 +65,8 @@ fn two_candidates_one_voter(mutations: MutationSet) {
     EXECUTIONS.store(0, std::sync::atomic::Ordering::SeqCst);
     loom::model(move || {
         EXECUTIONS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let clock: ClockRef = Arc::new(LoomClock::new());
         let disk = Arc::new(RecordingPersister::new());
-        let (apply_sender, _receiver) = channel(&clock, 4, "apply");
-        let node = Node::new(NodeParams {
-            id: NodeId(2),
-            peers: vec![NodeId(0), NodeId(1)],
-            transport: Arc::new(NoNetwork),
-            persister: disk.clone(),
-            clock,
-            apply_sender,
-            config: Config {
-                mutations: mutations.clone(),
-                ..Config::default()
-            },
-            observer: Arc::new(NoObserver),
-            workers: Workers::NONE,
-        })
-        .expect("valid node");
+        let node = node_without_threads(&disk, &mutations);
         let handles: Vec<_> = [0u32, 1]
             .into_iter()
             .map(|candidate| {
@@ -131,24 +137,8 @@ fn a_node_that_replies_before_persisting_is_rejected() {
 /// A vote request of term 2 races an append from the leader of term 2 on one node.
 fn vote_against_append(mutations: MutationSet) {
     loom::model(move || {
-        let clock: ClockRef = Arc::new(LoomClock::new());
         let disk = Arc::new(RecordingPersister::new());
-        let (apply_sender, _receiver) = channel(&clock, 4, "apply");
-        let node = Node::new(NodeParams {
-            id: NodeId(2),
-            peers: vec![NodeId(0), NodeId(1)],
-            transport: Arc::new(NoNetwork),
-            persister: disk.clone(),
-            clock,
-            apply_sender,
-            config: Config {
-                mutations: mutations.clone(),
-                ..Config::default()
-            },
-            observer: Arc::new(NoObserver),
-            workers: Workers::NONE,
-        })
-        .expect("valid node");
+        let node = node_without_threads(&disk, &mutations);
         let vote = Request::RequestVote(RequestVoteArgs {
             term: Term(2),
             candidate: NodeId(0),
