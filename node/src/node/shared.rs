@@ -154,8 +154,16 @@ impl Shared {
 
     /// Marks the node dead and wakes every thread so it can see that and exit.
     pub fn kill(&self) {
-        self.lock().killed = true;
-        self.wake_everyone();
+        let mut inner = self.lock();
+        self.stop(&mut inner);
+    }
+
+    /// Marks the node dead, closes the apply channel (a blocked or later send fails) and wakes
+    /// every worker so it sees that and exits. Shared by `kill` and a crash mid-write.
+    fn stop(&self, inner: &mut Inner) {
+        inner.killed = true;
+        self.apply_sender.close();
+        self.notify_workers();
     }
 
     /// Whether the node is dead (killed, or stopped itself after a crashed write).
@@ -166,13 +174,6 @@ impl Shared {
     /// Pauses or resumes every worker.
     pub fn set_paused(&self, paused: bool) {
         self.lock().paused = paused;
-        self.wake_everyone();
-    }
-
-    fn wake_everyone(&self) {
-        if self.lock().killed {
-            self.apply_sender.close();
-        }
         self.notify_workers();
     }
 
@@ -191,7 +192,7 @@ impl Shared {
         let mut reply = None;
         let defer_persist = inner.core.has(Mutation::ReplyBeforePersist);
         if std::mem::take(&mut inner.persist_owed) && self.persist(inner).is_err() {
-            inner.killed = true;
+            self.stop(inner);
             return None;
         }
         for effect in effects.into_vec() {
@@ -201,9 +202,7 @@ impl Shared {
                     if self.persist(inner).is_err() {
                         // The machine crashed mid-write: nothing after this happens, no reply,
                         // and every thread exits.
-                        inner.killed = true;
-                        self.apply_sender.close();
-                        self.notify_workers();
+                        self.stop(inner);
                         return None;
                     }
                 }
