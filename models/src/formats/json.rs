@@ -135,55 +135,21 @@ fn text(value: &Value, what: &str) -> Result<String, String> {
         .ok_or_else(|| format!("{what} must be a string, got {value}"))
 }
 
-/// Reads a register history in the native format.
-pub fn parse_register(
+/// What a model makes of one record: its input, and its output or why the output is invalid
+/// (only consulted when the operation returned).
+type Decoded<I, O> = (I, Result<O, String>);
+
+/// Reads every record, gives it meaning with `decode`, and keeps the operations that may have
+/// taken effect. Any error names the file and line.
+fn parse_with<I, O>(
     file: &str,
-    text_in: &str,
-) -> Result<History<RegisterInput, RegisterOutput>, ParseError> {
+    text: &str,
+    decode: impl Fn(&Record) -> Result<Decoded<I, O>, String>,
+) -> Result<History<I, O>, ParseError> {
     let mut history = Vec::new();
-    for (number, record) in read_records(file, text_in)? {
-        let error = |message: String| ParseError::at(file, number, message);
-        let (input, output) = match record.op.as_str() {
-            "read" => {
-                let output = match &record.output {
-                    Value::Null => Ok(RegisterOutput::Value(None)),
-                    value => int(value, "a read's output").map(|v| RegisterOutput::Value(Some(v))),
-                };
-                (RegisterInput::Read, output)
-            }
-            "write" => (
-                RegisterInput::Write(int(&record.input, "a write's input").map_err(error)?),
-                Ok(RegisterOutput::Written),
-            ),
-            "cas" => {
-                let pair = record.input.as_array().filter(|a| a.len() == 2);
-                let pair = pair.ok_or_else(|| {
-                    error(format!(
-                        "a cas's input must be [expected, new], got {}",
-                        record.input
-                    ))
-                })?;
-                let input = RegisterInput::Cas {
-                    expected: int(&pair[0], "cas expected").map_err(error)?,
-                    new: int(&pair[1], "cas new").map_err(error)?,
-                };
-                let output = record.output.as_bool().map(RegisterOutput::Swapped);
-                (
-                    input,
-                    output.ok_or_else(|| {
-                        format!(
-                            "a cas's output must be true or false, got {}",
-                            record.output
-                        )
-                    }),
-                )
-            }
-            other => {
-                return Err(error(format!(
-                    "unknown register operation {other:?} (expected read, write or cas)"
-                )))
-            }
-        };
+    for (number, record) in read_records(file, text)? {
+        let (input, output) =
+            decode(&record).map_err(|message| ParseError::at(file, number, message))?;
         if let Some(operation) = to_operation(file, number, record, input, output)? {
             history.push(operation);
         }
@@ -191,42 +157,77 @@ pub fn parse_register(
     require_operations(file, history)
 }
 
+/// Reads a register history in the native format.
+pub fn parse_register(
+    file: &str,
+    text_in: &str,
+) -> Result<History<RegisterInput, RegisterOutput>, ParseError> {
+    parse_with(file, text_in, |record| match record.op.as_str() {
+        "read" => {
+            let output = match &record.output {
+                Value::Null => Ok(RegisterOutput::Value(None)),
+                value => int(value, "a read's output").map(|v| RegisterOutput::Value(Some(v))),
+            };
+            Ok((RegisterInput::Read, output))
+        }
+        "write" => Ok((
+            RegisterInput::Write(int(&record.input, "a write's input")?),
+            Ok(RegisterOutput::Written),
+        )),
+        "cas" => {
+            let pair = record.input.as_array().filter(|a| a.len() == 2);
+            let pair = pair.ok_or_else(|| {
+                format!(
+                    "a cas's input must be [expected, new], got {}",
+                    record.input
+                )
+            })?;
+            let input = RegisterInput::Cas {
+                expected: int(&pair[0], "cas expected")?,
+                new: int(&pair[1], "cas new")?,
+            };
+            let output = record.output.as_bool().map(RegisterOutput::Swapped);
+            Ok((
+                input,
+                output.ok_or_else(|| {
+                    format!(
+                        "a cas's output must be true or false, got {}",
+                        record.output
+                    )
+                }),
+            ))
+        }
+        other => Err(format!(
+            "unknown register operation {other:?} (expected read, write or cas)"
+        )),
+    })
+}
+
 /// Reads a key-value history in the native format.
 pub fn parse_kv(file: &str, text_in: &str) -> Result<History<KvInput, KvOutput>, ParseError> {
-    let mut history = Vec::new();
-    for (number, record) in read_records(file, text_in)? {
-        let error = |message: String| ParseError::at(file, number, message);
+    parse_with(file, text_in, |record| {
         let key = record
             .key
             .clone()
-            .ok_or_else(|| error("a key-value operation needs a `key`".to_string()))?;
-        let (input, output) = match record.op.as_str() {
-            "get" => (
+            .ok_or_else(|| "a key-value operation needs a `key`".to_string())?;
+        match record.op.as_str() {
+            "get" => Ok((
                 KvInput::Get(key),
                 text(&record.output, "a get's output").map(KvOutput::Value),
-            ),
-            "put" => (
-                KvInput::Put(key, text(&record.input, "a put's input").map_err(error)?),
+            )),
+            "put" => Ok((
+                KvInput::Put(key, text(&record.input, "a put's input")?),
                 Ok(KvOutput::Done),
-            ),
-            "append" => (
-                KvInput::Append(
-                    key,
-                    text(&record.input, "an append's input").map_err(error)?,
-                ),
+            )),
+            "append" => Ok((
+                KvInput::Append(key, text(&record.input, "an append's input")?),
                 Ok(KvOutput::Done),
-            ),
-            other => {
-                return Err(error(format!(
-                    "unknown key-value operation {other:?} (expected get, put or append)"
-                )))
-            }
-        };
-        if let Some(operation) = to_operation(file, number, record, input, output)? {
-            history.push(operation);
+            )),
+            other => Err(format!(
+                "unknown key-value operation {other:?} (expected get, put or append)"
+            )),
         }
-    }
-    require_operations(file, history)
+    })
 }
 
 fn line(
