@@ -57,6 +57,8 @@ pub struct NetStats {
     pub lost: u64,
     /// Requests or replies stopped by a partition, a down node or a crash.
     pub unreachable: u64,
+    /// Replies that would have arrived after their caller's timeout.
+    pub timed_out: u64,
 }
 
 struct Endpoint {
@@ -326,6 +328,11 @@ impl Transport for Port {
         let Some(response) = handler.handle(request) else {
             return Err(self.give_up(to, started, timeout));
         };
+        if network.clock.now() + plan.reply_delay > started + timeout {
+            // The reply would arrive after the caller gave up: handled, but never heard.
+            network.state.lock().stats.timed_out += 1;
+            return Err(self.give_up(to, started, timeout));
+        }
         network.clock.sleep(plan.reply_delay);
         {
             let mut state = network.state.lock();
