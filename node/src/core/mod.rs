@@ -249,8 +249,11 @@ impl RaftCore {
             RoleState::Leader { progress } => {
                 let next_index = progress[&peer].next_index;
                 let has_entries = next_index <= self.state.log.last_index();
-                (has_entries || heartbeat_due)
-                    .then(|| Request::AppendEntries(self.append_request(next_index)))
+                (has_entries || heartbeat_due).then(|| {
+                    Request::AppendEntries(
+                        self.append_request(next_index, self.max_entries_per_append),
+                    )
+                })
             }
         }
     }
@@ -264,9 +267,7 @@ impl RaftCore {
                     .get(&peer)
                     .expect("progress for every peer")
                     .next_index;
-                let mut args = self.append_request(next_index);
-                args.entries.clear();
-                Some(Request::AppendEntries(args))
+                Some(Request::AppendEntries(self.append_request(next_index, 0)))
             }
             _ => None,
         }

@@ -7,7 +7,13 @@ use crate::mutation::Mutation;
 use crate::{LogIndex, NodeId};
 
 impl RaftCore {
-    pub(super) fn append_request(&self, next_index: LogIndex) -> AppendEntriesArgs {
+    /// AppendEntries for a follower whose next index is `next_index`, carrying at most
+    /// `max_entries` entries (0: a heartbeat).
+    pub(super) fn append_request(
+        &self,
+        next_index: LogIndex,
+        max_entries: usize,
+    ) -> AppendEntriesArgs {
         let prev_log_index = next_index.prev();
         AppendEntriesArgs {
             term: self.term(),
@@ -18,10 +24,7 @@ impl RaftCore {
                 .log
                 .term_at(prev_log_index)
                 .expect("next_index within log + 1"),
-            entries: self
-                .state
-                .log
-                .slice_from(next_index, self.max_entries_per_append),
+            entries: self.state.log.slice_from(next_index, max_entries),
             leader_commit: self.commit_index,
         }
     }
