@@ -233,9 +233,10 @@ impl RaftCore {
         }
     }
 
-    /// What the peer worker for `peer` should send now, if anything. `heartbeat_due` says whether
-    /// a leader owes `peer` a heartbeat even with no new entries.
-    pub fn next_request(&mut self, peer: NodeId, heartbeat_due: bool) -> Option<Request> {
+    /// What the replicator for `peer` should send now, if anything: a vote request (once per
+    /// peer per candidacy) or AppendEntries carrying entries `peer` lacks. Heartbeats come from
+    /// [`RaftCore::heartbeat_request`].
+    pub fn next_request(&mut self, peer: NodeId) -> Option<Request> {
         assert!(
             self.peers.contains(&peer),
             "{peer} is not a peer of {}",
@@ -249,7 +250,7 @@ impl RaftCore {
             RoleState::Leader { progress } => {
                 let next_index = progress[&peer].next_index;
                 let has_entries = next_index <= self.state.log.last_index();
-                (has_entries || heartbeat_due).then(|| {
+                has_entries.then(|| {
                     Request::AppendEntries(
                         self.append_request(next_index, self.max_entries_per_append),
                     )

@@ -57,7 +57,7 @@ fn elect(core: &mut RaftCore) {
         if core.role() == Role::Leader {
             break;
         }
-        let request = core.next_request(peer, false).expect("vote request");
+        let request = core.next_request(peer).expect("vote request");
         let reply = Response::RequestVote(RequestVoteReply {
             term: core.term(),
             vote_granted: true,
@@ -77,12 +77,12 @@ fn an_election_persists_the_vote_before_asking_for_votes() {
     );
     assert_eq!(core.term(), Term(1));
     assert_eq!(core.persistent().voted_for, Some(n(0)));
-    let Some(Request::RequestVote(args)) = core.next_request(n(1), false) else {
+    let Some(Request::RequestVote(args)) = core.next_request(n(1)) else {
         panic!()
     };
     assert_eq!(args.term, Term(1));
     assert_eq!(
-        core.next_request(n(1), false),
+        core.next_request(n(1)),
         None,
         "one vote request per peer per term"
     );
@@ -256,7 +256,7 @@ fn fast_backtracking_skips_a_whole_conflicting_term() {
     };
     let mut leader = core_with(0, 3, state, MutationSet::default());
     elect(&mut leader);
-    let request = leader.next_request(n(1), true).expect("heartbeat");
+    let request = leader.heartbeat_request(n(1)).expect("heartbeat");
     let reply = Response::AppendEntries(AppendEntriesReply {
         term: Term(6),
         success: false,
@@ -271,7 +271,7 @@ fn fast_backtracking_skips_a_whole_conflicting_term() {
         LogIndex(3),
         "term 3 unknown to the leader"
     );
-    let request = leader.next_request(n(1), true).expect("retry");
+    let request = leader.next_request(n(1)).expect("retry with entries");
     let reply = Response::AppendEntries(AppendEntriesReply {
         term: Term(6),
         success: false,
@@ -289,7 +289,10 @@ fn fast_backtracking_skips_a_whole_conflicting_term() {
 }
 
 fn replicate_everything_to(leader: &mut RaftCore, peer: NodeId) -> Effects {
-    let request = leader.next_request(peer, true).expect("append");
+    let request = leader
+        .next_request(peer)
+        .or_else(|| leader.heartbeat_request(peer))
+        .expect("append");
     let reply = Response::AppendEntries(AppendEntriesReply {
         term: leader.term(),
         success: true,
@@ -347,7 +350,7 @@ fn a_leader_steps_down_on_a_higher_term_unless_mutated() {
     ] {
         let mut leader = core_with(0, 3, PersistentState::default(), mutations);
         elect(&mut leader);
-        let request = leader.next_request(n(1), true).expect("heartbeat");
+        let request = leader.heartbeat_request(n(1)).expect("heartbeat");
         let reply = Response::AppendEntries(AppendEntriesReply {
             term: Term(9),
             success: false,
@@ -452,7 +455,7 @@ fn a_pre_vote_changes_nothing_and_only_a_majority_of_yes_starts_the_election() {
         (candidate.term(), candidate.role()),
         (Term(0), Role::PreCandidate)
     );
-    let Some(Request::RequestVote(args)) = candidate.next_request(n(1), false) else {
+    let Some(Request::RequestVote(args)) = candidate.next_request(n(1)) else {
         panic!()
     };
     assert!(args.pre_vote && args.term == Term(1));

@@ -17,7 +17,7 @@ pub(super) fn step(shared: &Shared, peer: NodeId) -> Step {
         if let Some(step) = inner.gate() {
             return step;
         }
-        match inner.core.next_request(peer, false) {
+        match inner.core.next_request(peer) {
             Some(request) => request,
             None => return Step::WaitUntil(None),
         }
