@@ -34,11 +34,18 @@ pub enum Mutation {
     /// A handler replies before its state change is durable: the persist is deferred to the next
     /// change, so a crash in between forgets a vote or entries the reply promised.
     ReplyBeforePersist,
+    /// The key-value state machine applies every command it is handed, even a retry of one it
+    /// already applied: a retried append whose first attempt committed is applied twice.
+    NoDuplicateSuppression,
+    /// ReadIndex without the leadership round: a leader serves a read at its commit index
+    /// without first confirming with a majority that it is still leader, so a deposed leader
+    /// that has not heard of its successor serves stale reads.
+    ReadIndexWithoutRound,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 8] = [
+    pub const ALL: [Mutation; 10] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -47,6 +54,8 @@ impl Mutation {
         Mutation::TickerLockstep,
         Mutation::AcceptTornWrites,
         Mutation::ReplyBeforePersist,
+        Mutation::NoDuplicateSuppression,
+        Mutation::ReadIndexWithoutRound,
     ];
 
     /// The mutation's command-line name.
@@ -60,6 +69,8 @@ impl Mutation {
             Mutation::TickerLockstep => "ticker-lockstep",
             Mutation::AcceptTornWrites => "accept-torn-writes",
             Mutation::ReplyBeforePersist => "reply-before-persist",
+            Mutation::NoDuplicateSuppression => "no-duplicate-suppression",
+            Mutation::ReadIndexWithoutRound => "read-index-without-round",
         }
     }
 }

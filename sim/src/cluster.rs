@@ -6,6 +6,7 @@ use crate::invariants::Invariants;
 use crate::network::{NetConfig, Network};
 use crate::runner::Sim;
 use node::clock::{spawn, ClockJoinHandle};
+use node::kv::{KvServer, KvServerConfig};
 use node::rng::DetRng;
 use node::sync::{Arc, Mutex};
 use node::{
@@ -26,6 +27,9 @@ pub struct ClusterConfig {
     pub net: NetConfig,
     /// Capacity of each node's apply channel.
     pub apply_capacity: usize,
+    /// Runs a key-value server on every node (instead of a service that only checks what is
+    /// applied).
+    pub kv: Option<KvServerConfig>,
 }
 
 impl ClusterConfig {
@@ -36,6 +40,7 @@ impl ClusterConfig {
             node: Config::default(),
             net: NetConfig::default(),
             apply_capacity: 64,
+            kv: None,
         }
     }
 }
@@ -49,9 +54,17 @@ fn disk_layout(config: &ClusterConfig) -> crate::disk::Layout {
     }
 }
 
+/// What consumes a node's committed entries.
+enum Service {
+    /// A thread that hands them to the invariants.
+    Checker(ClockJoinHandle<()>),
+    /// A key-value server (which hands them to the invariants too).
+    Kv(Arc<KvServer>),
+}
+
 struct Running {
-    node: Node,
-    service: ClockJoinHandle<()>,
+    node: Arc<Node>,
+    service: Service,
 }
 
 /// A simulated cluster. Dropping it crashes every node and joins every thread.
@@ -118,6 +131,15 @@ impl Cluster {
         &self.network
     }
 
+    /// Puts a key-value client on the network as `endpoint` (an id no node uses).
+    pub fn add_client(&self, endpoint: NodeId) -> crate::network::ClientPort {
+        assert!(
+            endpoint.0 as usize >= self.config.nodes,
+            "{endpoint} is a node's id"
+        );
+        self.network.add_client(endpoint)
+    }
+
     /// The disk of `node`.
     pub fn disk(&self, node: NodeId) -> &Arc<Disk> {
         &self.disks[node.0 as usize]
@@ -152,7 +174,7 @@ impl Cluster {
             .node_seeds
             .split((u64::from(id.0) << 32) | incarnation)
             .next_u64();
-        let node = Node::new(NodeParams {
+        let node = Arc::new(Node::new(NodeParams {
             id,
             peers: self.ids().into_iter().filter(|&peer| peer != id).collect(),
             transport: port.clone(),
@@ -165,17 +187,36 @@ impl Cluster {
             },
             observer: self.invariants.clone(),
             workers: node::Workers::ALL,
-        })?;
+        })?);
         self.network.activate(&port, node.rpc_handler());
         self.invariants.on_restart(id);
-        let invariants = self.invariants.clone();
-        let service = spawn(&self.clock, format!("{id}-service"), move || {
-            while let Some(applied) = apply_receiver.recv() {
-                invariants.on_applied(id, &applied);
+        let service = match &self.config.kv {
+            Some(kv) => Service::Kv(Arc::new(KvServer::start(
+                node.clone(),
+                apply_receiver,
+                self.clock.clone(),
+                kv.clone(),
+                self.invariants.clone(),
+            ))),
+            None => {
+                let invariants = self.invariants.clone();
+                Service::Checker(spawn(&self.clock, format!("{id}-service"), move || {
+                    while let Some(applied) = apply_receiver.recv() {
+                        invariants.on_applied(id, &applied);
+                    }
+                }))
             }
-        });
+        };
         self.running.lock().insert(id, Running { node, service });
         Ok(())
+    }
+
+    /// The key-value server of `node`'s running instance (clusters built with `kv`).
+    pub fn kv_server(&self, node: NodeId) -> Option<Arc<KvServer>> {
+        match &self.running.lock().get(&node)?.service {
+            Service::Kv(server) => Some(server.clone()),
+            Service::Checker(_) => None,
+        }
     }
 
     /// Crashes `node`: its instance stops sending and receiving at once, its threads are joined,
@@ -186,7 +227,10 @@ impl Cluster {
         if let Some(running) = running {
             self.network.detach(node);
             running.node.kill();
-            running.service.join();
+            match running.service {
+                Service::Checker(thread) => thread.join(),
+                Service::Kv(server) => server.kill(),
+            }
         }
     }
 

@@ -25,6 +25,11 @@ pub struct Observed {
     pub highest_applied: LogIndex,
     /// Entries applied, summed over all nodes.
     pub entries_applied: u64,
+    /// Gets a key-value server answered from its local state (ReadIndex or unsafe reads).
+    pub local_reads: u64,
+    /// Of those, reads served by a node whose term was already superseded by a newer leader:
+    /// the opportunities for a stale read.
+    pub reads_by_deposed_leaders: u64,
 }
 
 #[derive(Default)]
@@ -109,6 +114,18 @@ impl Invariants {
         }
     }
 
+    /// A key-value server on `node` answered a get locally while leading in `term`; counts it
+    /// as served by a deposed leader if a leader of a later term was already elected.
+    pub fn on_local_read(&self, node: NodeId, term: Term) {
+        let mut state = self.state.lock();
+        state.observed.local_reads += 1;
+        let newest = state.leaders.keys().next_back().copied();
+        if newest.is_some_and(|newest| newest > term) {
+            state.observed.reads_by_deposed_leaders += 1;
+            tracing::debug!(target: "interleave", "[{}] {node} served a read as deposed leader of {term}", self.now());
+        }
+    }
+
     /// A new instance of `node` starts: it applies again from index 1.
     pub fn on_restart(&self, node: NodeId) {
         self.state.lock().applied_upto.insert(node, LogIndex(0));
@@ -159,6 +176,15 @@ impl Invariants {
     /// Counters for vacuity guards.
     pub fn observed(&self) -> Observed {
         self.state.lock().observed
+    }
+}
+
+impl node::kv::KvObserver for Invariants {
+    fn on_applied(&self, node: NodeId, applied: &Applied) {
+        Invariants::on_applied(self, node, applied);
+    }
+    fn on_local_read(&self, node: NodeId, term: Term) {
+        Invariants::on_local_read(self, node, term);
     }
 }
 

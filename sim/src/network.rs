@@ -64,7 +64,15 @@ pub struct NetStats {
 struct Endpoint {
     incarnation: u64,
     handler: Option<Arc<dyn RpcHandler>>,
+    /// A client of the key-value service: always attached, never handles Raft requests.
+    client: bool,
     up: bool,
+}
+
+impl Endpoint {
+    fn attached(&self) -> bool {
+        self.client || self.handler.is_some()
+    }
 }
 
 struct State {
@@ -102,6 +110,7 @@ impl State {
         self.endpoints.entry(node).or_insert(Endpoint {
             incarnation: 0,
             handler: None,
+            client: false,
             up: true,
         })
     }
@@ -110,7 +119,7 @@ impl State {
         let up = |node| {
             self.endpoints
                 .get(&node)
-                .is_some_and(|e| e.up && e.handler.is_some())
+                .is_some_and(|e| e.up && e.attached())
         };
         up(from) && up(to) && !self.cut.contains(&(from, to))
     }
@@ -118,7 +127,7 @@ impl State {
     fn alive(&self, node: NodeId, incarnation: u64) -> bool {
         self.endpoints
             .get(&node)
-            .is_some_and(|e| e.incarnation == incarnation && e.handler.is_some())
+            .is_some_and(|e| e.incarnation == incarnation && e.attached())
     }
 }
 
@@ -166,6 +175,21 @@ impl Network {
             port.me
         );
         endpoint.handler = Some(handler);
+    }
+
+    /// Adds a client endpoint (it sends key-value requests; it handles nothing). Partitions
+    /// place it like a node: a client in no group is cut off.
+    pub fn add_client(self: &Arc<Self>, client: NodeId) -> ClientPort {
+        let mut state = self.state.lock();
+        assert!(
+            !state.endpoints.contains_key(&client),
+            "{client} is already on the network"
+        );
+        state.endpoint(client).client = true;
+        ClientPort {
+            network: self.clone(),
+            me: client,
+        }
     }
 
     /// Crashes `node`'s current incarnation: it can never send or receive again, and messages in
@@ -287,15 +311,6 @@ impl Port {
     pub fn incarnation(&self) -> u64 {
         self.incarnation
     }
-
-    fn give_up(&self, to: NodeId, started: node::Instant, timeout: Duration) -> TransportError {
-        let clock = &self.network.clock;
-        let waited = clock.now() - started;
-        if waited < timeout {
-            clock.sleep(timeout - waited);
-        }
-        TransportError::NoReply(to)
-    }
 }
 
 impl Transport for Port {
@@ -305,40 +320,88 @@ impl Transport for Port {
         request: Request,
         timeout: Duration,
     ) -> Result<Response, TransportError> {
-        let network = &self.network;
-        let started = network.clock.now();
-        let plan = network.plan(self.me, to);
-        network.clock.sleep(plan.request_delay);
+        self.network.carry(
+            (self.me, self.incarnation),
+            to,
+            timeout,
+            |state| state.endpoints[&to].handler.clone(),
+            |handler| handler.handle(request),
+        )
+    }
+}
+
+/// A key-value client's view of the network: calls reach the [`node::kv::KvServer`] that
+/// `servers` names for the target node at delivery time.
+pub struct ClientPort {
+    network: Arc<Network>,
+    me: NodeId,
+}
+
+impl ClientPort {
+    /// The client's endpoint id.
+    pub fn id(&self) -> NodeId {
+        self.me
+    }
+
+    /// Carries `request` to `server` and its reply back, like a Raft call: delays, loss,
+    /// partitions and crashes apply. `deliver` runs the server's handler at delivery.
+    pub fn call<R>(
+        &self,
+        server: NodeId,
+        timeout: Duration,
+        deliver: impl FnOnce() -> Option<R>,
+    ) -> Result<R, TransportError> {
+        self.network
+            .carry((self.me, 0), server, timeout, |_| Some(()), |()| deliver())
+    }
+}
+
+impl Network {
+    /// Carries one call: the request waits its delay, is checked for reachability at delivery,
+    /// `target` picks what handles it (under the network's lock) and `run` runs it on the
+    /// caller's thread (without the lock); the reply waits its own delay and is checked again.
+    /// A lost message costs the caller its full timeout.
+    fn carry<H, R>(
+        &self,
+        (from, incarnation): (NodeId, u64),
+        to: NodeId,
+        timeout: Duration,
+        target: impl FnOnce(&State) -> Option<H>,
+        run: impl FnOnce(H) -> Option<R>,
+    ) -> Result<R, TransportError> {
+        let started = self.clock.now();
+        let plan = self.plan(from, to);
+        self.clock.sleep(plan.request_delay);
         let handler = {
-            let mut state = network.state.lock();
+            let mut state = self.state.lock();
             if plan.request_lost {
                 state.stats.lost += 1;
                 None
-            } else if !state.alive(self.me, self.incarnation) || !state.deliverable(self.me, to) {
+            } else if !state.alive(from, incarnation) || !state.deliverable(from, to) {
                 state.stats.unreachable += 1;
                 None
             } else {
                 state.stats.delivered += 1;
-                state.endpoints[&to].handler.clone()
+                target(&state)
             }
         };
         let Some(handler) = handler else {
             return Err(self.give_up(to, started, timeout));
         };
-        let Some(response) = handler.handle(request) else {
+        let Some(response) = run(handler) else {
             return Err(self.give_up(to, started, timeout));
         };
-        if network.clock.now() + plan.reply_delay > started + timeout {
+        if self.clock.now() + plan.reply_delay > started + timeout {
             // The reply would arrive after the caller gave up: handled, but never heard.
-            network.state.lock().stats.timed_out += 1;
+            self.state.lock().stats.timed_out += 1;
             return Err(self.give_up(to, started, timeout));
         }
-        network.clock.sleep(plan.reply_delay);
+        self.clock.sleep(plan.reply_delay);
         {
-            let mut state = network.state.lock();
+            let mut state = self.state.lock();
             if plan.reply_lost {
                 state.stats.lost += 1;
-            } else if !state.alive(self.me, self.incarnation) || !state.deliverable(to, self.me) {
+            } else if !state.alive(from, incarnation) || !state.deliverable(to, from) {
                 state.stats.unreachable += 1;
             } else {
                 state.stats.replied += 1;
@@ -346,5 +409,13 @@ impl Transport for Port {
             }
         }
         Err(self.give_up(to, started, timeout))
+    }
+
+    fn give_up(&self, to: NodeId, started: node::Instant, timeout: Duration) -> TransportError {
+        let waited = self.clock.now() - started;
+        if waited < timeout {
+            self.clock.sleep(timeout - waited);
+        }
+        TransportError::NoReply(to)
     }
 }

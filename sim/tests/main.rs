@@ -6,6 +6,7 @@ mod chaos;
 mod cli;
 mod election;
 mod faults;
+mod kv;
 mod mutants;
 mod persistence;
 mod support;

@@ -10,6 +10,7 @@
 mod applier;
 mod heartbeat;
 mod peer;
+mod read_index;
 mod shared;
 mod ticker;
 
@@ -23,6 +24,7 @@ use crate::persist::{PersistentState, Persister, StorageError};
 use crate::sync::{Arc, Mutex};
 use crate::transport::{RpcHandler, Transport};
 use crate::{Command, LogIndex, NodeId, Term};
+pub use read_index::ReadIndexError;
 use shared::Shared;
 
 /// A committed entry handed to the service, in index order with no gaps.
@@ -220,6 +222,14 @@ impl Node {
     /// term the entry will have if it is committed; there is no guarantee that it will be.
     pub fn start(&self, command: Command) -> Result<(LogIndex, Term), NotLeader> {
         self.shared.start(command)
+    }
+
+    /// ReadIndex (Raft thesis §6.4): as leader with an entry of its own term committed, confirms
+    /// with a round of heartbeats answered by a majority that it still leads, and returns the
+    /// commit index it had before the round. A state machine that has applied up to it may
+    /// serve a linearizable read locally. Blocks for the round (on the caller's thread).
+    pub fn read_index(&self) -> Result<LogIndex, ReadIndexError> {
+        read_index::read_index(&self.shared)
     }
 
     /// The current term and whether this node believes it is leader.

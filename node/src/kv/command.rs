@@ -1,0 +1,147 @@
+//! [`KvCommand`]: what the key-value service puts in the Raft log, and its byte encoding.
+
+use super::{ClientId, KvOp, Seq};
+use crate::Command;
+
+/// One log entry of the key-value service.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KvCommand {
+    /// Does nothing. A new leader proposes one so an entry of its term commits (ReadIndex needs
+    /// that before it can serve reads).
+    Noop,
+    /// A client's operation, tagged for duplicate suppression.
+    Op {
+        /// Who sent it.
+        client: ClientId,
+        /// The client's sequence number for it.
+        seq: Seq,
+        /// What to do.
+        op: KvOp,
+    },
+}
+
+/// Bytes that are not a [`KvCommand`] (a log written by something else, or a bug).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("not a key-value command: {0}")]
+pub struct NotAKvCommand(&'static str);
+
+const NOOP: u8 = 0;
+const OP: u8 = 1;
+const GET: u8 = 0;
+const PUT: u8 = 1;
+const APPEND: u8 = 2;
+
+impl KvCommand {
+    /// The command's bytes for the log.
+    pub fn encode(&self) -> Command {
+        let mut bytes = Vec::new();
+        match self {
+            KvCommand::Noop => bytes.push(NOOP),
+            KvCommand::Op { client, seq, op } => {
+                bytes.push(OP);
+                bytes.extend_from_slice(&client.0.to_le_bytes());
+                bytes.extend_from_slice(&seq.0.to_le_bytes());
+                let (tag, key, value) = match op {
+                    KvOp::Get(key) => (GET, key, ""),
+                    KvOp::Put(key, value) => (PUT, key, value.as_str()),
+                    KvOp::Append(key, value) => (APPEND, key, value.as_str()),
+                };
+                bytes.push(tag);
+                for text in [key.as_str(), value] {
+                    let len = u32::try_from(text.len()).expect("key or value over 4 GiB");
+                    bytes.extend_from_slice(&len.to_le_bytes());
+                    bytes.extend_from_slice(text.as_bytes());
+                }
+            }
+        }
+        Command(bytes)
+    }
+
+    /// Reads a command back from its bytes.
+    pub fn decode(command: &Command) -> Result<KvCommand, NotAKvCommand> {
+        let mut reader = Reader(&command.0);
+        let command = match reader.byte()? {
+            NOOP => KvCommand::Noop,
+            OP => {
+                let client = ClientId(reader.u64()?);
+                let seq = Seq(reader.u64()?);
+                let tag = reader.byte()?;
+                let key = reader.text()?;
+                let value = reader.text()?;
+                let op = match tag {
+                    GET if value.is_empty() => KvOp::Get(key),
+                    PUT => KvOp::Put(key, value),
+                    APPEND => KvOp::Append(key, value),
+                    _ => return Err(NotAKvCommand("unknown operation")),
+                };
+                KvCommand::Op { client, seq, op }
+            }
+            _ => return Err(NotAKvCommand("unknown command tag")),
+        };
+        if !reader.0.is_empty() {
+            return Err(NotAKvCommand("trailing bytes"));
+        }
+        Ok(command)
+    }
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn take(&mut self, len: usize) -> Result<&[u8], NotAKvCommand> {
+        if self.0.len() < len {
+            return Err(NotAKvCommand("truncated"));
+        }
+        let (head, tail) = self.0.split_at(len);
+        self.0 = tail;
+        Ok(head)
+    }
+    fn byte(&mut self) -> Result<u8, NotAKvCommand> {
+        Ok(self.take(1)?[0])
+    }
+    fn u64(&mut self) -> Result<u64, NotAKvCommand> {
+        let bytes = self.take(8)?;
+        Ok(u64::from_le_bytes(bytes.try_into().expect("8 bytes")))
+    }
+    fn text(&mut self) -> Result<String, NotAKvCommand> {
+        let len = self.take(4)?;
+        let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
+        let bytes = self.take(len)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| NotAKvCommand("not UTF-8"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_round_trip_and_garbage_is_refused() {
+        let commands = [
+            KvCommand::Noop,
+            KvCommand::Op {
+                client: ClientId(7),
+                seq: Seq(3),
+                op: KvOp::Get("k".into()),
+            },
+            KvCommand::Op {
+                client: ClientId(1),
+                seq: Seq(u64::MAX),
+                op: KvOp::Put("key".into(), "välue".into()),
+            },
+            KvCommand::Op {
+                client: ClientId(0),
+                seq: Seq(1),
+                op: KvOp::Append(String::new(), "x".into()),
+            },
+        ];
+        for command in commands {
+            assert_eq!(KvCommand::decode(&command.encode()), Ok(command.clone()));
+            let bytes = command.encode().0;
+            for cut in 0..bytes.len() {
+                assert!(KvCommand::decode(&Command(bytes[..cut].to_vec())).is_err());
+            }
+        }
+        assert!(KvCommand::decode(&Command::from_text("hello")).is_err());
+    }
+}

@@ -1,0 +1,145 @@
+//! A key-value service replicated by the Raft node: get, put and append, exactly-once retries,
+//! and three ways to serve reads.
+//!
+//! - [`KvServer`]: one per node. Commands go through the log; one apply loop per server applies
+//!   them in order to a [`KvStateMachine`] (rebuilt from the log after a restart) and answers
+//!   the request handlers waiting on them.
+//! - [`Clerk`]: the client library. Finds the leader, retries on timeouts and wrong-leader
+//!   answers with the same sequence number, and gives up only at the caller's deadline.
+//! - [`ReadMode`]: reads through the log, by ReadIndex ([`crate::Node::read_index`]), or
+//!   (deliberately broken) from whichever node believes it leads.
+
+mod clerk;
+mod command;
+mod server;
+mod state_machine;
+
+pub use clerk::{Clerk, ClerkConfig, GaveUp, KvTransport};
+pub use command::{KvCommand, NotAKvCommand};
+pub use server::{KvObserver, KvServer, KvServerConfig};
+pub use state_machine::KvStateMachine;
+
+use crate::NodeId;
+use std::fmt;
+use std::str::FromStr;
+
+/// Identifies a client (a [`Clerk`]) for duplicate suppression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ClientId(pub u64);
+
+/// A client's sequence number for one operation; retries of the operation reuse it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Seq(pub u64);
+
+impl Seq {
+    /// The sequence number after this one.
+    pub fn next(self) -> Seq {
+        Seq(self.0 + 1)
+    }
+}
+
+/// An operation on the store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KvOp {
+    /// Reads a key (empty if never written).
+    Get(String),
+    /// Sets a key.
+    Put(String, String),
+    /// Appends to a key's value.
+    Append(String, String),
+}
+
+impl KvOp {
+    /// The key it touches.
+    pub fn key(&self) -> &str {
+        match self {
+            KvOp::Get(key) | KvOp::Put(key, _) | KvOp::Append(key, _) => key,
+        }
+    }
+}
+
+/// What an applied operation returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KvResult {
+    /// A get's value.
+    Value(String),
+    /// A put or append took effect.
+    Done,
+}
+
+/// A clerk's request to a server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KvRequest {
+    /// The sender.
+    pub client: ClientId,
+    /// The sender's sequence number for this operation (the same on every retry).
+    pub seq: Seq,
+    /// The operation.
+    pub op: KvOp,
+}
+
+/// A server's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KvReply {
+    /// The operation took effect (exactly once) with this result.
+    Ok(KvResult),
+    /// This server does not lead (or lost leadership before the operation committed); try the
+    /// hinted server, or another.
+    WrongLeader {
+        /// The leader this server last heard from, if any.
+        leader_hint: Option<NodeId>,
+    },
+    /// This server leads but cannot answer yet (ReadIndex before an entry of its term
+    /// committed); try again shortly.
+    Retry,
+    /// The operation was proposed but not applied in time: it may still take effect.
+    Timeout,
+}
+
+/// How a server answers gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ReadMode {
+    /// A get is a log entry like any other.
+    Log,
+    /// ReadIndex: confirm leadership with a majority, wait until the commit index seen before
+    /// the round is applied, read locally.
+    ReadIndex,
+    /// Deliberately broken: any node that believes it leads answers from its local state at
+    /// once, so a deposed leader serves stale reads.
+    UnsafeLocal,
+}
+
+impl ReadMode {
+    /// Every mode, in a fixed order.
+    pub const ALL: [ReadMode; 3] = [ReadMode::Log, ReadMode::ReadIndex, ReadMode::UnsafeLocal];
+
+    /// The mode's command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReadMode::Log => "log",
+            ReadMode::ReadIndex => "read-index",
+            ReadMode::UnsafeLocal => "unsafe-local",
+        }
+    }
+}
+
+impl fmt::Display for ReadMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A read mode name that is not known.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown read mode {0:?}; known: log, read-index, unsafe-local")]
+pub struct UnknownReadMode(pub String);
+
+impl FromStr for ReadMode {
+    type Err = UnknownReadMode;
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        ReadMode::ALL
+            .into_iter()
+            .find(|mode| mode.name() == name)
+            .ok_or_else(|| UnknownReadMode(name.to_string()))
+    }
+}

@@ -1,0 +1,347 @@
+//! [`KvServer`]: the key-value service on one node.
+
+use super::{
+    ClientId, KvCommand, KvOp, KvReply, KvRequest, KvResult, KvStateMachine, ReadMode, Seq,
+};
+use crate::channel::Receiver;
+use crate::clock::{spawn, ClockJoinHandle, ClockRef, Signal};
+use crate::mutation::{Mutation, MutationSet};
+use crate::node::{Applied, Node, ReadIndexError};
+use crate::sync::{Arc, Mutex};
+use crate::{LogIndex, NodeId, Term};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// How a server behaves.
+#[derive(Clone, Debug)]
+pub struct KvServerConfig {
+    /// How gets are served.
+    pub read_mode: ReadMode,
+    /// How long a request handler waits for its entry to be applied before answering
+    /// [`KvReply::Timeout`].
+    pub wait_timeout: Duration,
+    /// Deliberately broken behaviours ([`Mutation::NoDuplicateSuppression`]).
+    pub mutations: MutationSet,
+}
+
+impl Default for KvServerConfig {
+    fn default() -> Self {
+        KvServerConfig {
+            read_mode: ReadMode::Log,
+            wait_timeout: Duration::from_millis(150),
+            mutations: MutationSet::default(),
+        }
+    }
+}
+
+/// Watches a server (the harness's continuous checks). Called without the server's lock.
+pub trait KvObserver: Send + Sync {
+    /// The server's apply loop received `applied`, before applying it.
+    fn on_applied(&self, node: NodeId, applied: &Applied);
+    /// The server answered a get from its local state while it believed it led in `term`.
+    fn on_local_read(&self, node: NodeId, term: Term);
+}
+
+/// How a waiting request handler's entry (or read index) turned out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Outcome {
+    /// The expected command was applied at the index with this result.
+    Applied(KvResult),
+    /// The index was applied (a read index was reached).
+    Reached,
+    /// Another command was applied at the index: leadership was lost.
+    Displaced,
+}
+
+struct Waiter {
+    index: LogIndex,
+    expect: Option<(ClientId, Seq)>,
+    outcome: Option<Outcome>,
+    signal: Arc<Signal>,
+}
+
+struct State {
+    machine: KvStateMachine,
+    waiters: BTreeMap<u64, Waiter>,
+    next_ticket: u64,
+    killed: bool,
+}
+
+struct ServerShared {
+    id: NodeId,
+    node: Arc<Node>,
+    clock: ClockRef,
+    config: KvServerConfig,
+    observer: Arc<dyn KvObserver>,
+    state: Mutex<State>,
+}
+
+/// The key-value service of one node: request handlers (on the callers' threads) and one apply
+/// loop thread. Lock order: the server's lock, then the node's; the node never calls the server.
+pub struct KvServer {
+    shared: Arc<ServerShared>,
+    apply_loop: Mutex<Option<ClockJoinHandle<()>>>,
+}
+
+impl KvServer {
+    /// Starts the service on `node`, which hands its committed entries to `applied`.
+    pub fn start(
+        node: Arc<Node>,
+        applied: Receiver<Applied>,
+        clock: ClockRef,
+        config: KvServerConfig,
+        observer: Arc<dyn KvObserver>,
+    ) -> KvServer {
+        let id = node.id();
+        let shared = Arc::new(ServerShared {
+            id,
+            node,
+            clock: clock.clone(),
+            config,
+            observer,
+            state: Mutex::new(State {
+                machine: KvStateMachine::new(),
+                waiters: BTreeMap::new(),
+                next_ticket: 0,
+                killed: false,
+            }),
+        });
+        let looper = shared.clone();
+        let apply_loop = spawn(&clock, format!("{id}-kv-apply"), move || {
+            while let Some(entry) = applied.recv() {
+                looper.apply(entry);
+            }
+        });
+        KvServer {
+            shared,
+            apply_loop: Mutex::new(Some(apply_loop)),
+        }
+    }
+
+    /// The node it runs on.
+    pub fn node(&self) -> &Arc<Node> {
+        &self.shared.node
+    }
+
+    /// The last log index its state machine applied.
+    pub fn applied(&self) -> LogIndex {
+        self.shared.state.lock().machine.applied()
+    }
+
+    /// Handles one request on the caller's thread. `None` (no answer) once killed.
+    pub fn handle(&self, request: KvRequest) -> Option<KvReply> {
+        self.shared.handle(request)
+    }
+
+    /// Kills the node, stops the apply loop and joins it; waiting handlers return no answer.
+    pub fn kill(&self) {
+        self.shared.node.kill();
+        let signals: Vec<Arc<Signal>> = {
+            let mut state = self.shared.state.lock();
+            state.killed = true;
+            state.waiters.values().map(|w| w.signal.clone()).collect()
+        };
+        for signal in signals {
+            signal.notify();
+        }
+        let apply_loop = self.apply_loop.lock().take();
+        if let Some(apply_loop) = apply_loop {
+            apply_loop.join();
+        }
+    }
+}
+
+impl Drop for KvServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+impl ServerShared {
+    fn handle(&self, request: KvRequest) -> Option<KvReply> {
+        match (&request.op, self.config.read_mode) {
+            (KvOp::Get(key), ReadMode::UnsafeLocal) => self.read_locally_if_leader(key),
+            (KvOp::Get(key), ReadMode::ReadIndex) => self.read_by_read_index(key),
+            _ => self.through_the_log(request),
+        }
+    }
+
+    fn read_locally_if_leader(&self, key: &str) -> Option<KvReply> {
+        let (term, leader) = self.node.state();
+        if !leader {
+            return Some(KvReply::WrongLeader { leader_hint: None });
+        }
+        let value = {
+            let state = self.state.lock();
+            if state.killed {
+                return None;
+            }
+            state.machine.get(key)
+        };
+        self.observer.on_local_read(self.id, term);
+        Some(KvReply::Ok(KvResult::Value(value)))
+    }
+
+    fn read_by_read_index(&self, key: &str) -> Option<KvReply> {
+        let (term, _) = self.node.state();
+        let index = match self.node.read_index() {
+            Ok(index) => index,
+            Err(ReadIndexError::NotLeader(not_leader)) => {
+                return Some(KvReply::WrongLeader {
+                    leader_hint: not_leader.leader_hint,
+                })
+            }
+            Err(ReadIndexError::NoCommitInTerm) => {
+                // Commit an entry of this term so the next attempt can be served.
+                let _ = self.node.start(KvCommand::Noop.encode());
+                return Some(KvReply::Retry);
+            }
+            Err(ReadIndexError::NotConfirmed) => {
+                return Some(KvReply::WrongLeader { leader_hint: None })
+            }
+        };
+        let waited = {
+            let mut state = self.state.lock();
+            if state.killed {
+                return None;
+            }
+            if state.machine.applied() >= index {
+                None
+            } else {
+                Some(self.register(&mut state, index, None))
+            }
+        };
+        if let Some(waiter) = waited {
+            match self.wait(waiter)? {
+                Some(Outcome::Reached) => {}
+                Some(other) => unreachable!("a read index ended with {other:?}"),
+                None => return Some(KvReply::Timeout),
+            }
+        }
+        let value = {
+            let state = self.state.lock();
+            if state.killed {
+                return None;
+            }
+            state.machine.get(key)
+        };
+        self.observer.on_local_read(self.id, term);
+        Some(KvReply::Ok(KvResult::Value(value)))
+    }
+
+    fn through_the_log(&self, request: KvRequest) -> Option<KvReply> {
+        let command = KvCommand::Op {
+            client: request.client,
+            seq: request.seq,
+            op: request.op,
+        };
+        let waiter = {
+            // Held across `start`, so the apply loop cannot apply the entry before the waiter
+            // is registered.
+            let mut state = self.state.lock();
+            if state.killed {
+                return None;
+            }
+            let index = match self.node.start(command.encode()) {
+                Ok((index, _term)) => index,
+                Err(not_leader) => {
+                    return Some(KvReply::WrongLeader {
+                        leader_hint: not_leader.leader_hint,
+                    })
+                }
+            };
+            self.register(&mut state, index, Some((request.client, request.seq)))
+        };
+        Some(match self.wait(waiter)? {
+            Some(Outcome::Applied(result)) => KvReply::Ok(result),
+            Some(Outcome::Displaced) => KvReply::WrongLeader { leader_hint: None },
+            Some(Outcome::Reached) => unreachable!("an expected command was only reached"),
+            None => KvReply::Timeout,
+        })
+    }
+
+    fn register(&self, state: &mut State, index: LogIndex, expect: Option<(ClientId, Seq)>) -> u64 {
+        let ticket = state.next_ticket;
+        state.next_ticket += 1;
+        let signal = Arc::new(Signal::new(&self.clock, &format!("{} kv request", self.id)));
+        state.waiters.insert(
+            ticket,
+            Waiter {
+                index,
+                expect,
+                outcome: None,
+                signal,
+            },
+        );
+        ticket
+    }
+
+    /// Waits for the waiter's outcome until the wait timeout. `None`: killed (no answer);
+    /// `Some(None)`: timed out.
+    fn wait(&self, ticket: u64) -> Option<Option<Outcome>> {
+        let deadline = self.clock.now() + self.config.wait_timeout;
+        loop {
+            let signal = {
+                let mut guard = self.state.lock();
+                let state = &mut *guard;
+                let waiter = state.waiters.get_mut(&ticket).expect("registered waiter");
+                if let Some(outcome) = waiter.outcome.take() {
+                    state.waiters.remove(&ticket);
+                    return Some(Some(outcome));
+                }
+                if state.killed {
+                    state.waiters.remove(&ticket);
+                    return None;
+                }
+                if self.clock.now() >= deadline {
+                    state.waiters.remove(&ticket);
+                    return Some(None);
+                }
+                waiter.signal.clone()
+            };
+            signal.wait_until(Some(deadline));
+        }
+    }
+
+    /// Applies one committed entry and settles the waiters it decides.
+    fn apply(&self, applied: Applied) {
+        self.observer.on_applied(self.id, &applied);
+        let command = KvCommand::decode(&applied.command)
+            .unwrap_or_else(|error| panic!("{}: entry {}: {error}", self.id, applied.index));
+        let suppress = !self.config.mutations.has(Mutation::NoDuplicateSuppression);
+        let mut state = self.state.lock();
+        let (sender, result) = match command {
+            KvCommand::Noop => {
+                state.machine.advance(applied.index);
+                (None, None)
+            }
+            KvCommand::Op { client, seq, op } => {
+                let result = state
+                    .machine
+                    .apply(applied.index, client, seq, &op, suppress);
+                (Some((client, seq)), Some(result))
+            }
+        };
+        let index = applied.index;
+        let mut woken = Vec::new();
+        for waiter in state.waiters.values_mut() {
+            if waiter.outcome.is_some() || waiter.index > index {
+                continue;
+            }
+            waiter.outcome = Some(match (waiter.expect, &result) {
+                (None, _) => Outcome::Reached,
+                (Some(expected), Some(result))
+                    if waiter.index == index && sender == Some(expected) =>
+                {
+                    Outcome::Applied(result.clone())
+                }
+                (Some(_), _) => Outcome::Displaced,
+            });
+            woken.push(waiter.signal.clone());
+        }
+        drop(state);
+        for signal in woken {
+            signal.notify();
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! [`KvStateMachine`]: the key-value map and the per-client sessions that make retries
+//! exactly-once.
+
+use super::{ClientId, KvOp, KvResult, Seq};
+use crate::LogIndex;
+use std::collections::BTreeMap;
+
+/// The last operation applied for one client, and its result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Session {
+    seq: Seq,
+    result: KvResult,
+}
+
+/// The replicated state: a map from keys to values, plus the sessions. Applied strictly in log
+/// order; rebuilt from the log after a restart.
+#[derive(Clone, Debug, Default)]
+pub struct KvStateMachine {
+    data: BTreeMap<String, String>,
+    sessions: BTreeMap<ClientId, Session>,
+    applied: LogIndex,
+}
+
+impl KvStateMachine {
+    /// An empty store.
+    pub fn new() -> KvStateMachine {
+        KvStateMachine::default()
+    }
+
+    /// The last log index applied.
+    pub fn applied(&self) -> LogIndex {
+        self.applied
+    }
+
+    /// The value of `key` (empty if never written).
+    pub fn get(&self, key: &str) -> String {
+        self.data.get(key).cloned().unwrap_or_default()
+    }
+
+    /// Records that the entry at `index` was applied (a no-op or an operation).
+    pub fn advance(&mut self, index: LogIndex) {
+        assert_eq!(
+            index,
+            self.applied.next(),
+            "entries applied out of order: {index} after {}",
+            self.applied
+        );
+        self.applied = index;
+    }
+
+    /// Applies `op` from `client` with sequence number `seq` at `index`. A sequence number the
+    /// client's session already covers is a retry: it is not applied again and gets the first
+    /// attempt's result (unless `suppress_duplicates` is off, the deliberately broken variant).
+    pub fn apply(
+        &mut self,
+        index: LogIndex,
+        client: ClientId,
+        seq: Seq,
+        op: &KvOp,
+        suppress_duplicates: bool,
+    ) -> KvResult {
+        self.advance(index);
+        if let Some(session) = self.sessions.get(&client) {
+            if suppress_duplicates && seq <= session.seq {
+                // An older sequence number than the last is a retry nobody waits for any more.
+                return session.result.clone();
+            }
+        }
+        let result = match op {
+            KvOp::Get(key) => KvResult::Value(self.get(key)),
+            KvOp::Put(key, value) => {
+                self.data.insert(key.clone(), value.clone());
+                KvResult::Done
+            }
+            KvOp::Append(key, value) => {
+                self.data.entry(key.clone()).or_default().push_str(value);
+                KvResult::Done
+            }
+        };
+        let session = Session {
+            seq,
+            result: result.clone(),
+        };
+        self.sessions.insert(client, session);
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn append(value: &str) -> KvOp {
+        KvOp::Append("k".into(), value.into())
+    }
+
+    #[test]
+    fn a_retried_append_is_applied_once_and_answered_with_the_first_result() {
+        let mut machine = KvStateMachine::new();
+        let (a, b) = (ClientId(1), ClientId(2));
+        machine.apply(LogIndex(1), a, Seq(1), &append("x"), true);
+        machine.apply(LogIndex(2), b, Seq(1), &append("y"), true);
+        machine.apply(LogIndex(3), a, Seq(1), &append("x"), true);
+        assert_eq!(machine.get("k"), "xy");
+        let get = KvOp::Get("k".into());
+        assert_eq!(
+            machine.apply(LogIndex(4), a, Seq(2), &get, true),
+            KvResult::Value("xy".into())
+        );
+        machine.apply(LogIndex(5), b, Seq(2), &append("z"), true);
+        // The retry of a's get answers what the first attempt saw.
+        assert_eq!(
+            machine.apply(LogIndex(6), a, Seq(2), &get, true),
+            KvResult::Value("xy".into())
+        );
+        assert_eq!(machine.applied(), LogIndex(6));
+    }
+
+    #[test]
+    fn without_suppression_a_retry_is_applied_twice() {
+        let mut machine = KvStateMachine::new();
+        machine.apply(LogIndex(1), ClientId(1), Seq(1), &append("x"), false);
+        machine.apply(LogIndex(2), ClientId(1), Seq(1), &append("x"), false);
+        assert_eq!(machine.get("k"), "xx");
+    }
+
+    #[test]
+    #[should_panic(expected = "out of order")]
+    fn a_gap_in_the_applied_indices_is_a_bug() {
+        let mut machine = KvStateMachine::new();
+        machine.advance(LogIndex(2));
+    }
+}

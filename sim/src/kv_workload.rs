@@ -1,0 +1,348 @@
+//! The key-value workload: concurrent clerks against a replicated store while the harness
+//! partitions the leader into a minority (keeping some clients on its side), heals, crashes and
+//! restarts nodes and drops messages; every operation is recorded with its simulated call and
+//! return time and the history is checked for linearizability, key by key.
+
+use crate::cluster::{Cluster, ClusterConfig};
+use crate::network::ClientPort;
+use crate::runner::Sim;
+use models::{
+    check_partitions, partition_by_key, Budget, CheckOptions, History, KeyValue, KvInput, KvOutput,
+    Operation, Report,
+};
+use node::clock::spawn;
+use node::kv::{
+    Clerk, ClerkConfig, ClientId, KvOp, KvReply, KvRequest, KvResult, KvServerConfig, KvTransport,
+    ReadMode,
+};
+use node::rng::DetRng;
+use node::sync::{Arc, Mutex};
+use node::{Instant, MutationSet, NodeId, TransportError};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The shape of one key-value run.
+#[derive(Clone, Debug)]
+pub struct KvWorkloadConfig {
+    /// Servers.
+    pub nodes: usize,
+    /// Concurrent clerks, one operation in flight each.
+    pub clients: usize,
+    /// Keys the operations touch (few, so operations on a key overlap).
+    pub keys: usize,
+    /// How gets are served.
+    pub read_mode: ReadMode,
+    /// Deliberately broken behaviours of the node and the service.
+    pub mutations: MutationSet,
+    /// Simulated time the clients run for.
+    pub duration: Duration,
+    /// Whether messages are dropped (10% of requests and of replies).
+    pub unreliable: bool,
+    /// A clerk gives up on an operation after this long (its outcome is then unknown).
+    pub op_deadline: Duration,
+    /// Clients kept on the old leader's side of each partition.
+    pub clients_with_old_leader: usize,
+}
+
+impl Default for KvWorkloadConfig {
+    fn default() -> Self {
+        KvWorkloadConfig {
+            nodes: 5,
+            clients: 30,
+            keys: 10,
+            read_mode: ReadMode::Log,
+            mutations: MutationSet::default(),
+            duration: Duration::from_secs(27),
+            unreliable: true,
+            op_deadline: Duration::from_millis(1000),
+            clients_with_old_leader: 6,
+        }
+    }
+}
+
+/// What one run did.
+#[derive(Clone, Debug)]
+pub struct KvRun {
+    /// Every operation, in the order they were called.
+    pub history: History<KvInput, KvOutput>,
+    /// Operations whose outcome is unknown (the clerk gave up).
+    pub unknown: usize,
+    /// Simulated time covered.
+    pub simulated: Duration,
+    /// Partitions that cut the leader off with clients on its side.
+    pub leader_isolations: u64,
+    /// Node crashes.
+    pub crashes: u64,
+    /// Gets answered from a server's local state.
+    pub local_reads: u64,
+    /// Gets answered locally by a node whose term a newer leader had superseded: the stale-read
+    /// opportunities.
+    pub reads_by_deposed_leaders: u64,
+}
+
+/// A clerk with id `index` on `cluster`'s network (endpoint `n{1000 + index}`).
+pub fn new_clerk(cluster: &Arc<Cluster>, index: usize, config: ClerkConfig) -> Clerk {
+    let transport = Arc::new(SimKvTransport {
+        port: cluster.add_client(client_endpoint(index)),
+        cluster: cluster.clone(),
+    });
+    Clerk::new(
+        ClientId(index as u64),
+        cluster.ids(),
+        transport,
+        cluster.clock().clone(),
+        config,
+    )
+}
+
+/// The network id of client `index` (nodes are 0..nodes).
+fn client_endpoint(index: usize) -> NodeId {
+    NodeId(1000 + index as u32)
+}
+
+/// A clerk's transport: the simulated network to whichever server runs on the target node.
+struct SimKvTransport {
+    port: ClientPort,
+    cluster: Arc<Cluster>,
+}
+
+impl KvTransport for SimKvTransport {
+    fn call(
+        &self,
+        server: NodeId,
+        request: KvRequest,
+        timeout: Duration,
+    ) -> Result<KvReply, TransportError> {
+        let cluster = &self.cluster;
+        self.port.call(server, timeout, || {
+            cluster.kv_server(server)?.handle(request)
+        })
+    }
+}
+
+const WORKLOAD_STREAM: u64 = 10;
+
+/// Runs the workload on a fresh cluster and returns its history (unchecked). Panics (failing
+/// the simulation) on a continuous-invariant violation.
+pub fn run_kv_workload(sim: &Sim, config: &KvWorkloadConfig) -> KvRun {
+    assert!(
+        config.clients > config.clients_with_old_leader,
+        "some clients must stay with the majority"
+    );
+    let mut cluster_config = ClusterConfig::new(config.nodes);
+    cluster_config.net.unreliable = config.unreliable;
+    cluster_config.node.mutations = config.mutations.clone();
+    cluster_config.kv = Some(KvServerConfig {
+        read_mode: config.read_mode,
+        mutations: config.mutations.clone(),
+        ..KvServerConfig::default()
+    });
+    let cluster = Arc::new(Cluster::new(sim, cluster_config));
+    let clock = cluster.clock().clone();
+    let started = clock.now();
+    let end = started + config.duration;
+    let history: Arc<Mutex<History<KvInput, KvOutput>>> = Arc::default();
+    let rng = sim.rng(WORKLOAD_STREAM);
+    let clients: Vec<NodeId> = (0..config.clients).map(client_endpoint).collect();
+    let threads: Vec<_> = clients
+        .iter()
+        .enumerate()
+        .map(|(index, _)| {
+            let mut clerk = new_clerk(&cluster, index, ClerkConfig::default());
+            let client = Client {
+                index,
+                rng: rng.split(index as u64),
+                keys: config.keys,
+                op_deadline: config.op_deadline,
+                clock: clock.clone(),
+                history: history.clone(),
+            };
+            spawn(&clock, format!("client-{index}"), move || {
+                client.run(&mut clerk, end)
+            })
+        })
+        .collect();
+    let mut run = KvRun {
+        history: Vec::new(),
+        unknown: 0,
+        simulated: Duration::ZERO,
+        leader_isolations: 0,
+        crashes: 0,
+        local_reads: 0,
+        reads_by_deposed_leaders: 0,
+    };
+    inject_faults(&cluster, &clients, config, end, &mut run);
+    for thread in threads {
+        thread.join();
+    }
+    cluster.check_invariants();
+    let observed = cluster.invariants().observed();
+    run.local_reads = observed.local_reads;
+    run.reads_by_deposed_leaders = observed.reads_by_deposed_leaders;
+    run.simulated = clock.now() - started;
+    cluster.shutdown();
+    let mut history = std::mem::take(&mut *history.lock());
+    history.sort_by_key(|op| op.call);
+    run.unknown = history.iter().filter(|op| op.ret.is_none()).count();
+    run.history = history;
+    run
+}
+
+/// The fault schedule, until `end`: a quiet spell, then the leader cut off with one follower and
+/// some clients on its side for 1.5-4 s, a heal, and now and then a crash and restart.
+fn inject_faults(
+    cluster: &Cluster,
+    clients: &[NodeId],
+    config: &KvWorkloadConfig,
+    end: Instant,
+    run: &mut KvRun,
+) {
+    let clock = cluster.clock();
+    let ids = cluster.ids();
+    let ms = Duration::from_millis;
+    let before_end = |d: Duration| {
+        let now = clock.now();
+        d.min(end.saturating_since(now))
+    };
+    while clock.now() < end {
+        cluster.sleep(before_end(cluster.random_duration(ms(1000), ms(3000))));
+        if clock.now() >= end {
+            break;
+        }
+        if let Some(leader) = cluster.current_leader() {
+            let others = cluster.others(leader);
+            let companion = others[cluster.random(others.len())];
+            let mut shuffled = clients.to_vec();
+            for i in (1..shuffled.len()).rev() {
+                shuffled.swap(i, cluster.random(i + 1));
+            }
+            let (with_leader, with_majority) = shuffled.split_at(config.clients_with_old_leader);
+            let mut minority = vec![leader, companion];
+            minority.extend_from_slice(with_leader);
+            let mut majority: Vec<NodeId> = ids
+                .iter()
+                .copied()
+                .filter(|id| *id != leader && *id != companion)
+                .collect();
+            majority.extend_from_slice(with_majority);
+            cluster.network().partition(&[minority, majority]);
+            run.leader_isolations += 1;
+            cluster.sleep(before_end(cluster.random_duration(ms(1500), ms(3000))));
+            cluster.network().heal();
+        }
+        if cluster.random(3) == 0 && clock.now() < end {
+            let victim = ids[cluster.random(ids.len())];
+            cluster.crash(victim);
+            run.crashes += 1;
+            cluster.sleep(before_end(cluster.random_duration(ms(200), ms(1000))));
+            cluster
+                .restart(victim)
+                .unwrap_or_else(|error| panic!("{victim} cannot restart: {error}"));
+        }
+    }
+    cluster.network().heal();
+}
+
+/// One client thread: operations back to back until `end`.
+struct Client {
+    index: usize,
+    rng: DetRng,
+    keys: usize,
+    op_deadline: Duration,
+    clock: node::ClockRef,
+    history: Arc<Mutex<History<KvInput, KvOutput>>>,
+}
+
+impl Client {
+    fn run(mut self, clerk: &mut Clerk, end: Instant) {
+        let mut counter = 0u64;
+        while self.clock.now() < end {
+            counter += 1;
+            let key = format!("k{}", self.rng.index(self.keys));
+            let value = format!("{}.{counter} ", self.index);
+            let (op, input) = match self.rng.index(10) {
+                0..=4 => (KvOp::Get(key.clone()), KvInput::Get(key)),
+                5..=7 => (
+                    KvOp::Put(key.clone(), value.clone()),
+                    KvInput::Put(key, value),
+                ),
+                _ => (
+                    KvOp::Append(key.clone(), value.clone()),
+                    KvInput::Append(key, value),
+                ),
+            };
+            let call = self.clock.now();
+            let outcome = clerk.execute(op, Some(call + self.op_deadline));
+            let client = self.index as u64;
+            let operation = match outcome {
+                Ok(result) => {
+                    let output = match result {
+                        KvResult::Value(value) => KvOutput::Value(value),
+                        KvResult::Done => KvOutput::Done,
+                    };
+                    Operation::returned(client, input, output, nanos(call), nanos(self.clock.now()))
+                }
+                Err(_) => Operation::unknown(client, input, nanos(call)),
+            };
+            self.history.lock().push(operation);
+        }
+    }
+}
+
+fn nanos(instant: Instant) -> u64 {
+    u64::try_from(instant.since_epoch().as_nanos()).expect("simulated time fits in u64 ns")
+}
+
+/// Runs [`run_kv_workload`] in a fresh simulation with `seed` (under the watchdog) and returns
+/// the run, to be checked outside the simulation.
+pub fn simulate_kv(seed: u64, config: &KvWorkloadConfig) -> Result<KvRun, crate::SimFailure> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let config = config.clone();
+    crate::simulate(seed, move |sim| {
+        let run = run_kv_workload(sim, &config);
+        sender.send(run).expect("the caller waits for the run");
+    })?;
+    Ok(receiver
+        .recv()
+        .expect("a run that ended without failure sent its history"))
+}
+
+/// The checker's time budget per history: a check that needs longer says "unknown" (and the
+/// caller treats that as a failure to look at, never as a pass).
+pub const CHECK_TIME_LIMIT: Duration = Duration::from_secs(120);
+
+/// Checks a key-value history key by key.
+pub fn check_kv_history(history: &History<KvInput, KvOutput>) -> Report {
+    let options = CheckOptions {
+        budget: Budget::new(Budget::default().max_states, Some(CHECK_TIME_LIMIT)),
+        ..CheckOptions::default()
+    };
+    check_partitions(&KeyValue, partition_by_key(history), &options)
+}
+
+/// Writes a failed run's history (native JSON-lines format) and, for the first illegal key, an
+/// HTML page of the counterexample into `dir`; returns the history file.
+pub fn write_failure(
+    dir: &Path,
+    name: &str,
+    history: &History<KvInput, KvOutput>,
+    report: &Report,
+) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let file = dir.join(format!("{name}.jsonl"));
+    std::fs::write(&file, models::formats::json::write_kv(history))?;
+    if let Some((partition, counterexample)) = report.counterexample() {
+        let page = models::html::render(name, &partition.name, counterexample);
+        std::fs::write(dir.join(format!("{name}.html")), page)?;
+    }
+    Ok(file)
+}
+
+/// The command that re-checks a history file written by [`write_failure`].
+pub fn recheck_command(file: &Path) -> String {
+    format!(
+        "cargo run --release -p sim --bin interleave -- check --model kv --format json {} --html {}",
+        file.display(),
+        file.parent().map_or_else(|| ".".into(), |dir| dir.display().to_string())
+    )
+}

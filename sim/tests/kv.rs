@@ -1,0 +1,276 @@
+//! The replicated key-value store under the fault workload: the correct read modes must be
+//! linearizable on every seed; unsafe local reads, ReadIndex without its leadership round and
+//! missing duplicate suppression must be rejected by the same workload and checker.
+
+use models::Verdict;
+use node::clock::spawn;
+use node::kv::ReadMode;
+use node::kv::{ClerkConfig, KvServerConfig};
+use node::sync::Arc;
+use node::{Mutation, MutationSet};
+use sim::kv_workload::{new_clerk, simulate_kv};
+use sim::kv_workload::{recheck_command, write_failure};
+use sim::runner::seeds;
+use sim::{check_kv_history, replay_command, KvRun, KvWorkloadConfig};
+use sim::{simulate, Cluster, ClusterConfig};
+use std::path::PathBuf;
+use std::time::Duration;
+use std::time::Instant;
+
+/// Ten seeds by default; `INTERLEAVE_SEEDS=a..=b` adds more, `INTERLEAVE_SEED=n` runs one.
+const SEEDS: &[u64] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+
+fn failures_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/interleave-failures")
+}
+
+/// Checks `run`'s history; on a violation (or a check that ran out of budget) writes it out and
+/// returns what happened and how to re-check the file.
+fn check_linearizable(name: &str, seed: u64, run: &KvRun) -> Result<(), String> {
+    let started = Instant::now();
+    let report = check_kv_history(&run.history);
+    eprintln!(
+        "{name} seed {seed}: {} operations ({} unknown), {:?} simulated, checked in {:?}, \
+         {} leader isolations, {} crashes, {} local reads ({} by deposed leaders): {:?}",
+        run.history.len(),
+        run.unknown,
+        run.simulated,
+        started.elapsed(),
+        run.leader_isolations,
+        run.crashes,
+        run.local_reads,
+        run.reads_by_deposed_leaders,
+        report.verdict
+    );
+    if report.verdict == Verdict::Linearizable {
+        return Ok(());
+    }
+    let file = write_failure(
+        &failures_dir(),
+        &format!("{name}-seed-{seed}"),
+        &run.history,
+        &report,
+    )
+    .expect("write the failing history");
+    Err(format!(
+        "history not linearizable ({:?}); written to {}\nre-check: {}",
+        report.verdict,
+        file.display(),
+        recheck_command(&file)
+    ))
+}
+
+fn linearizable_on_every_seed(test: &'static str, read_mode: ReadMode) {
+    let config = KvWorkloadConfig {
+        read_mode,
+        ..KvWorkloadConfig::default()
+    };
+    for seed in seeds(SEEDS) {
+        let outcome = simulate_kv(seed, &config)
+            .map_err(|failure| failure.message)
+            .and_then(|run| {
+                // Vacuity guards: the run did what it claims to.
+                if run.leader_isolations == 0 {
+                    return Err("the leader was never cut off".into());
+                }
+                if run.history.len() < 2000 {
+                    return Err(format!("only {} operations", run.history.len()));
+                }
+                check_linearizable(test, seed, &run)
+            });
+        if let Err(message) = outcome {
+            panic!(
+                "{test} failed with seed {seed}:\n{message}\nreplay: {}",
+                replay_command(test, seed)
+            );
+        }
+    }
+}
+
+#[test]
+fn reads_through_the_log_are_linearizable() {
+    linearizable_on_every_seed("kv::reads_through_the_log_are_linearizable", ReadMode::Log);
+}
+
+#[test]
+fn read_index_reads_are_linearizable() {
+    linearizable_on_every_seed("kv::read_index_reads_are_linearizable", ReadMode::ReadIndex);
+}
+
+/// Runs a broken variant on five seeds; every run must be rejected by the checker.
+fn rejected_on_every_seed(name: &str, read_mode: ReadMode, mutations: MutationSet) -> Vec<KvRun> {
+    let mut runs = Vec::new();
+    let config = KvWorkloadConfig {
+        read_mode,
+        mutations,
+        ..KvWorkloadConfig::default()
+    };
+    for seed in seeds(&[1, 2, 3, 4, 5]) {
+        let run = simulate_kv(seed, &config)
+            .unwrap_or_else(|failure| panic!("{name} seed {seed}: {}", failure.message));
+        let started = Instant::now();
+        let report = check_kv_history(&run.history);
+        eprintln!(
+            "{name} seed {seed}: {} operations, checked in {:?}, {} local reads, {} by deposed leaders: {:?}",
+            run.history.len(),
+            started.elapsed(),
+            run.local_reads,
+            run.reads_by_deposed_leaders,
+            report.verdict
+        );
+        assert_eq!(
+            report.verdict,
+            Verdict::NotLinearizable,
+            "{name} survived seed {seed} (replay: INTERLEAVE_SEED={seed})"
+        );
+        runs.push(run);
+    }
+    runs
+}
+
+#[test]
+fn unsafe_local_reads_are_rejected() {
+    let runs = rejected_on_every_seed(
+        "unsafe-local",
+        ReadMode::UnsafeLocal,
+        MutationSet::default(),
+    );
+    for run in runs {
+        assert!(
+            run.reads_by_deposed_leaders > 0,
+            "no stale-read opportunity in a run"
+        );
+    }
+}
+
+#[test]
+fn read_index_without_the_leadership_round_is_rejected() {
+    let runs = rejected_on_every_seed(
+        "read-index-without-round",
+        ReadMode::ReadIndex,
+        MutationSet::only(Mutation::ReadIndexWithoutRound),
+    );
+    for run in runs {
+        assert!(
+            run.reads_by_deposed_leaders > 0,
+            "no stale-read opportunity in a run"
+        );
+    }
+}
+
+#[test]
+fn no_duplicate_suppression_is_rejected() {
+    rejected_on_every_seed(
+        "no-duplicate-suppression",
+        ReadMode::Log,
+        MutationSet::only(Mutation::NoDuplicateSuppression),
+    );
+}
+
+/// Several clerks append unique values to one key over an unreliable network, with the leader
+/// cut off once; returns the final value and what each clerk had acknowledged, in order.
+fn concurrent_appends(seed: u64, mutations: MutationSet) -> (String, Vec<Vec<String>>) {
+    const CLIENTS: usize = 5;
+    const APPENDS: usize = 30;
+    let (sender, receiver) = std::sync::mpsc::channel();
+    simulate(seed, move |sim| {
+        let mut config = ClusterConfig::new(3);
+        config.net.unreliable = true;
+        config.node.mutations = mutations.clone();
+        config.kv = Some(KvServerConfig {
+            mutations,
+            ..KvServerConfig::default()
+        });
+        let cluster = Arc::new(Cluster::new(sim, config));
+        let clock = cluster.clock().clone();
+        let clients: Vec<_> = (0..CLIENTS)
+            .map(|index| {
+                let mut clerk = new_clerk(&cluster, index, ClerkConfig::default());
+                spawn(&clock, format!("client-{index}"), move || {
+                    let mut acknowledged = Vec::new();
+                    for n in 0..APPENDS {
+                        let value = format!("{index}.{n};");
+                        clerk.append("k", &value, None).expect("no deadline");
+                        acknowledged.push(value);
+                    }
+                    acknowledged
+                })
+            })
+            .collect();
+        cluster.sleep(Duration::from_secs(1));
+        if let Some(leader) = cluster.current_leader() {
+            let others = cluster.others(leader);
+            cluster.network().partition(&[vec![leader], others]);
+            cluster.sleep(Duration::from_secs(2));
+            cluster.network().heal();
+        }
+        let acknowledged: Vec<Vec<String>> = clients.into_iter().map(|c| c.join()).collect();
+        let mut reader = new_clerk(&cluster, CLIENTS, ClerkConfig::default());
+        let value = reader.get("k", None).expect("no deadline");
+        cluster.shutdown();
+        sender.send((value, acknowledged)).expect("receiver alive");
+    })
+    .unwrap_or_else(|failure| panic!("seed {seed}: {}", failure.message));
+    receiver.recv().expect("the run's result")
+}
+
+/// Every acknowledged append must appear exactly once, and each clerk's in its order.
+fn exactly_once_violation(value: &str, acknowledged: &[Vec<String>]) -> Option<String> {
+    let appended: Vec<&str> = value.split_inclusive(';').collect();
+    for (client, values) in acknowledged.iter().enumerate() {
+        let mut last = None;
+        for expected in values {
+            let positions: Vec<usize> = appended
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| *v == expected)
+                .map(|(i, _)| i)
+                .collect();
+            match positions.as_slice() {
+                [position] if last.is_none_or(|last| last < *position) => last = Some(*position),
+                [_] => return Some(format!("client {client}'s {expected:?} is out of order")),
+                _ => {
+                    return Some(format!(
+                        "client {client}'s {expected:?} appears {} times",
+                        positions.len()
+                    ))
+                }
+            }
+        }
+    }
+    let total: usize = acknowledged.iter().map(Vec::len).sum();
+    (appended.len() != total).then(|| {
+        format!(
+            "{} appends in the value, {total} acknowledged",
+            appended.len()
+        )
+    })
+}
+
+#[test]
+fn every_acknowledged_append_appears_exactly_once_in_client_order() {
+    for seed in seeds(&[1, 2, 3]) {
+        let (value, acknowledged) = concurrent_appends(seed, MutationSet::default());
+        if let Some(violation) = exactly_once_violation(&value, &acknowledged) {
+            panic!(
+                "seed {seed}: {violation}\nreplay: {}",
+                replay_command(
+                    "kv::every_acknowledged_append_appears_exactly_once_in_client_order",
+                    seed
+                )
+            );
+        }
+    }
+}
+
+#[test]
+fn without_duplicate_suppression_a_retried_append_appears_twice() {
+    let found = (1..=10).find(|&seed| {
+        let (value, acknowledged) =
+            concurrent_appends(seed, MutationSet::only(Mutation::NoDuplicateSuppression));
+        let violation = exactly_once_violation(&value, &acknowledged);
+        eprintln!("no-duplicate-suppression, seed {seed}: {violation:?}");
+        violation.is_some()
+    });
+    assert!(found.is_some(), "10 seeds found no duplicate append");
+}
