@@ -1,16 +1,24 @@
-//! [`LoomClock`]: a [`Clock`] for loom, which has no time. `now` never moves; a wait with a
-//! deadline returns at once unless its permit is set (so a timeout may fire at any point, here at
-//! the earliest); a wait without a deadline blocks on a loom condvar until notified.
+//! [`LoomClock`]: a [`Clock`] for loom, which has no time. `now` moves only when the model calls
+//! [`LoomClock::advance`]; a wait whose deadline has passed returns at once (unless its permit is
+//! set), any other wait blocks on a loom condvar until notified or until the model advances time
+//! past its deadline. So a worker that waits for a future deadline is blocked, not spinning, and
+//! a model decides exactly when a timeout may fire.
 
 use node::clock::{SignalId, ThreadTicket};
 use node::sync::{Arc, Condvar, Mutex};
 use node::{Clock, Instant, Wake};
 
-/// A clock whose time stands still.
-#[derive(Default)]
+/// A clock whose time moves only when the model says so. Clones share one clock.
+#[derive(Clone, Default)]
 pub struct LoomClock {
+    inner: Arc<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
     slots: Mutex<Vec<Option<bool>>>,
-    changed: Arc<Condvar>,
+    now: Mutex<Instant>,
+    changed: Condvar,
 }
 
 impl LoomClock {
@@ -18,43 +26,52 @@ impl LoomClock {
     pub fn new() -> LoomClock {
         LoomClock::default()
     }
+
+    /// Moves time forward by `by` and wakes every waiter so it can see its deadline pass.
+    pub fn advance(&self, by: std::time::Duration) {
+        // Taken with the signals' lock, so a waiter between its check and its wait cannot miss it.
+        let _slots = self.inner.slots.lock();
+        let mut now = self.inner.now.lock();
+        *now = *now + by;
+        self.inner.changed.notify_all();
+    }
 }
 
 impl Clock for LoomClock {
     fn now(&self) -> Instant {
-        Instant::ZERO
+        *self.inner.now.lock()
     }
 
     fn signal_create(&self, _label: &str) -> SignalId {
-        let mut slots = self.slots.lock();
+        let mut slots = self.inner.slots.lock();
         slots.push(Some(false));
         SignalId(slots.len() - 1)
     }
 
     fn signal_destroy(&self, id: SignalId) {
-        self.slots.lock()[id.0] = None;
+        self.inner.slots.lock()[id.0] = None;
     }
 
     fn signal_wait(&self, id: SignalId, deadline: Option<Instant>) -> Wake {
-        let mut slots = self.slots.lock();
+        let mut slots = self.inner.slots.lock();
         loop {
             let permit = slots[id.0].as_mut().expect("live signal");
             if *permit {
                 *permit = false;
                 return Wake::Notified;
             }
-            if deadline.is_some() {
+            if deadline.is_some_and(|deadline| deadline <= *self.inner.now.lock()) {
                 return Wake::TimedOut;
             }
-            slots = self.changed.wait(slots);
+            slots = self.inner.changed.wait(slots);
         }
     }
 
     fn signal_notify(&self, id: SignalId) {
-        if let Some(permit) = self.slots.lock()[id.0].as_mut() {
+        if let Some(permit) = self.inner.slots.lock()[id.0].as_mut() {
             *permit = true;
         }
-        self.changed.notify_all();
+        self.inner.changed.notify_all();
     }
 
     fn thread_register(&self, _name: &str) -> ThreadTicket {

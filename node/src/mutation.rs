@@ -41,11 +41,22 @@ pub enum Mutation {
     /// without first confirming with a majority that it is still leader, so a deposed leader
     /// that has not heard of its successor serves stale reads.
     ReadIndexWithoutRound,
+    /// The applier hands entries to the service while holding the node's lock: a service that
+    /// calls into the node (`start`) while the apply channel is full deadlocks with it.
+    ApplyWithLockHeld,
+    /// The applier is woken before the commit index advances (in `start`, before the lock is
+    /// taken) instead of after: it can look too early, go back to sleep, and miss the commit
+    /// (a lost wake-up).
+    LostApplierWakeup,
+    /// The ticker reads the election deadline under one lock acquisition and starts the election
+    /// under the next: a heartbeat that pushed the deadline forward in between is ignored
+    /// (check-then-act across a lock release).
+    TickerCheckThenAct,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 10] = [
+    pub const ALL: [Mutation; 13] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -56,6 +67,9 @@ impl Mutation {
         Mutation::ReplyBeforePersist,
         Mutation::NoDuplicateSuppression,
         Mutation::ReadIndexWithoutRound,
+        Mutation::ApplyWithLockHeld,
+        Mutation::LostApplierWakeup,
+        Mutation::TickerCheckThenAct,
     ];
 
     /// The mutation's command-line name.
@@ -71,6 +85,9 @@ impl Mutation {
             Mutation::ReplyBeforePersist => "reply-before-persist",
             Mutation::NoDuplicateSuppression => "no-duplicate-suppression",
             Mutation::ReadIndexWithoutRound => "read-index-without-round",
+            Mutation::ApplyWithLockHeld => "apply-with-lock-held",
+            Mutation::LostApplierWakeup => "lost-applier-wakeup",
+            Mutation::TickerCheckThenAct => "ticker-check-then-act",
         }
     }
 }

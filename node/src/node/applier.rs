@@ -2,6 +2,7 @@
 
 use super::shared::Shared;
 use super::{Applied, Step};
+use crate::mutation::Mutation;
 use crate::LogIndex;
 
 /// One pass of the applier: copies a batch of committed entries out under the lock and sends
@@ -9,6 +10,8 @@ use crate::LogIndex;
 /// deadlock with the applier. Returns [`Step::Continue`] after delivering, [`Step::WaitUntil`]
 /// when there is nothing to apply, [`Step::Exit`] when killed or the receiver is gone.
 pub(super) fn step(shared: &Shared) -> Step {
+    let lock_held = shared.config.mutations.has(Mutation::ApplyWithLockHeld);
+    let mut held = None;
     let batch = {
         let mut inner = shared.lock();
         if let Some(step) = inner.gate() {
@@ -33,6 +36,10 @@ pub(super) fn step(shared: &Shared) -> Step {
         if let Some(last) = batch.last() {
             inner.last_applied = last.index;
         }
+        if lock_held {
+            // Broken: the batch is sent with the node's lock still held.
+            held = Some(inner);
+        }
         batch
     };
     if batch.is_empty() {
@@ -43,5 +50,6 @@ pub(super) fn step(shared: &Shared) -> Step {
             return Step::Exit;
         }
     }
+    drop(held);
     Step::Continue
 }

@@ -132,6 +132,10 @@ impl Shared {
     }
 
     pub fn start(&self, command: Command) -> Result<(LogIndex, Term), NotLeader> {
+        if self.config.mutations.has(Mutation::LostApplierWakeup) {
+            // Broken: the applier is told before the commit index moves.
+            self.applier_wake.notify();
+        }
         let mut inner = self.lock();
         if inner.killed || inner.paused {
             return Err(NotLeader { leader_hint: None });
@@ -237,7 +241,9 @@ impl Shared {
                 Effect::CommitAdvanced(commit_index) => {
                     self.observer
                         .on_event(self.id, &NodeEvent::CommitAdvanced { commit_index });
-                    self.applier_wake.notify();
+                    if !inner.core.has(Mutation::LostApplierWakeup) {
+                        self.applier_wake.notify();
+                    }
                 }
                 Effect::InvariantViolated(description) => self.report(description),
                 Effect::Reply(response) => reply = Some(response),

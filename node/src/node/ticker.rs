@@ -42,6 +42,18 @@ pub(super) fn step(shared: &Shared) -> Step {
     if inner.core.has(Mutation::TickerLockstep) {
         return lockstep_step(shared, &mut inner);
     }
+    if inner.core.has(Mutation::TickerCheckThenAct) {
+        let expired =
+            inner.core.role() != Role::Leader && shared.clock.now() >= inner.election_deadline;
+        drop(inner);
+        // Broken: the decision above is acted on under a new lock acquisition.
+        inner = shared.lock();
+        if expired && !inner.killed {
+            let effects = inner.core.start_pre_vote();
+            shared.execute(&mut inner, effects);
+        }
+        return Step::WaitUntil(Some(inner.election_deadline));
+    }
     if inner.core.role() != Role::Leader && shared.clock.now() >= inner.election_deadline {
         let effects = inner.core.start_pre_vote();
         shared.execute(&mut inner, effects);
