@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, every crate's tests, the loom and shuttle builds of the
-# node, and every benchmark run once in test mode. `.ci/run` calls this script.
+# The whole test suite: formatting, lints, every crate's tests, the loom and shuttle suites (each in
+# its own target dir, release), and every benchmark run once in test mode. `.ci/run` calls this script.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -15,12 +15,11 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "tests (workspace)"
 cargo test --workspace
 
-step "node builds under loom and shuttle (separate target dirs, so RUSTFLAGS do not force rebuilds)"
-RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo build -p node
-RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo build -p node
-
 step "loom: exhaustive interleavings of the node's own code (release, its own target dir)"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p loom-tests
+
+step "shuttle: whole clusters under random and PCT schedules (release, its own target dir)"
+RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo test --release -p shuttle-tests
 
 step "benchmarks, each run once"
 cargo bench -p benches -- --test

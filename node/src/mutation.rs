@@ -52,11 +52,15 @@ pub enum Mutation {
     /// under the next: a heartbeat that pushed the deadline forward in between is ignored
     /// (check-then-act across a lock release).
     TickerCheckThenAct,
+    /// Persist simulates an fsync delay by sleeping while the node's lock is held: every other
+    /// thread of the node queues on the lock, nobody is durably blocked, and simulated time can
+    /// never reach the sleeper's deadline (the hang of the reference suite).
+    SleepInPersist,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 13] = [
+    pub const ALL: [Mutation; 14] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -70,6 +74,7 @@ impl Mutation {
         Mutation::ApplyWithLockHeld,
         Mutation::LostApplierWakeup,
         Mutation::TickerCheckThenAct,
+        Mutation::SleepInPersist,
     ];
 
     /// The mutation's command-line name.
@@ -88,6 +93,7 @@ impl Mutation {
             Mutation::ApplyWithLockHeld => "apply-with-lock-held",
             Mutation::LostApplierWakeup => "lost-applier-wakeup",
             Mutation::TickerCheckThenAct => "ticker-check-then-act",
+            Mutation::SleepInPersist => "sleep-in-persist",
         }
     }
 }

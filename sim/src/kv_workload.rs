@@ -42,6 +42,8 @@ pub struct KvWorkloadConfig {
     pub op_deadline: Duration,
     /// Clients kept on the old leader's side of each partition.
     pub clients_with_old_leader: usize,
+    /// Capacity of each node's apply channel.
+    pub apply_capacity: usize,
 }
 
 impl Default for KvWorkloadConfig {
@@ -56,6 +58,7 @@ impl Default for KvWorkloadConfig {
             unreliable: true,
             op_deadline: Duration::from_millis(1000),
             clients_with_old_leader: 6,
+            apply_capacity: 64,
         }
     }
 }
@@ -132,6 +135,7 @@ pub fn run_kv_workload(sim: &Sim, config: &KvWorkloadConfig) -> KvRun {
     let mut cluster_config = ClusterConfig::new(config.nodes);
     cluster_config.net.unreliable = config.unreliable;
     cluster_config.node.mutations = config.mutations.clone();
+    cluster_config.apply_capacity = config.apply_capacity;
     cluster_config.kv = Some(KvServerConfig {
         read_mode: config.read_mode,
         mutations: config.mutations.clone(),

@@ -25,6 +25,17 @@ pub struct Sim {
 }
 
 impl Sim {
+    /// A simulation with `seed` and a fresh fake clock, for callers that run the body themselves
+    /// (the shuttle tests, where shuttle owns every thread). The caller registers its own thread
+    /// with the clock.
+    pub fn new(seed: u64) -> Sim {
+        Sim {
+            seed,
+            clock: Arc::new(FakeClock::new()),
+            rng: DetRng::new(seed),
+        }
+    }
+
     /// The run's seed.
     pub fn seed(&self) -> u64 {
         self.seed

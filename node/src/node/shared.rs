@@ -254,6 +254,10 @@ impl Shared {
     }
 
     fn persist(&self, inner: &Inner) -> Result<(), crate::StorageError> {
+        if inner.core.has(Mutation::SleepInPersist) {
+            // Broken: an fsync delay slept with the node's lock held.
+            self.clock.sleep(std::time::Duration::from_millis(1));
+        }
         let state = inner.core.persistent();
         let bytes = if inner.core.has(Mutation::ForgetVote) {
             let mut forgetful = state.clone();
@@ -324,7 +328,8 @@ impl Shared {
         }
     }
 
-    fn report(&self, description: String) {
+    /// Reports a broken invariant to the observer.
+    pub fn report(&self, description: String) {
         self.observer
             .on_event(self.id, &NodeEvent::InvariantViolated { description });
     }

@@ -49,14 +49,27 @@ pub(super) fn step(shared: &Shared) -> Step {
         // Broken: the decision above is acted on under a new lock acquisition.
         inner = shared.lock();
         if expired && !inner.killed {
-            let effects = inner.core.start_pre_vote();
-            shared.execute(&mut inner, effects);
+            start_pre_vote(shared, &mut inner);
         }
         return Step::WaitUntil(Some(inner.election_deadline));
     }
     if inner.core.role() != Role::Leader && shared.clock.now() >= inner.election_deadline {
-        let effects = inner.core.start_pre_vote();
-        shared.execute(&mut inner, effects);
+        start_pre_vote(shared, &mut inner);
     }
     Step::WaitUntil(Some(inner.election_deadline))
+}
+
+/// Starts a pre-vote, checking (continuously, on every election start) that the election
+/// deadline has passed: an election from a deadline that a heartbeat had pushed forward is a
+/// check-then-act race.
+fn start_pre_vote(shared: &Shared, inner: &mut Inner) {
+    let now = shared.clock.now();
+    if now < inner.election_deadline {
+        shared.report(format!(
+            "{}: election started at {now} although a heartbeat had pushed the deadline to {}",
+            shared.id, inner.election_deadline
+        ));
+    }
+    let effects = inner.core.start_pre_vote();
+    shared.execute(inner, effects);
 }

@@ -1,0 +1,125 @@
+//! [`explore`]: one scenario under one of shuttle's schedulers, with replay.
+
+use shuttle::scheduler::{PctScheduler, RandomScheduler};
+use shuttle::{Config, FailurePersistence, MaxSteps, Runner};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Environment variable naming a schedule file: every [`explore`] call replays that schedule
+/// instead of exploring.
+pub const SCHEDULE_VARIABLE: &str = "INTERLEAVE_SHUTTLE_SCHEDULE";
+
+/// The scheduler seed (fixed, so the default run explores the same schedules every time).
+const SCHEDULER_SEED: u64 = 0x1e4f_2026;
+
+/// Which scheduler picks the schedules.
+#[derive(Clone, Copy, Debug)]
+pub enum Schedules {
+    /// Uniformly random choice at every step.
+    Random,
+    /// Probabilistic concurrency testing with this bug depth.
+    Pct {
+        /// How many priority-change points a schedule gets.
+        depth: usize,
+    },
+}
+
+/// A failing schedule.
+#[derive(Debug)]
+pub struct Found {
+    /// Schedules run up to and including the failing one.
+    pub schedules: usize,
+    /// The failure (panic message, invariant violation or shuttle's deadlock report).
+    pub message: String,
+    /// Where shuttle wrote the failing schedule.
+    pub schedule_file: Option<PathBuf>,
+    /// The one-line command that replays it.
+    pub replay: String,
+}
+
+/// Iterations for a scenario: the environment variable `name` if set, else `default`.
+pub fn iterations(name: &str, default: usize) -> usize {
+    match std::env::var(name) {
+        Ok(value) => value
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={value:?} is not a number of schedules")),
+        Err(_) => default,
+    }
+}
+
+/// Runs `scenario` under `schedules` for `iterations` schedules; `test` names the calling test
+/// (for the replay command). Returns the number of schedules run, or the first failure. With
+/// [`SCHEDULE_VARIABLE`] set, replays that schedule instead (and panics as the failure did).
+pub fn explore<F>(
+    test: &str,
+    schedules: Schedules,
+    iterations: usize,
+    scenario: F,
+) -> Result<usize, Found>
+where
+    F: Fn() + Send + Sync + 'static,
+{
+    if let Ok(path) = std::env::var(SCHEDULE_VARIABLE) {
+        shuttle::replay_from_file(scenario, path);
+        return Ok(1);
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/shuttle-schedules")
+        .join(test.replace("::", "-"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create the schedule directory");
+    let dir = dir.canonicalize().expect("the schedule directory exists");
+    let mut config = Config::default();
+    config.stack_size = 1 << 20;
+    config.max_steps = MaxSteps::FailAfter(20_000_000);
+    config.failure_persistence = FailurePersistence::File(Some(dir.clone()));
+    let count = Arc::new(AtomicUsize::new(0));
+    let counter = count.clone();
+    let counted = move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        scenario();
+    };
+    let outcome = catch_unwind(AssertUnwindSafe(|| match schedules {
+        Schedules::Random => Runner::new(
+            RandomScheduler::new_from_seed(SCHEDULER_SEED, iterations),
+            config,
+        )
+        .run(counted),
+        Schedules::Pct { depth } => Runner::new(
+            PctScheduler::new_from_seed(SCHEDULER_SEED, depth, iterations),
+            config,
+        )
+        .run(counted),
+    }));
+    let schedules = count.load(Ordering::SeqCst);
+    match outcome {
+        Ok(_) => Ok(schedules),
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic with a non-text payload".into());
+            let schedule_file = std::fs::read_dir(&dir)
+                .ok()
+                .and_then(|entries| entries.flatten().map(|e| e.path()).max());
+            let replay = match &schedule_file {
+                Some(file) => format!(
+                    "{SCHEDULE_VARIABLE}={} RUSTFLAGS=\"--cfg shuttle\" CARGO_TARGET_DIR=target/shuttle \
+                     cargo test --release -p shuttle-tests --test cluster -- {test} --exact",
+                    file.display()
+                ),
+                None => "(no schedule was written)".into(),
+            };
+            Err(Found {
+                schedules,
+                message,
+                schedule_file,
+                replay,
+            })
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! The cluster scenarios shuttle explores. Each draws its seed from shuttle's random source, so
+//! the schedule alone decides the run.
+
+use models::Verdict;
+use node::{Command, MutationSet};
+use shuttle::rand::{thread_rng, RngCore};
+use sim::{check_kv_history, run_kv_workload, Cluster, ClusterConfig, KvWorkloadConfig, Sim};
+use std::time::Duration;
+
+/// Runs `body` on a fresh cluster of `config`, with this shuttle task registered as the
+/// simulation's main thread; shuts the cluster down afterwards.
+fn with_cluster(config: ClusterConfig, body: impl FnOnce(&Cluster)) {
+    let sim = Sim::new(thread_rng().next_u64());
+    let clock = sim.clock();
+    let ticket = clock.thread_register("main");
+    let cluster = Cluster::new(&sim, config);
+    body(&cluster);
+    cluster.shutdown();
+    drop(cluster);
+    clock.thread_unregister(ticket);
+}
+
+fn cmd(value: u64) -> Command {
+    Command::from_text(&value.to_string())
+}
+
+/// An election, a commit, a follower crash and restart, and the leader cut off alone for a
+/// second, on an unreliable network; every continuous invariant on.
+pub fn elections_and_replication(nodes: usize, mutations: MutationSet) {
+    let mut config = ClusterConfig::new(nodes);
+    config.net.unreliable = true;
+    config.node.mutations = mutations;
+    with_cluster(config, |cluster| {
+        let leader = cluster.check_one_leader();
+        cluster.one(cmd(1), nodes, true);
+        let follower = cluster.others(leader)[0];
+        cluster.crash(follower);
+        cluster.one(cmd(2), nodes - 1, true);
+        cluster
+            .restart(follower)
+            .unwrap_or_else(|error| panic!("{follower} cannot restart: {error}"));
+        let leader = cluster.check_one_leader();
+        cluster
+            .network()
+            .partition(&[vec![leader], cluster.others(leader)]);
+        cluster.sleep(Duration::from_secs(1));
+        cluster.network().heal();
+        cluster.one(cmd(3), nodes, true);
+    });
+}
+
+/// Timers that coincide: election timeouts of 200-203 ms, heartbeats every 100 ms, a fixed 5 ms
+/// delay and 20% loss, so when one heartbeat is lost the next often arrives at the very instant
+/// the follower's election deadline passes, and the schedule decides which goes first. (The
+/// small range still lets split votes resolve.)
+pub fn coinciding_timers(mutations: MutationSet) {
+    let mut config = ClusterConfig::new(3);
+    config.net.unreliable = true;
+    config.net.request_loss = 0.2;
+    config.net.delay_min = Duration::from_millis(5);
+    config.net.delay_max = Duration::from_millis(5);
+    config.node.election_timeout_min = Duration::from_millis(200);
+    config.node.election_timeout_max = Duration::from_millis(203);
+    config.node.mutations = mutations;
+    with_cluster(config, |cluster| {
+        cluster.check_one_leader();
+        cluster.sleep(Duration::from_secs(2));
+        cluster.check_invariants();
+    });
+}
+
+/// The key-value workload, small: 3 servers, 4 clerks over 2 keys for 3 simulated seconds with
+/// a leader partition; returns the history checked for linearizability (panics if it is not).
+pub fn kv_workload(mutations: MutationSet, apply_capacity: usize) {
+    let sim = Sim::new(thread_rng().next_u64());
+    let clock = sim.clock();
+    let ticket = clock.thread_register("main");
+    let config = KvWorkloadConfig {
+        nodes: 3,
+        clients: 4,
+        keys: 2,
+        duration: Duration::from_secs(3),
+        clients_with_old_leader: 1,
+        mutations,
+        apply_capacity,
+        ..KvWorkloadConfig::default()
+    };
+    let run = run_kv_workload(&sim, &config);
+    clock.thread_unregister(ticket);
+    let report = check_kv_history(&run.history);
+    assert_eq!(
+        report.verdict,
+        Verdict::Linearizable,
+        "{} operations not linearizable",
+        run.history.len()
+    );
+}

@@ -1,0 +1,190 @@
+//! Whole-cluster scenarios under shuttle's random and PCT schedulers: the correct node must pass
+//! every schedule; each broken variant must be found, with a schedule that replays it.
+//!
+//! Schedules per scenario: `INTERLEAVE_SHUTTLE_ITERATIONS` (default below); a failure prints the
+//! command that replays its schedule (`INTERLEAVE_SHUTTLE_SCHEDULE=FILE`).
+#![cfg(shuttle)]
+
+use node::{Mutation, MutationSet};
+use shuttle_tests::scenarios::{coinciding_timers, elections_and_replication, kv_workload};
+use shuttle_tests::{explore, iterations, Found, Schedules};
+use std::time::Instant;
+
+const ITERATIONS: &str = "INTERLEAVE_SHUTTLE_ITERATIONS";
+
+fn must_pass<F: Fn() + Send + Sync + 'static>(
+    test: &str,
+    schedules: Schedules,
+    default: usize,
+    scenario: F,
+) {
+    let started = Instant::now();
+    match explore(test, schedules, iterations(ITERATIONS, default), scenario) {
+        Ok(count) => eprintln!(
+            "{test}: {count} schedules passed in {:?} ({:.1} schedules/s)",
+            started.elapsed(),
+            count as f64 / started.elapsed().as_secs_f64()
+        ),
+        Err(found) => panic!(
+            "{test} failed on schedule {}:\n{}\nreplay: {}",
+            found.schedules, found.message, found.replay
+        ),
+    }
+}
+
+fn must_find<F: Fn() + Send + Sync + 'static>(
+    test: &str,
+    schedules: Schedules,
+    budget: usize,
+    scenario: F,
+) -> Found {
+    let started = Instant::now();
+    match explore(test, schedules, budget, scenario) {
+        Ok(count) => panic!("{test}: the broken variant survived {count} schedules"),
+        Err(found) => {
+            eprintln!(
+                "{test}: found on schedule {} in {:?}: {}\nreplay: {}",
+                found.schedules,
+                started.elapsed(),
+                found.message.lines().next().unwrap_or_default(),
+                found.replay
+            );
+            found
+        }
+    }
+}
+
+/// Replays the failing schedule in-process and requires the same failure.
+fn assert_replays(found: &Found, scenario: impl Fn() + Send + Sync + 'static) {
+    let file = found.schedule_file.clone().expect("a schedule was written");
+    let replayed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        shuttle::replay_from_file(scenario, &file)
+    }));
+    let message = match replayed {
+        Ok(()) => panic!("replaying {} did not fail", file.display()),
+        Err(panic) => panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default(),
+    };
+    assert_eq!(
+        message.lines().next(),
+        found.message.lines().next(),
+        "the replay failed differently"
+    );
+}
+
+#[test]
+fn three_nodes_random() {
+    must_pass("three_nodes_random", Schedules::Random, 100, || {
+        elections_and_replication(3, MutationSet::default())
+    });
+}
+
+#[test]
+fn three_nodes_pct() {
+    must_pass("three_nodes_pct", Schedules::Pct { depth: 3 }, 100, || {
+        elections_and_replication(3, MutationSet::default())
+    });
+}
+
+#[test]
+fn five_nodes_random() {
+    must_pass("five_nodes_random", Schedules::Random, 50, || {
+        elections_and_replication(5, MutationSet::default())
+    });
+}
+
+#[test]
+fn five_nodes_pct() {
+    must_pass("five_nodes_pct", Schedules::Pct { depth: 3 }, 50, || {
+        elections_and_replication(5, MutationSet::default())
+    });
+}
+
+#[test]
+fn coinciding_timers_random() {
+    must_pass("coinciding_timers_random", Schedules::Random, 500, || {
+        coinciding_timers(MutationSet::default())
+    });
+}
+
+/// The correct node gets the same schedules the broken ticker fails on.
+#[test]
+fn coinciding_timers_pct() {
+    must_pass(
+        "coinciding_timers_pct",
+        Schedules::Pct { depth: 3 },
+        500,
+        || coinciding_timers(MutationSet::default()),
+    );
+}
+
+#[test]
+fn kv_random() {
+    must_pass("kv_random", Schedules::Random, 30, || {
+        kv_workload(MutationSet::default(), 64)
+    });
+}
+
+#[test]
+fn kv_pct() {
+    must_pass("kv_pct", Schedules::Pct { depth: 3 }, 30, || {
+        kv_workload(MutationSet::default(), 64)
+    });
+}
+
+/// Every run is a function of its schedule: shuttle reruns schedules and checks that each makes
+/// the same choices (no wall-clock time, no unseeded randomness, no hash-order behaviour).
+#[test]
+fn a_cluster_run_has_no_uncontrolled_nondeterminism() {
+    shuttle::check_uncontrolled_nondeterminism(
+        || elections_and_replication(3, MutationSet::default()),
+        iterations(ITERATIONS, 20),
+    );
+}
+
+#[test]
+fn sleeping_in_persist_with_the_lock_held_is_a_deadlock_naming_the_threads() {
+    let scenario = || elections_and_replication(3, MutationSet::only(Mutation::SleepInPersist));
+    let found = must_find(
+        "sleeping_in_persist_with_the_lock_held_is_a_deadlock_naming_the_threads",
+        Schedules::Random,
+        100,
+        scenario,
+    );
+    assert!(found.message.contains("deadlock"), "{}", found.message);
+    assert!(found.message.contains("n0-ticker"), "{}", found.message);
+    assert_replays(&found, scenario);
+}
+
+#[test]
+fn an_applier_blocked_on_the_service_with_the_node_lock_held_deadlocks_the_kv_store() {
+    let scenario = || kv_workload(MutationSet::only(Mutation::ApplyWithLockHeld), 1);
+    let found = must_find(
+        "an_applier_blocked_on_the_service_with_the_node_lock_held_deadlocks_the_kv_store",
+        Schedules::Random,
+        100,
+        scenario,
+    );
+    assert!(found.message.contains("deadlock"), "{}", found.message);
+    assert_replays(&found, scenario);
+}
+
+#[test]
+fn a_ticker_that_checks_then_acts_is_found_under_pct() {
+    let scenario = || coinciding_timers(MutationSet::only(Mutation::TickerCheckThenAct));
+    let found = must_find(
+        "a_ticker_that_checks_then_acts_is_found_under_pct",
+        Schedules::Pct { depth: 3 },
+        500,
+        scenario,
+    );
+    assert!(
+        found.message.contains("pushed the deadline"),
+        "{}",
+        found.message
+    );
+    assert_replays(&found, scenario);
+}
