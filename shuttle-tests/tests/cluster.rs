@@ -123,7 +123,7 @@ fn coinciding_timers_pct() {
 
 #[test]
 fn kv_random() {
-    must_pass("kv_random", Schedules::Random, 30, || {
+    must_pass("kv_random", Schedules::Random, 100, || {
         kv_workload(MutationSet::default(), 64)
     });
 }

@@ -26,6 +26,7 @@ pub mod disk;
 pub mod fake_clock;
 pub mod invariants;
 pub mod kv_workload;
+pub mod mutants;
 pub mod network;
 pub mod runner;
 pub mod scenarios;

@@ -57,3 +57,24 @@ fn usage_errors_exit_two_without_a_panic() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn mutants_prints_a_kill_matrix_row_per_variant_and_refuses_unknown_names() {
+    let (code, stdout, stderr) = interleave(&[
+        "mutants",
+        "--only",
+        "commit-old-term",
+        "--skip-loom",
+        "--skip-shuttle",
+        "--skip-correct",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(stdout.trim()).expect("JSON");
+    assert_eq!(summary["rows"][0]["variant"], "commit-old-term");
+    assert_eq!(summary["rows"][0]["cells"][0]["killed"], true);
+    assert_eq!(summary["survivors"].as_array().map(Vec::len), Some(0));
+    let (code, _, stderr) = interleave(&["mutants", "--only", "no-such-bug"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("unknown variant"), "{stderr}");
+}

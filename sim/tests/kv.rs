@@ -106,12 +106,14 @@ fn rejected_on_every_seed(name: &str, read_mode: ReadMode, mutations: MutationSe
         ..KvWorkloadConfig::default()
     };
     for seed in seeds(&[1, 2, 3, 4, 5]) {
+        let wall = Instant::now();
         let run = simulate_kv(seed, &config)
             .unwrap_or_else(|failure| panic!("{name} seed {seed}: {}", failure.message));
+        let simulated_in = wall.elapsed();
         let started = Instant::now();
         let report = check_kv_history(&run.history);
         eprintln!(
-            "{name} seed {seed}: {} operations, checked in {:?}, {} local reads, {} by deposed leaders: {:?}",
+            "{name} seed {seed}: simulated in {simulated_in:?}, {} operations, checked in {:?}, {} local reads, {} by deposed leaders: {:?}",
             run.history.len(),
             started.elapsed(),
             run.local_reads,

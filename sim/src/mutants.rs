@@ -1,0 +1,461 @@
+//! The catalogue of deliberately broken variants and the detectors that must kill them: the data
+//! behind `interleave mutants` and its kill matrix.
+//!
+//! Each variant models a real bug (with a reference) and names every detector that applies:
+//! continuous invariants in a targeted scenario or the chaos workload, linearizability of the
+//! key-value workload, a loom model, a shuttle exploration. In-process detectors run here; loom
+//! and shuttle need their own builds (`--cfg loom` / `--cfg shuttle`), so they run their test
+//! through cargo.
+
+use crate::chaos::{run_chaos, ChaosConfig};
+use crate::kv_workload::{check_kv_history, simulate_kv, KvWorkloadConfig};
+use crate::runner::{simulate, Sim};
+use crate::scenarios;
+use models::Verdict;
+use node::kv::ReadMode;
+use node::{Mutation, MutationSet};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// What is broken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Broken {
+    /// A node or service mutation.
+    Node(Mutation),
+    /// The key-value service's unsafe local reads (a read mode, not a mutation).
+    UnsafeLocalReads,
+}
+
+impl Broken {
+    /// The variant's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Broken::Node(mutation) => mutation.name(),
+            Broken::UnsafeLocalReads => "unsafe-local-reads",
+        }
+    }
+}
+
+/// The kinds of detector, one column each in the kill matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Column {
+    /// Continuous invariants (and liveness bounds) in a targeted scenario or chaos.
+    Invariants,
+    /// Linearizability of the key-value workload's history.
+    Linearizability,
+    /// A loom model.
+    Loom,
+    /// A shuttle exploration.
+    Shuttle,
+}
+
+impl Column {
+    /// Every column, in order.
+    pub const ALL: [Column; 4] = [
+        Column::Invariants,
+        Column::Linearizability,
+        Column::Loom,
+        Column::Shuttle,
+    ];
+
+    /// The column's heading.
+    pub fn title(self) -> &'static str {
+        match self {
+            Column::Invariants => "invariants (sim)",
+            Column::Linearizability => "linearizability (KV)",
+            Column::Loom => "loom model",
+            Column::Shuttle => "shuttle schedules",
+        }
+    }
+}
+
+/// A scenario run in simulated time with a variant's mutations.
+pub type ScenarioFn = fn(&Sim, &MutationSet);
+
+/// One detector.
+#[derive(Clone, Copy, Debug)]
+pub enum Detector {
+    /// A scenario (or chaos) on seeds 1..=`seeds`; any failure kills.
+    Scenario {
+        /// Its name in the matrix.
+        name: &'static str,
+        /// The scenario.
+        run: ScenarioFn,
+        /// Seeds to try.
+        seeds: u64,
+    },
+    /// The key-value workload on seeds 1..=`seeds`; a non-linearizable history kills.
+    Kv {
+        /// How gets are served.
+        read_mode: ReadMode,
+        /// Seeds to try.
+        seeds: u64,
+    },
+    /// A loom test that passes only if loom rejects the variant.
+    Loom {
+        /// The test binary (`loom-tests/tests/NAME.rs`).
+        binary: &'static str,
+        /// The test.
+        test: &'static str,
+    },
+    /// A shuttle test that passes only if shuttle finds the variant.
+    Shuttle {
+        /// The test.
+        test: &'static str,
+    },
+}
+
+impl Detector {
+    /// Its column.
+    pub fn column(&self) -> Column {
+        match self {
+            Detector::Scenario { .. } => Column::Invariants,
+            Detector::Kv { .. } => Column::Linearizability,
+            Detector::Loom { .. } => Column::Loom,
+            Detector::Shuttle { .. } => Column::Shuttle,
+        }
+    }
+}
+
+/// One row of the catalogue.
+#[derive(Clone, Debug)]
+pub struct Variant {
+    /// What is broken.
+    pub broken: Broken,
+    /// The real bug it models, with a reference.
+    pub models: &'static str,
+    /// The detectors that apply.
+    pub detectors: Vec<Detector>,
+}
+
+fn chaos(sim: &Sim, mutations: &MutationSet) {
+    run_chaos(
+        sim,
+        &ChaosConfig {
+            mutations: mutations.clone(),
+            ..ChaosConfig::default()
+        },
+    );
+}
+
+fn figure8_constructed(sim: &Sim, mutations: &MutationSet) {
+    scenarios::figure8_constructed(sim, mutations);
+}
+fn vote_storm(sim: &Sim, mutations: &MutationSet) {
+    scenarios::vote_storm(sim, 60, mutations);
+}
+fn long_reordering(sim: &Sim, mutations: &MutationSet) {
+    scenarios::long_reordering(sim, mutations);
+}
+fn repeated_leader_crashes(sim: &Sim, mutations: &MutationSet) {
+    scenarios::repeated_leader_crashes(sim, 20, mutations);
+}
+fn torn_persistence(sim: &Sim, mutations: &MutationSet) {
+    scenarios::torn_persistence(sim, mutations);
+}
+
+const CHAOS: Detector = Detector::Scenario {
+    name: "chaos",
+    run: chaos,
+    seeds: 20,
+};
+
+/// Every broken variant, one line each.
+pub fn catalogue() -> Vec<Variant> {
+    use Detector::*;
+    let node = Broken::Node;
+    vec![
+        Variant {
+            broken: node(Mutation::CommitOldTermByCounting),
+            models: "commit of an old-term entry by counting replicas (Raft §5.4.2, Figure 8)",
+            detectors: vec![Scenario { name: "figure 8 (constructed)", run: figure8_constructed, seeds: 20 }],
+        },
+        Variant {
+            broken: node(Mutation::ForgetVote),
+            models: "the vote is not persisted; a restarted node votes twice in a term (Raft Figure 2: persist votedFor)",
+            detectors: vec![Scenario { name: "vote storm", run: vote_storm, seeds: 60 }],
+        },
+        Variant {
+            broken: node(Mutation::VoteWithoutUpToDateCheck),
+            models: "vote granted without the up-to-date check (Raft §5.4.1)",
+            detectors: vec![CHAOS],
+        },
+        Variant {
+            broken: node(Mutation::TruncateOnMatchingHeartbeat),
+            models: "a follower truncates on a matching heartbeat (6.5840 lab 3B pitfall, Raft Figure 2 AppendEntries step 3)",
+            detectors: vec![Scenario { name: "long reordering", run: long_reordering, seeds: 30 }],
+        },
+        Variant {
+            broken: node(Mutation::NoStepDownOnHigherTermReply),
+            models: "a leader ignores a higher term in a reply (Raft Figure 2, rules for all servers)",
+            detectors: vec![CHAOS],
+        },
+        Variant {
+            broken: node(Mutation::TickerLockstep),
+            models: "polling on a shared grid erases election randomness (split votes forever; Raft §5.2)",
+            detectors: vec![Scenario { name: "repeated leader crashes", run: repeated_leader_crashes, seeds: 10 }],
+        },
+        Variant {
+            broken: node(Mutation::AcceptTornWrites),
+            models: "non-atomic persistence and a node that trusts a torn write (Alagappan et al., OSDI '16)",
+            detectors: vec![Scenario { name: "torn persistence", run: torn_persistence, seeds: 30 }],
+        },
+        Variant {
+            broken: node(Mutation::ReplyBeforePersist),
+            models: "a vote or append answered before it is durable (Raft Figure 2: persist before responding)",
+            detectors: vec![Loom { binary: "persist_path", test: "a_node_that_replies_before_persisting_is_rejected" }],
+        },
+        Variant {
+            broken: Broken::UnsafeLocalReads,
+            models: "a deposed leader serves reads from local state (Raft thesis §6.4; etcd issue 741)",
+            detectors: vec![Kv { read_mode: ReadMode::UnsafeLocal, seeds: 5 }],
+        },
+        Variant {
+            broken: node(Mutation::ReadIndexWithoutRound),
+            models: "ReadIndex without the heartbeat round that confirms leadership (Raft thesis §6.4 step 3)",
+            detectors: vec![Kv { read_mode: ReadMode::ReadIndex, seeds: 5 }],
+        },
+        Variant {
+            broken: node(Mutation::NoDuplicateSuppression),
+            models: "retries applied twice without client sessions (Raft thesis §6.3)",
+            detectors: vec![Kv { read_mode: ReadMode::Log, seeds: 5 }],
+        },
+        Variant {
+            broken: node(Mutation::ApplyWithLockHeld),
+            models: "the applier blocks on the service holding the node's lock (6.5840 lab 3 deadlock)",
+            detectors: vec![
+                Loom { binary: "apply_path", test: "an_applier_that_sends_with_the_lock_held_deadlocks_with_the_service" },
+                Shuttle { test: "an_applier_blocked_on_the_service_with_the_node_lock_held_deadlocks_the_kv_store" },
+            ],
+        },
+        Variant {
+            broken: node(Mutation::LostApplierWakeup),
+            models: "notify before the state change: a lost wake-up (condition-variable misuse)",
+            detectors: vec![Loom { binary: "apply_path", test: "a_wakeup_sent_before_the_commit_is_lost" }],
+        },
+        Variant {
+            broken: node(Mutation::TickerCheckThenAct),
+            models: "check-then-act across a lock release in the election timer",
+            detectors: vec![
+                Loom { binary: "ticker_path", test: "a_ticker_that_checks_then_acts_across_a_lock_release_is_rejected" },
+                Shuttle { test: "a_ticker_that_checks_then_acts_is_found_under_pct" },
+            ],
+        },
+        Variant {
+            broken: node(Mutation::SleepInPersist),
+            models: "an fsync delay slept while holding the node's lock (the hang of the reference Go suite)",
+            detectors: vec![Shuttle { test: "sleeping_in_persist_with_the_lock_held_is_a_deadlock_naming_the_threads" }],
+        },
+    ]
+}
+
+/// What one detector did with one variant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cell {
+    /// Killed after this many seeds or schedules (`unit`), in `wall` time.
+    Killed {
+        /// Seeds or schedules up to the first detection (0 when the tool does not say).
+        after: u64,
+        /// "seed", "schedule" or "model" (the first failing one is `after`).
+        unit: &'static str,
+        /// Wall time.
+        wall: Duration,
+        /// The first line of the failure.
+        how: String,
+    },
+    /// Passed every seed or schedule: a gap.
+    Survived {
+        /// Wall time.
+        wall: Duration,
+        /// What was tried.
+        tried: String,
+    },
+    /// The detector could not run (a build failed, ...).
+    Error(String),
+}
+
+impl Cell {
+    /// Whether the detector killed the variant.
+    pub fn killed(&self) -> bool {
+        matches!(self, Cell::Killed { .. })
+    }
+
+    /// A short text for the matrix.
+    pub fn short(&self) -> String {
+        match self {
+            Cell::Killed {
+                after, unit, wall, ..
+            } if *after > 0 => format!("{unit} {after} ({:.1} s)", wall.as_secs_f64()),
+            Cell::Killed { wall, .. } => format!("killed ({:.1} s)", wall.as_secs_f64()),
+            Cell::Survived { .. } => "SURVIVED".into(),
+            Cell::Error(_) => "ERROR".into(),
+        }
+    }
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+/// Runs one detector on `mutations` (`read_mode` for the KV workload overrides the detector's
+/// when the variant is a read mode). For the correct build, pass no mutations: then the cell
+/// says whether anything failed.
+pub fn run_detector(detector: &Detector, broken: Option<Broken>, workspace: &Path) -> Cell {
+    let started = Instant::now();
+    let mutations = match broken {
+        Some(Broken::Node(mutation)) => MutationSet::only(mutation),
+        _ => MutationSet::default(),
+    };
+    match *detector {
+        Detector::Scenario { run, seeds, .. } => {
+            for seed in 1..=seeds {
+                let mutations = mutations.clone();
+                if let Err(failure) = simulate(seed, move |sim| run(sim, &mutations)) {
+                    return Cell::Killed {
+                        after: seed,
+                        unit: "seed",
+                        wall: started.elapsed(),
+                        how: first_line(&failure.message),
+                    };
+                }
+            }
+            Cell::Survived {
+                wall: started.elapsed(),
+                tried: format!("{seeds} seeds"),
+            }
+        }
+        Detector::Kv { read_mode, seeds } => {
+            let read_mode = match broken {
+                Some(Broken::UnsafeLocalReads) => ReadMode::UnsafeLocal,
+                Some(_) => read_mode,
+                None if read_mode == ReadMode::UnsafeLocal => ReadMode::ReadIndex,
+                None => read_mode,
+            };
+            let config = KvWorkloadConfig {
+                read_mode,
+                mutations,
+                ..KvWorkloadConfig::default()
+            };
+            for seed in 1..=seeds {
+                let how = match simulate_kv(seed, &config) {
+                    Err(failure) => Some(first_line(&failure.message)),
+                    Ok(run) => match check_kv_history(&run.history).verdict {
+                        Verdict::Linearizable => None,
+                        other => Some(format!(
+                            "{other:?} ({} operations, {} reads by deposed leaders)",
+                            run.history.len(),
+                            run.reads_by_deposed_leaders
+                        )),
+                    },
+                };
+                if let Some(how) = how {
+                    return Cell::Killed {
+                        after: seed,
+                        unit: "seed",
+                        wall: started.elapsed(),
+                        how,
+                    };
+                }
+            }
+            Cell::Survived {
+                wall: started.elapsed(),
+                tried: format!("{seeds} seeds"),
+            }
+        }
+        Detector::Loom { binary, test } => {
+            let selected = if broken.is_some() { Some(test) } else { None };
+            run_cargo_test(workspace, "loom", "loom-tests", binary, selected, started)
+        }
+        Detector::Shuttle { test } => {
+            let selected = if broken.is_some() { Some(test) } else { None };
+            run_cargo_test(
+                workspace,
+                "shuttle",
+                "shuttle-tests",
+                "cluster",
+                selected,
+                started,
+            )
+        }
+    }
+}
+
+/// Runs a loom or shuttle test binary (one test, or all of them for the correct build) in its
+/// own build, and turns its outcome into a cell. A broken variant's test passes when the tool
+/// rejected the variant.
+fn run_cargo_test(
+    workspace: &Path,
+    cfg: &str,
+    package: &str,
+    binary: &str,
+    test: Option<&str>,
+    started: Instant,
+) -> Cell {
+    let mut command =
+        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command
+        .current_dir(workspace)
+        .env("RUSTFLAGS", format!("--cfg {cfg}"))
+        .env("CARGO_TARGET_DIR", workspace.join("target").join(cfg))
+        .args([
+            "test",
+            "--release",
+            "-q",
+            "-p",
+            package,
+            "--test",
+            binary,
+            "--",
+        ]);
+    if let Some(test) = test {
+        command.args([test, "--exact"]);
+    }
+    command.arg("--nocapture");
+    let output = match command.output() {
+        Ok(output) => output,
+        Err(error) => return Cell::Error(format!("cannot run cargo: {error}")),
+    };
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let wall = started.elapsed();
+    if !output.status.success() {
+        if text.contains("error[") || text.contains("could not compile") {
+            return Cell::Error(first_line(
+                text.lines()
+                    .find(|l| l.starts_with("error"))
+                    .unwrap_or("build failed"),
+            ));
+        }
+        return Cell::Survived {
+            wall,
+            tried: format!("{package} {binary} {}", test.unwrap_or("(all)")),
+        };
+    }
+    let after = text
+        .split("found on schedule ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok());
+    match (test, after) {
+        (Some(_), Some(after)) => Cell::Killed {
+            after,
+            unit: "schedule",
+            wall,
+            how: format!("{package}::{binary}"),
+        },
+        (Some(test), None) => Cell::Killed {
+            after: 0,
+            unit: "model",
+            wall,
+            how: format!("{package}::{binary}::{test}"),
+        },
+        // The correct build: every test of the binary passed.
+        (None, _) => Cell::Survived {
+            wall,
+            tried: format!("{package}::{binary}, every test"),
+        },
+    }
+}
