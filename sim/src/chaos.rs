@@ -22,6 +22,30 @@ pub struct ChaosConfig {
     pub unreliable: bool,
     /// Deliberately broken behaviours switched on in every node.
     pub mutations: MutationSet,
+    /// Which kinds of fault are injected.
+    pub faults: FaultMix,
+    /// Stop the rounds once this much simulated time has passed (else run every round).
+    pub duration: Option<Duration>,
+}
+
+/// The kinds of fault a chaos run injects (message loss is [`ChaosConfig::unreliable`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FaultMix {
+    /// Crashes and restarts.
+    pub crashes: bool,
+    /// Symmetric partitions (including the leader cut off with a minority).
+    pub partitions: bool,
+    /// One-way link cuts.
+    pub one_way: bool,
+}
+
+impl FaultMix {
+    /// Every kind of fault.
+    pub const ALL: FaultMix = FaultMix {
+        crashes: true,
+        partitions: true,
+        one_way: true,
+    };
 }
 
 impl Default for ChaosConfig {
@@ -33,6 +57,8 @@ impl Default for ChaosConfig {
             round_max: Duration::from_millis(500),
             unreliable: true,
             mutations: MutationSet::default(),
+            faults: FaultMix::ALL,
+            duration: None,
         }
     }
 }
@@ -64,6 +90,8 @@ pub struct ChaosReport {
     pub commands_offered: u64,
     /// Commands a node accepted as leader.
     pub commands_accepted: u64,
+    /// Client operations checked for linearizability (key-value workload).
+    pub operations_checked: u64,
 }
 
 /// Runs the chaos workload on a fresh cluster; panics (failing the simulation) on any invariant
@@ -79,6 +107,12 @@ pub fn run_chaos(sim: &Sim, config: &ChaosConfig) -> ChaosReport {
     let mut faulty = false;
     let mut value = 0u64;
     for _ in 0..config.rounds {
+        if config
+            .duration
+            .is_some_and(|duration| cluster.clock().now() - started >= duration)
+        {
+            break;
+        }
         for &id in &ids {
             value += 1;
             report.commands_offered += 1;
@@ -89,7 +123,7 @@ pub fn run_chaos(sim: &Sim, config: &ChaosConfig) -> ChaosReport {
                 report.commands_accepted += 1;
             }
         }
-        faulty |= inject_fault(&cluster, &ids, &mut report);
+        faulty |= inject_fault(&cluster, &ids, config.faults, &mut report);
         let applied_before = cluster.invariants().observed().highest_applied;
         cluster.sleep(cluster.random_duration(config.round_min, config.round_max));
         if faulty && cluster.invariants().observed().highest_applied > applied_before {
@@ -117,7 +151,12 @@ pub fn run_chaos(sim: &Sim, config: &ChaosConfig) -> ChaosReport {
 }
 
 /// Applies one random fault (or repair); returns whether a fault is now in force.
-fn inject_fault(cluster: &Cluster, ids: &[NodeId], report: &mut ChaosReport) -> bool {
+fn inject_fault(
+    cluster: &Cluster,
+    ids: &[NodeId],
+    faults: FaultMix,
+    report: &mut ChaosReport,
+) -> bool {
     let pick = |nodes: &[NodeId]| nodes[cluster.random(nodes.len())];
     let running: Vec<NodeId> = ids
         .iter()
@@ -130,7 +169,7 @@ fn inject_fault(cluster: &Cluster, ids: &[NodeId], report: &mut ChaosReport) -> 
         .filter(|&id| !cluster.is_running(id))
         .collect();
     match cluster.random(10) {
-        0 | 1 if running.len() > 1 => {
+        0 | 1 if faults.crashes && running.len() > 1 => {
             let victim = pick(&running);
             if cluster
                 .status(victim)
@@ -141,14 +180,14 @@ fn inject_fault(cluster: &Cluster, ids: &[NodeId], report: &mut ChaosReport) -> 
             cluster.crash(victim);
             report.crashes += 1;
         }
-        2 | 3 if !crashed.is_empty() => {
+        2 | 3 if faults.crashes && !crashed.is_empty() => {
             let node = pick(&crashed);
             cluster
                 .restart(node)
                 .unwrap_or_else(|error| panic!("{node} cannot restart: {error}"));
             report.restarts += 1;
         }
-        4 | 5 => {
+        4 | 5 if faults.partitions => {
             let mut shuffled = ids.to_vec();
             for i in (1..shuffled.len()).rev() {
                 shuffled.swap(i, cluster.random(i + 1));
@@ -166,7 +205,7 @@ fn inject_fault(cluster: &Cluster, ids: &[NodeId], report: &mut ChaosReport) -> 
                 .partition(&[left.to_vec(), right.to_vec()]);
             report.partitions += 1;
         }
-        6 => {
+        6 if faults.one_way => {
             let from = pick(ids);
             let to = pick(ids);
             if from != to {
@@ -175,7 +214,7 @@ fn inject_fault(cluster: &Cluster, ids: &[NodeId], report: &mut ChaosReport) -> 
             }
         }
         7 => cluster.network().heal(),
-        8 => {
+        8 if faults.partitions => {
             // Cut the current leader off with at most one companion: the partition that matters.
             if let Some(leader) = cluster.current_leader() {
                 let companion = pick(ids);

@@ -44,6 +44,8 @@ pub struct KvWorkloadConfig {
     pub clients_with_old_leader: usize,
     /// Capacity of each node's apply channel.
     pub apply_capacity: usize,
+    /// Whether nodes are crashed and restarted now and then.
+    pub crashes: bool,
 }
 
 impl Default for KvWorkloadConfig {
@@ -59,6 +61,7 @@ impl Default for KvWorkloadConfig {
             op_deadline: Duration::from_millis(1000),
             clients_with_old_leader: 6,
             apply_capacity: 64,
+            crashes: true,
         }
     }
 }
@@ -234,7 +237,7 @@ fn inject_faults(
             cluster.sleep(before_end(cluster.random_duration(ms(1500), ms(3000))));
             cluster.network().heal();
         }
-        if cluster.random(3) == 0 && clock.now() < end {
+        if config.crashes && cluster.random(3) == 0 && clock.now() < end {
             let victim = ids[cluster.random(ids.len())];
             cluster.crash(victim);
             run.crashes += 1;

@@ -31,7 +31,7 @@ pub mod network;
 pub mod runner;
 pub mod scenarios;
 
-pub use chaos::{run_chaos, ChaosConfig, ChaosReport};
+pub use chaos::{run_chaos, ChaosConfig, ChaosReport, FaultMix};
 pub use cluster::{Cluster, ClusterConfig};
 pub use disk::{Disk, Layout};
 pub use fake_clock::FakeClock;

@@ -78,3 +78,42 @@ fn mutants_prints_a_kill_matrix_row_per_variant_and_refuses_unknown_names() {
     assert_eq!(code, 2);
     assert!(stderr.contains("unknown variant"), "{stderr}");
 }
+
+#[test]
+fn a_failing_kv_seed_leaves_its_history_counterexample_and_trace_in_the_output_folder() {
+    let out = std::env::temp_dir().join(format!("interleave-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let (code, stdout, stderr) = interleave(&[
+        "chaos",
+        "--workload",
+        "kv",
+        "--read-mode",
+        "unsafe-local",
+        "--seeds",
+        "1",
+        "--fail-fast",
+        "--out",
+        out.to_str().expect("UTF-8 path"),
+    ]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("NotLinearizable"), "{stdout}");
+    let seed = out.join("seed-1");
+    for file in [
+        "violation.txt",
+        "history.jsonl",
+        "history.html",
+        "trace.log",
+    ] {
+        assert!(seed.join(file).exists(), "{file} missing: {stdout}");
+    }
+    let trace = std::fs::read_to_string(seed.join("trace.log")).expect("trace");
+    assert!(trace.contains("partition"), "{trace}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn an_impossible_duration_is_a_usage_error() {
+    let (code, _, stderr) = interleave(&["chaos", "--duration", "0"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--duration"), "{stderr}");
+}

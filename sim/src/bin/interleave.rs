@@ -6,7 +6,8 @@
 use clap::{Args, Parser, Subcommand};
 use node::kv::ReadMode;
 use node::{Mutation, MutationSet};
-use sim::{run_chaos, simulate, ChaosConfig, ChaosReport};
+use sim::kv_workload::{check_kv_history, simulate_kv};
+use sim::{run_chaos, simulate, ChaosConfig, ChaosReport, FaultMix, KvWorkloadConfig};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -86,6 +87,46 @@ struct WorkloadArgs {
     /// shuttle, not by the chaos workload: `interleave mutants` prints which detector kills which.
     #[arg(long = "mutation", value_name = "NAME")]
     mutations: Vec<Mutation>,
+    /// What runs on the cluster: `raft` (commands offered to every node each round, continuous
+    /// invariants) or `kv` (30 clerks against the key-value store, continuous invariants, and
+    /// the client history checked for linearizability).
+    #[arg(long, value_enum, default_value_t = WorkloadKind::Raft)]
+    workload: WorkloadKind,
+    /// For `--workload kv`: how gets are served (log, read-index, or the broken unsafe-local).
+    #[arg(long, default_value = "read-index", value_name = "MODE")]
+    read_mode: ReadMode,
+    /// Simulated seconds per seed (raft: the rounds stop early once it has passed; kv: the
+    /// clients' run time, default 27).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_duration)]
+    duration: Option<Duration>,
+    /// Fault mix: no crashes or restarts.
+    #[arg(long)]
+    no_crashes: bool,
+    /// Fault mix: no symmetric partitions (raft workload).
+    #[arg(long)]
+    no_partitions: bool,
+    /// Fault mix: no one-way link cuts (raft workload).
+    #[arg(long)]
+    no_one_way: bool,
+}
+
+/// What `chaos` runs on the cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum WorkloadKind {
+    /// Commands offered to every node, continuous invariants.
+    Raft,
+    /// The key-value store with a linearizability check.
+    Kv,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !(0.1..=86_400.0).contains(&seconds) {
+        return Err(format!("{seconds} s is outside 0.1..=86400"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 #[derive(Args, Clone)]
@@ -119,6 +160,10 @@ struct ChaosArgs {
     /// Print one JSON object per seed and a summary object on standard output, for CI.
     #[arg(long)]
     json: bool,
+    /// Where a failing seed's event trace (and, for the key-value workload, its client history
+    /// and an HTML counterexample) are written, one folder per seed.
+    #[arg(long, value_name = "DIR", default_value = "target/interleave-runs")]
+    out: std::path::PathBuf,
 }
 
 impl Default for ChaosArgs {
@@ -129,12 +174,19 @@ impl Default for ChaosArgs {
                 rounds: 200,
                 reliable: false,
                 mutations: Vec::new(),
+                workload: WorkloadKind::Raft,
+                read_mode: ReadMode::ReadIndex,
+                duration: None,
+                no_crashes: false,
+                no_partitions: false,
+                no_one_way: false,
             },
             seeds: 100,
             first_seed: 1,
             workers: None,
             fail_fast: false,
             json: false,
+            out: std::path::PathBuf::from("target/interleave-runs"),
         }
     }
 }
@@ -150,7 +202,73 @@ impl WorkloadArgs {
             rounds: self.rounds,
             unreliable: !self.reliable,
             mutations,
+            faults: FaultMix {
+                crashes: !self.no_crashes,
+                partitions: !self.no_partitions,
+                one_way: !self.no_one_way,
+            },
+            duration: self.duration,
             ..ChaosConfig::default()
+        }
+    }
+
+    fn kv_config(&self) -> KvWorkloadConfig {
+        let defaults = KvWorkloadConfig::default();
+        let chaos = self.config();
+        KvWorkloadConfig {
+            nodes: self.nodes as usize,
+            read_mode: self.read_mode,
+            mutations: chaos.mutations,
+            duration: self.duration.unwrap_or(defaults.duration),
+            unreliable: !self.reliable,
+            crashes: !self.no_crashes,
+            ..defaults
+        }
+    }
+
+    /// Runs one seed of the selected workload.
+    fn run_seed(&self, seed: u64) -> Outcome {
+        match self.workload {
+            WorkloadKind::Raft => {
+                let (report_sender, report) = mpsc::channel();
+                let config = self.config();
+                match simulate(seed, move |sim| {
+                    let _ = report_sender.send(run_chaos(sim, &config));
+                }) {
+                    Ok(()) => Outcome::Passed(report.recv().expect("a passing run reports")),
+                    Err(failure) => Outcome::Failed(failure.message, None),
+                }
+            }
+            WorkloadKind::Kv => match simulate_kv(seed, &self.kv_config()) {
+                Err(failure) => Outcome::Failed(failure.message, None),
+                Ok(run) => {
+                    let check = check_kv_history(&run.history);
+                    if check.verdict == models::Verdict::Linearizable {
+                        Outcome::Passed(ChaosReport {
+                            simulated: run.simulated,
+                            crashes: run.crashes,
+                            partitions: run.leader_isolations,
+                            leader_isolations: run.leader_isolations,
+                            operations_checked: run.history.len() as u64,
+                            ..ChaosReport::default()
+                        })
+                    } else {
+                        let first = check
+                            .counterexample()
+                            .map(|(partition, _)| format!(" (key {})", partition.name))
+                            .unwrap_or_default();
+                        Outcome::Failed(
+                            format!(
+                                "client history {:?}{first}: {} operations, {} reads served by deposed leaders",
+                                check.verdict,
+                                run.history.len(),
+                                run.reads_by_deposed_leaders
+                            ),
+                            Some((run.history, check)),
+                        )
+                    }
+                }
+            },
         }
     }
 
@@ -160,11 +278,33 @@ impl WorkloadArgs {
             "cargo run --release -p sim --bin interleave -- replay --seed {seed} --nodes {} --rounds {}",
             self.nodes, self.rounds
         );
+        line.push_str(&self.flags());
+        line
+    }
+
+    /// The workload flags that differ from the defaults, as they would be typed.
+    fn flags(&self) -> String {
+        let mut line = String::new();
         if self.reliable {
             line.push_str(" --reliable");
         }
         for mutation in &self.mutations {
             line.push_str(&format!(" --mutation {mutation}"));
+        }
+        if self.workload == WorkloadKind::Kv {
+            line.push_str(&format!(" --workload kv --read-mode {}", self.read_mode));
+        }
+        if let Some(duration) = self.duration {
+            line.push_str(&format!(" --duration {}", duration.as_secs_f64()));
+        }
+        for (off, flag) in [
+            (self.no_crashes, " --no-crashes"),
+            (self.no_partitions, " --no-partitions"),
+            (self.no_one_way, " --no-one-way"),
+        ] {
+            if off {
+                line.push_str(flag);
+            }
         }
         line
     }
@@ -172,7 +312,14 @@ impl WorkloadArgs {
 
 enum Outcome {
     Passed(ChaosReport),
-    Failed(String),
+    /// The violation, and for the key-value workload the history and its check.
+    Failed(
+        String,
+        Option<(
+            models::History<models::KvInput, models::KvOutput>,
+            models::Report,
+        )>,
+    ),
 }
 
 fn main() -> ExitCode {
@@ -390,13 +537,20 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
         .clamp(1, 64);
-    let config = Arc::new(args.workload.config());
+    let workload = Arc::new(args.workload.clone());
     let last_seed = args.first_seed.saturating_add(args.seeds - 1);
     if !args.json {
+        let shape = match args.workload.workload {
+            WorkloadKind::Raft => format!("{} rounds per seed", args.workload.rounds),
+            WorkloadKind::Kv => format!(
+                "key-value workload ({} reads, {} s per seed, linearizability checked)",
+                args.workload.read_mode,
+                args.workload.kv_config().duration.as_secs_f64()
+            ),
+        };
         println!(
-        "interleave chaos: {} nodes, {} rounds per seed, seeds {}..={last_seed}, {} network, {workers} workers{}",
+        "interleave chaos: {} nodes, {shape}, seeds {}..={last_seed}, {} network, {workers} workers{}",
         args.workload.nodes,
-        args.workload.rounds,
         args.first_seed,
         if args.workload.reliable { "reliable" } else { "unreliable (10% request and 10% reply loss)" },
         if args.workload.mutations.is_empty() {
@@ -411,25 +565,18 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
     let (results, finished) = mpsc::channel::<(u64, Outcome)>();
     let mut handles = Vec::new();
     for _ in 0..workers {
-        let (next_seed, stop, results, config) = (
+        let (next_seed, stop, results, workload) = (
             next_seed.clone(),
             stop.clone(),
             results.clone(),
-            config.clone(),
+            workload.clone(),
         );
         handles.push(std::thread::spawn(move || loop {
             let seed = next_seed.fetch_add(1, Ordering::SeqCst);
             if seed > last_seed || stop.load(Ordering::SeqCst) {
                 return;
             }
-            let (report_sender, report) = mpsc::channel();
-            let config = config.clone();
-            let outcome = match simulate(seed, move |sim| {
-                let _ = report_sender.send(run_chaos(sim, &config));
-            }) {
-                Ok(()) => Outcome::Passed(report.recv().expect("a passing run reports")),
-                Err(failure) => Outcome::Failed(failure.message),
-            };
+            let outcome = workload.run_seed(seed);
             if results.send((seed, outcome)).is_err() {
                 return;
             }
@@ -461,20 +608,30 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
                 totals.crashes += report.crashes;
                 totals.partitions += report.partitions;
                 totals.one_way_cuts += report.one_way_cuts;
+                totals.operations_checked += report.operations_checked;
             }
-            Outcome::Failed(message) => {
+            Outcome::Failed(message, evidence) => {
+                let saved = if failures.len() < MAX_SAVED_FAILURES {
+                    save_failure(args, seed, &message, evidence.as_ref())
+                } else {
+                    None
+                };
                 if args.json {
                     let object = serde_json::json!({
                         "seed": seed,
                         "verdict": "failed",
                         "violation": message,
                         "replay": args.workload.replay(seed),
+                        "output": saved.as_ref().map(|dir| dir.display().to_string()),
                     });
                     println!("{object}");
                 } else {
                     eprintln!("{}", if interactive { "\r\x1b[K" } else { "" });
                     println!("FAILED seed {seed}: {message}");
                     println!("replay: {}", args.workload.replay(seed));
+                    if let Some(dir) = &saved {
+                        println!("trace and history: {}", dir.display());
+                    }
                 }
                 failures.push(seed);
                 if args.fail_fast {
@@ -534,11 +691,69 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
         totals.one_way_cuts
     );
     if failures.is_empty() {
+        if totals.operations_checked > 0 {
+            println!(
+                "{} client operations checked: every history was linearizable",
+                totals.operations_checked
+            );
+        }
         println!("found nothing: every invariant held on every seed");
         ExitCode::SUCCESS
     } else {
         println!("found {} failing seed(s): {failures:?}", failures.len());
         ExitCode::from(1)
+    }
+}
+
+/// Failing seeds whose trace and history are saved (each costs one more run for the trace).
+const MAX_SAVED_FAILURES: usize = 3;
+
+/// Writes a failing seed's folder: `violation.txt`, for the key-value workload `history.jsonl`
+/// and `counterexample.html`, and `trace.log` from a replay of the seed (a child process running
+/// `replay`, so its event log is not mixed with other seeds'). Returns the folder.
+fn save_failure(
+    args: &ChaosArgs,
+    seed: u64,
+    message: &str,
+    evidence: Option<&(
+        models::History<models::KvInput, models::KvOutput>,
+        models::Report,
+    )>,
+) -> Option<std::path::PathBuf> {
+    let dir = args.out.join(format!("seed-{seed}"));
+    let written = (|| -> std::io::Result<()> {
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(
+            dir.join("violation.txt"),
+            format!("{message}\nreplay: {}\n", args.workload.replay(seed)),
+        )?;
+        if let Some((history, report)) = evidence {
+            sim::kv_workload::write_failure(&dir, "history", history, report)?;
+        }
+        let exe = std::env::current_exe()?;
+        let mut replay = std::process::Command::new(exe);
+        replay
+            .arg("replay")
+            .arg("--seed")
+            .arg(seed.to_string())
+            .arg("--nodes")
+            .arg(args.workload.nodes.to_string())
+            .arg("--rounds")
+            .arg(args.workload.rounds.to_string())
+            .args(args.workload.flags().split_whitespace())
+            .arg("--out")
+            .arg(dir.join("trace.log"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        replay.status()?;
+        Ok(())
+    })();
+    match written {
+        Ok(()) => Some(dir),
+        Err(error) => {
+            eprintln!("interleave: cannot write {}: {error}", dir.display());
+            None
+        }
     }
 }
 
@@ -567,17 +782,15 @@ fn replay(args: &ReplayArgs) -> ExitCode {
         eprintln!("interleave: cannot install the event log: {error}");
         return ExitCode::from(2);
     }
-    let config = args.workload.config();
     let seed = args.seed;
-    match simulate(seed, move |sim| {
-        run_chaos(sim, &config);
-    }) {
-        Ok(()) => {
+    match args.workload.run_seed(seed) {
+        Outcome::Passed(_) => {
             println!("seed {seed}: nothing found");
             ExitCode::SUCCESS
         }
-        Err(failure) => {
-            println!("seed {seed} FAILED: {}", failure.message);
+        Outcome::Failed(message, _) => {
+            tracing::error!(target: "interleave", "seed {seed} FAILED: {message}");
+            println!("seed {seed} FAILED: {message}");
             ExitCode::from(1)
         }
     }
