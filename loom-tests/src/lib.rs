@@ -47,3 +47,8 @@ pub fn preemption_bound(default: usize) -> usize {
         .and_then(|value| value.parse().ok())
         .unwrap_or(default)
 }
+
+#[cfg(loom)]
+mod model_node;
+#[cfg(loom)]
+pub use model_node::{model_node, panic_message, NoNetwork};

@@ -7,47 +7,32 @@
 //! service's `start` would deadlock with it).
 #![cfg(loom)]
 
-use loom_tests::{preemption_bound, run_isolated, LoomClock};
-use node::messages::{Request, Response};
+use loom_tests::{model_node, preemption_bound, run_isolated, LoomClock};
 use node::sync::{thread, Arc};
 use node::{
-    channel, Applied, ClockRef, Command, Config, LogIndex, MemoryPersister, Mutation, MutationSet,
-    NoObserver, Node, NodeId, NodeParams, Receiver, Transport, TransportError, Workers,
+    Applied, Command, LogIndex, MemoryPersister, Mutation, MutationSet, Node, NodeId, Receiver,
+    Workers,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-struct NoNetwork;
-
-impl Transport for NoNetwork {
-    fn call(&self, to: NodeId, _: Request, _: Duration) -> Result<Response, TransportError> {
-        Err(TransportError::NoReply(to))
-    }
-}
-
 /// A one-node cluster with only its applier on a thread, made leader by one ticker pass.
 fn leader_alone(mutations: &MutationSet) -> (Node, Receiver<Applied>) {
     let loom_clock = LoomClock::new();
-    let clock: ClockRef = Arc::new(loom_clock.clone());
-    let (apply_sender, receiver) = channel(&clock, 1, "apply");
-    let node = Node::new(NodeParams {
-        id: NodeId(0),
-        peers: vec![],
-        transport: Arc::new(NoNetwork),
-        persister: Arc::new(MemoryPersister::new()),
-        clock,
-        apply_sender,
-        config: Config {
-            mutations: mutations.clone(),
-            ..Config::default()
-        },
-        observer: Arc::new(NoObserver),
-        workers: Workers {
-            applier: true,
-            ..Workers::NONE
-        },
-    })
-    .expect("valid node");
+    let workers = Workers {
+        applier: true,
+        ..Workers::NONE
+    };
+    let persister = Arc::new(MemoryPersister::new());
+    let (node, receiver) = model_node(
+        NodeId(0),
+        vec![],
+        &loom_clock,
+        persister,
+        mutations,
+        workers,
+        1,
+    );
     loom_clock.advance(Duration::from_secs(1));
     node.tick_once();
     assert!(node.state().1, "a one-node cluster elects itself");

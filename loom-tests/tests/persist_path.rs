@@ -4,48 +4,26 @@
 //! at that moment would keep the promise.
 #![cfg(loom)]
 
-use loom_tests::{LoomClock, RecordingPersister};
+use loom_tests::{model_node, panic_message, LoomClock, RecordingPersister};
 use node::messages::{AppendEntriesArgs, Request, RequestVoteArgs, Response};
 use node::sync::{thread, Arc};
-use node::{
-    channel, ClockRef, Command, Config, Entry, LogIndex, Mutation, MutationSet, NoObserver, Node,
-    NodeId, NodeParams, Term, Transport, TransportError, Workers,
-};
-use std::time::Duration;
-
-struct NoNetwork;
-
-impl Transport for NoNetwork {
-    fn call(
-        &self,
-        to: NodeId,
-        _request: Request,
-        _timeout: Duration,
-    ) -> Result<Response, TransportError> {
-        Err(TransportError::NoReply(to))
-    }
-}
+use node::{Command, Entry, LogIndex, Mutation, MutationSet, Node, NodeId, Term, Workers};
 
 /// Node n2 of a three-node cluster, built without threads (the model's threads drive it), over a
 /// clock loom can run and a persister that keeps every save.
 fn node_without_threads(disk: &Arc<RecordingPersister>, mutations: &MutationSet) -> Node {
-    let clock: ClockRef = Arc::new(LoomClock::new());
-    let (apply_sender, _receiver) = channel(&clock, 4, "apply");
-    Node::new(NodeParams {
-        id: NodeId(2),
-        peers: vec![NodeId(0), NodeId(1)],
-        transport: Arc::new(NoNetwork),
-        persister: disk.clone(),
-        clock,
-        apply_sender,
-        config: Config {
-            mutations: mutations.clone(),
-            ..Config::default()
-        },
-        observer: Arc::new(NoObserver),
-        workers: Workers::NONE,
-    })
-    .expect("valid node")
+    let peers = vec![NodeId(0), NodeId(1)];
+    let clock = LoomClock::new();
+    let (node, _receiver) = model_node(
+        NodeId(2),
+        peers,
+        &clock,
+        disk.clone(),
+        mutations,
+        Workers::NONE,
+        4,
+    );
+    node
 }
 
 fn vote_request(candidate: u32) -> Request {
@@ -122,11 +100,7 @@ fn a_node_that_replies_before_persisting_is_rejected() {
     });
     let message = match outcome {
         Ok(()) => panic!("reply-before-persist survived every interleaving: the model cannot fail"),
-        Err(panic) => panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default(),
+        Err(panic) => panic_message(panic.as_ref()),
     };
     assert!(
         message.contains("left before it was persisted"),

@@ -6,23 +6,12 @@
 //! (otherwise `kill`, which joins it, would deadlock).
 #![cfg(loom)]
 
-use loom_tests::{preemption_bound, LoomClock};
+use loom_tests::{model_node, panic_message, preemption_bound, LoomClock};
 use node::messages::{AppendEntriesArgs, Request, Response};
 use node::sync::{thread, Arc};
-use node::{
-    channel, ClockRef, Config, LogIndex, MemoryPersister, Mutation, MutationSet, NoObserver, Node,
-    NodeId, NodeParams, Role, Term, Transport, TransportError, Workers,
-};
+use node::{LogIndex, MemoryPersister, Mutation, MutationSet, NodeId, Role, Term, Workers};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-
-struct NoNetwork;
-
-impl Transport for NoNetwork {
-    fn call(&self, to: NodeId, _: Request, _: Duration) -> Result<Response, TransportError> {
-        Err(TransportError::NoReply(to))
-    }
-}
 
 fn heartbeat() -> Request {
     Request::AppendEntries(AppendEntriesArgs {
@@ -45,26 +34,21 @@ fn ticker_model(mutations: MutationSet) {
     builder.check(move || {
         EXECUTIONS.fetch_add(1, Ordering::SeqCst);
         let loom_clock = LoomClock::new();
-        let clock: ClockRef = Arc::new(loom_clock.clone());
-        let (apply_sender, _receiver) = channel(&clock, 1, "apply");
-        let node = Node::new(NodeParams {
-            id: NodeId(2),
-            peers: vec![NodeId(0), NodeId(1)],
-            transport: Arc::new(NoNetwork),
-            persister: Arc::new(MemoryPersister::new()),
-            clock,
-            apply_sender,
-            config: Config {
-                mutations: mutations.clone(),
-                ..Config::default()
-            },
-            observer: Arc::new(NoObserver),
-            workers: Workers {
-                ticker: true,
-                ..Workers::NONE
-            },
-        })
-        .expect("valid node");
+        let workers = Workers {
+            ticker: true,
+            ..Workers::NONE
+        };
+        let persister = Arc::new(MemoryPersister::new());
+        let peers = vec![NodeId(0), NodeId(1)];
+        let (node, _receiver) = model_node(
+            NodeId(2),
+            peers,
+            &loom_clock,
+            persister,
+            &mutations,
+            workers,
+            1,
+        );
         let handler = node.rpc_handler();
         // n0 leads term 1 and n2 follows it.
         let first = handler.handle(heartbeat()).expect("alive");
@@ -100,11 +84,7 @@ fn a_ticker_that_checks_then_acts_across_a_lock_release_is_rejected() {
         std::panic::catch_unwind(|| ticker_model(MutationSet::only(Mutation::TickerCheckThenAct)));
     let message = match outcome {
         Ok(()) => panic!("ticker-check-then-act survived every interleaving"),
-        Err(panic) => panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default(),
+        Err(panic) => panic_message(panic.as_ref()),
     };
     assert!(message.contains("pushed forward"), "{message}");
 }

@@ -171,6 +171,12 @@ impl ServerShared {
         if !leader {
             return Some(KvReply::WrongLeader { leader_hint: None });
         }
+        self.serve_locally(key, term)
+    }
+
+    /// Answers a get from the local state machine (reported to the observer with the term the
+    /// node led in); no answer once killed.
+    fn serve_locally(&self, key: &str, term: Term) -> Option<KvReply> {
         let value = {
             let state = self.state.lock();
             if state.killed {
@@ -218,15 +224,7 @@ impl ServerShared {
                 None => return Some(KvReply::Timeout),
             }
         }
-        let value = {
-            let state = self.state.lock();
-            if state.killed {
-                return None;
-            }
-            state.machine.get(key)
-        };
-        self.observer.on_local_read(self.id, term);
-        Some(KvReply::Ok(KvResult::Value(value)))
+        self.serve_locally(key, term)
     }
 
     fn through_the_log(&self, request: KvRequest) -> Option<KvReply> {

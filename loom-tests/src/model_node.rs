@@ -1,0 +1,59 @@
+//! The node a loom model runs: the real [`Node`] with no network, over a [`LoomClock`].
+
+use crate::LoomClock;
+use node::messages::{Request, Response};
+use node::sync::Arc;
+use node::{
+    channel, Applied, ClockRef, Config, MutationSet, NoObserver, Node, NodeId, NodeParams,
+    Persister, Receiver, Transport, TransportError, Workers,
+};
+use std::time::Duration;
+
+/// A transport on which every call goes unanswered (the models drive RPCs by hand).
+pub struct NoNetwork;
+
+impl Transport for NoNetwork {
+    fn call(&self, to: NodeId, _: Request, _: Duration) -> Result<Response, TransportError> {
+        Err(TransportError::NoReply(to))
+    }
+}
+
+/// Node `id` of a cluster with `peers`, over `clock` and `persister`, with `mutations` on, the
+/// given worker threads, and an apply channel of `apply_capacity`.
+pub fn model_node(
+    id: NodeId,
+    peers: Vec<NodeId>,
+    clock: &LoomClock,
+    persister: Arc<dyn Persister>,
+    mutations: &MutationSet,
+    workers: Workers,
+    apply_capacity: usize,
+) -> (Node, Receiver<Applied>) {
+    let clock: ClockRef = Arc::new(clock.clone());
+    let (apply_sender, receiver) = channel(&clock, apply_capacity, "apply");
+    let node = Node::new(NodeParams {
+        id,
+        peers,
+        transport: Arc::new(NoNetwork),
+        persister,
+        clock,
+        apply_sender,
+        config: Config {
+            mutations: mutations.clone(),
+            ..Config::default()
+        },
+        observer: Arc::new(NoObserver),
+        workers,
+    })
+    .expect("valid node");
+    (node, receiver)
+}
+
+/// The text of a panic payload (loom re-raises a model's panic with it).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
