@@ -66,8 +66,14 @@ impl RealCluster {
             let applied = Arc::new(AppliedIndex::default());
             let sink = applied.clone();
             cluster.drains.push(std::thread::spawn(move || {
+                // Like a service that handles what has arrived before telling its clients:
+                // one wake-up per batch, not one per entry for every waiting client.
                 while let Some(entry) = receiver.recv() {
-                    *sink.index.lock() = entry.index;
+                    let mut last = entry.index;
+                    while let Some(more) = receiver.try_recv() {
+                        last = more.index;
+                    }
+                    *sink.index.lock() = last;
                     sink.advanced.notify_all();
                 }
             }));
