@@ -23,6 +23,7 @@ RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo test --release -
 
 step "benchmarks, each run once"
 cargo bench -p benches -- --test
+RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo bench -p shuttle-tests -- --test
 
 echo
 echo "all checks passed"
