@@ -8,6 +8,8 @@
 //!   direction cannot stall or disrupt the cluster.
 //! - [`Node`]: the rules wrapped in a ticker thread, an applier thread, per peer a replicator and
 //!   a heartbeater thread, and RPC handlers that run on the caller's thread.
+//! - [`kv`]: a key-value service on the node (server, clerk, exactly-once sessions, reads
+//!   through the log, by ReadIndex ([`Node::read_index`]), or deliberately unsafe).
 //! - Seams: [`Transport`] / [`RpcHandler`], [`Persister`], [`Clock`] (every timed wait), and
 //!   [`sync`], the one module that picks std/parking_lot, loom or shuttle primitives.
 //!
