@@ -60,6 +60,17 @@ impl Effects {
     pub fn as_slice(&self) -> &[Effect] {
         &self.0
     }
+
+    /// These effects without the persist (for a caller that writes later, before anything
+    /// depends on the write).
+    pub fn without_persist(self) -> Effects {
+        Effects(
+            self.0
+                .into_iter()
+                .filter(|e| *e != Effect::Persist)
+                .collect(),
+        )
+    }
 }
 
 /// A leader's view of one follower's log.

@@ -17,6 +17,10 @@ pub(super) fn step(shared: &Shared, peer: NodeId) -> Step {
         if let Some(step) = inner.gate() {
             return step;
         }
+        // Entries go out only once the leader's own copy is durable.
+        if !shared.save_own_entries(&mut inner) {
+            return Step::Exit;
+        }
         match inner.core.next_request(peer) {
             Some(request) => request,
             None => return Step::WaitUntil(None),

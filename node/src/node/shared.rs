@@ -23,6 +23,9 @@ pub(super) struct Inner {
     pub paused: bool,
     /// A persist deferred by the `reply-before-persist` mutation.
     persist_owed: bool,
+    /// As leader: entries appended by `start` that are not yet durable. They are written once
+    /// per round, before the replicator sends them (any persist covers them too).
+    own_entries_unsaved: bool,
     pub election_deadline: Instant,
     /// When the election timer was last reset.
     pub timer_reset_at: Instant,
@@ -110,6 +113,7 @@ impl Shared {
                 killed: false,
                 paused: false,
                 persist_owed: false,
+                own_entries_unsaved: false,
                 election_deadline,
                 timer_reset_at: started,
                 leader_contact_at: None,
@@ -141,8 +145,32 @@ impl Shared {
             return Err(NotLeader { leader_hint: None });
         }
         let (index, term, effects) = inner.core.propose(command)?;
-        self.execute(&mut inner, effects);
+        if inner.core.peers().is_empty() {
+            // Alone, the leader commits at once: the entry must be durable now.
+            self.execute(&mut inner, effects);
+        } else {
+            // Raft thesis §10.2.1: the leader may write its own new entries in parallel with
+            // replicating them, if it counts itself only for entries that are durable. Here
+            // they are written once per round, before any follower can receive them (so no
+            // majority can include the leader's copy before it is durable): entries that arrive
+            // while a round is in flight share one write instead of one write each.
+            inner.own_entries_unsaved = true;
+            self.execute(&mut inner, effects.without_persist());
+        }
         Ok((index, term))
+    }
+
+    /// Writes the leader's own new entries if `start` left any unwritten. Returns false if the
+    /// write crashed (the node has stopped).
+    pub fn save_own_entries(&self, inner: &mut Inner) -> bool {
+        if !inner.own_entries_unsaved {
+            return true;
+        }
+        if self.persist(inner).is_err() {
+            self.stop(inner);
+            return false;
+        }
+        true
     }
 
     pub fn status(&self) -> NodeStatus {
@@ -253,7 +281,7 @@ impl Shared {
         reply
     }
 
-    fn persist(&self, inner: &Inner) -> Result<(), crate::StorageError> {
+    fn persist(&self, inner: &mut Inner) -> Result<(), crate::StorageError> {
         if inner.core.has(Mutation::SleepInPersist) {
             // Broken: an fsync delay slept with the node's lock held.
             self.clock.sleep(std::time::Duration::from_millis(1));
@@ -266,7 +294,9 @@ impl Shared {
         } else {
             state.encode()
         };
-        self.persister.save(&bytes)
+        self.persister.save(&bytes)?;
+        inner.own_entries_unsaved = false;
+        Ok(())
     }
 
     fn check_invariants(&self, inner: &mut Inner) {
