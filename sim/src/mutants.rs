@@ -434,6 +434,13 @@ fn run_cargo_test(
             tried: format!("{package} {binary} {}", test.unwrap_or("(all)")),
         };
     }
+    if test.is_some() && !text.contains("1 passed") {
+        // A misspelt test name runs nothing and passes: that is not a kill.
+        return Cell::Error(format!(
+            "{package}::{binary}: no test named {}",
+            test.unwrap_or_default()
+        ));
+    }
     let after = text
         .split("found on schedule ")
         .nth(1)
