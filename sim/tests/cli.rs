@@ -29,6 +29,7 @@ fn a_clean_chaos_run_exits_zero_with_one_json_object_per_seed() {
 
 #[test]
 fn a_broken_node_exits_one_and_prints_a_replay_line() {
+    let out = std::env::temp_dir().join(format!("interleave-broken-{}", std::process::id()));
     let (code, stdout, _) = interleave(&[
         "chaos",
         "--seeds",
@@ -37,12 +38,15 @@ fn a_broken_node_exits_one_and_prints_a_replay_line() {
         "vote-without-up-to-date-check",
         "--workers",
         "1",
+        "--out",
+        out.to_str().expect("UTF-8 path"),
     ]);
     assert_eq!(code, 1, "{stdout}");
     assert!(
         stdout.contains("FAILED seed") && stdout.contains("replay: cargo run"),
         "{stdout}"
     );
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
