@@ -6,19 +6,28 @@
 
 use super::{Clock, SignalId, ThreadTicket, Wake};
 use crate::Instant;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
 /// A clock backed by the operating system's monotonic clock.
 pub struct SystemClock {
     epoch: std::time::Instant,
-    signals: Mutex<Vec<Option<std::sync::Arc<Permit>>>>,
+    /// Read on every wait and notify, written only when a signal is created or destroyed.
+    signals: RwLock<Vec<Option<std::sync::Arc<Permit>>>>,
 }
 
 #[derive(Default)]
 struct Permit {
-    set: Mutex<bool>,
+    state: Mutex<PermitState>,
     changed: Condvar,
+}
+
+#[derive(Default)]
+struct PermitState {
+    set: bool,
+    /// Whether the owner is blocked on `changed`: a notify without a waiter sets the permit and
+    /// makes no system call.
+    waiting: bool,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -32,14 +41,26 @@ impl SystemClock {
     pub fn new() -> SystemClock {
         SystemClock {
             epoch: std::time::Instant::now(),
-            signals: Mutex::new(Vec::new()),
+            signals: RwLock::new(Vec::new()),
         }
     }
 
     fn permit(&self, id: SignalId) -> std::sync::Arc<Permit> {
-        lock(&self.signals)[id.0]
+        self.signals
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())[id.0]
             .clone()
             .expect("signal used after it was destroyed")
+    }
+}
+
+impl SystemClock {
+    fn write_signals(
+        &self,
+    ) -> std::sync::RwLockWriteGuard<'_, Vec<Option<std::sync::Arc<Permit>>>> {
+        self.signals
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -55,7 +76,7 @@ impl Clock for SystemClock {
     }
 
     fn signal_create(&self, _label: &str) -> SignalId {
-        let mut signals = lock(&self.signals);
+        let mut signals = self.write_signals();
         let permit = Some(std::sync::Arc::new(Permit::default()));
         if let Some(free) = signals.iter().position(Option::is_none) {
             signals[free] = permit;
@@ -66,38 +87,52 @@ impl Clock for SystemClock {
     }
 
     fn signal_destroy(&self, id: SignalId) {
-        lock(&self.signals)[id.0] = None;
+        self.write_signals()[id.0] = None;
     }
 
     fn signal_wait(&self, id: SignalId, deadline: Option<Instant>) -> Wake {
         let permit = self.permit(id);
-        let mut set = lock(&permit.set);
-        loop {
-            if *set {
-                *set = false;
-                return Wake::Notified;
+        let mut state = lock(&permit.state);
+        let wake = loop {
+            if state.set {
+                state.set = false;
+                break Wake::Notified;
             }
+            state.waiting = true;
             match deadline {
-                None => set = permit.changed.wait(set).unwrap_or_else(|p| p.into_inner()),
+                None => {
+                    state = permit
+                        .changed
+                        .wait(state)
+                        .unwrap_or_else(|p| p.into_inner())
+                }
                 Some(deadline) => {
                     let left = deadline.saturating_since(self.now());
                     if left == Duration::ZERO {
-                        return Wake::TimedOut;
+                        break Wake::TimedOut;
                     }
-                    set = permit
+                    state = permit
                         .changed
-                        .wait_timeout(set, left)
+                        .wait_timeout(state, left)
                         .unwrap_or_else(|p| p.into_inner())
                         .0;
                 }
             }
-        }
+        };
+        state.waiting = false;
+        wake
     }
 
     fn signal_notify(&self, id: SignalId) {
         let permit = self.permit(id);
-        *lock(&permit.set) = true;
-        permit.changed.notify_one();
+        let mut state = lock(&permit.state);
+        state.set = true;
+        let waiting = state.waiting;
+        drop(state);
+        if waiting {
+            // After the unlock, so the woken thread does not block on the permit's mutex.
+            permit.changed.notify_one();
+        }
     }
 
     fn thread_register(&self, _name: &str) -> ThreadTicket {
@@ -122,6 +157,24 @@ mod tests {
         let deadline = clock.now() + Duration::from_millis(5);
         assert_eq!(signal.wait_until(Some(deadline)), Wake::TimedOut);
         assert!(clock.now() >= deadline);
+    }
+
+    #[test]
+    fn a_notify_wakes_a_thread_already_waiting() {
+        let clock: ClockRef = Arc::new(SystemClock::new());
+        let signal = Arc::new(Signal::new(&clock, "test"));
+        // With a deadline first: a lost wake-up then fails after 5 s instead of hanging.
+        for deadline in [Some(clock.now() + Duration::from_secs(5)), None] {
+            let waiter = {
+                let signal = signal.clone();
+                spawn(&clock, "waiter", move || signal.wait_until(deadline))
+            };
+            // Notify until the waiter has consumed a permit: whether it was already blocked
+            // (the system call path) or not yet (the permit path), it must return Notified.
+            std::thread::sleep(Duration::from_millis(20));
+            signal.notify();
+            assert_eq!(waiter.join(), Wake::Notified);
+        }
     }
 
     #[test]

@@ -1,0 +1,127 @@
+//! A real-time cluster in one process for the lock-contention benchmark and its profiling
+//! example: system clock, in-process transport without artificial delays, clients that call
+//! `start` on the leader and wait until their command is applied there.
+
+use crate::AppliedIndex;
+use node::sync::{Arc, Condvar};
+use node::{
+    channel, ClockRef, Command, Config, LocalNetwork, MemoryPersister, NoObserver, Node, NodeId,
+    NodeParams, SystemClock, Workers,
+};
+use std::time::{Duration, Instant};
+
+/// Nodes of one cluster, each with a service thread that drains its applied entries.
+pub struct RealCluster {
+    clock: ClockRef,
+    nodes: Vec<Arc<Node>>,
+    applied: Vec<Arc<AppliedIndex>>,
+    drains: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl RealCluster {
+    /// Starts a cluster of `size` nodes with empty logs.
+    pub fn new(size: u32) -> RealCluster {
+        let clock: ClockRef = Arc::new(SystemClock::new());
+        let network = LocalNetwork::new(clock.clone(), Duration::from_millis(5));
+        let ids: Vec<NodeId> = (0..size).map(NodeId).collect();
+        let mut cluster = RealCluster {
+            clock: clock.clone(),
+            nodes: vec![],
+            applied: vec![],
+            drains: vec![],
+        };
+        for &id in &ids {
+            let (apply_sender, receiver) = channel(&clock, 1024, "apply");
+            let node = Arc::new(
+                Node::new(NodeParams {
+                    id,
+                    peers: ids.iter().copied().filter(|&p| p != id).collect(),
+                    transport: network.clone(),
+                    persister: Arc::new(MemoryPersister::new()),
+                    clock: clock.clone(),
+                    apply_sender,
+                    config: Config {
+                        seed: u64::from(id.0),
+                        ..Config::default()
+                    },
+                    observer: Arc::new(NoObserver),
+                    workers: Workers::ALL,
+                })
+                .expect("valid node"),
+            );
+            network.register(id, node.rpc_handler());
+            let applied = Arc::new(AppliedIndex::default());
+            let sink = applied.clone();
+            cluster.drains.push(std::thread::spawn(move || {
+                // Like a service that handles what has arrived before telling the clients whose
+                // commands it applied.
+                while let Some(entry) = receiver.recv() {
+                    let mut last = entry.index;
+                    while let Some(more) = receiver.try_recv() {
+                        last = more.index;
+                    }
+                    sink.advance_to(last);
+                }
+            }));
+            cluster.nodes.push(node);
+            cluster.applied.push(applied);
+        }
+        cluster
+    }
+
+    /// Waits until some node is leader and returns its position.
+    pub fn leader(&self) -> usize {
+        loop {
+            if let Some(i) = self.nodes.iter().position(|n| n.state().1) {
+                return i;
+            }
+            self.clock.sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Runs `clients` threads that each commit `per_client` commands through the leader; returns
+    /// the wall time and every `start` latency.
+    pub fn run(&self, clients: usize, per_client: usize) -> (Duration, Vec<Duration>) {
+        let leader = self.leader();
+        #[allow(clippy::disallowed_methods)] // a real-time benchmark
+        let started = Instant::now();
+        let handles: Vec<_> = (0..clients)
+            .map(|client| {
+                let node = self.nodes[leader].clone();
+                let applied = self.applied[leader].clone();
+                std::thread::spawn(move || {
+                    let wake = Arc::new(Condvar::new());
+                    let mut latencies = Vec::with_capacity(per_client);
+                    for n in 0..per_client {
+                        #[allow(clippy::disallowed_methods)]
+                        let before = Instant::now();
+                        let Ok((index, _)) =
+                            node.start(Command::from_text(&format!("{client}-{n}")))
+                        else {
+                            panic!("the leader lost its leadership during the benchmark");
+                        };
+                        latencies.push(before.elapsed());
+                        applied.wait_for(index, &wake);
+                    }
+                    latencies
+                })
+            })
+            .collect();
+        let latencies = handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("client"))
+            .collect();
+        (started.elapsed(), latencies)
+    }
+}
+
+impl Drop for RealCluster {
+    fn drop(&mut self) {
+        for node in &self.nodes {
+            node.kill();
+        }
+        for drain in self.drains.drain(..) {
+            let _ = drain.join();
+        }
+    }
+}
