@@ -72,26 +72,35 @@ pub fn checksum(bytes: &[u8]) -> u64 {
 impl PersistentState {
     /// The encoded form written through a [`Persister`].
     pub fn encode(&self) -> Vec<u8> {
-        let mut body = Vec::with_capacity(32 + self.log.entries().len() * 16);
-        body.extend_from_slice(&self.current_term.0.to_le_bytes());
-        match self.voted_for {
-            Some(node) => {
-                body.push(1);
-                body.extend_from_slice(&node.0.to_le_bytes());
-            }
-            None => body.push(0),
-        }
-        body.extend_from_slice(&(self.log.entries().len() as u64).to_le_bytes());
-        for entry in self.log.entries() {
-            body.extend_from_slice(&entry.term.0.to_le_bytes());
-            body.extend_from_slice(&(entry.command.0.len() as u32).to_le_bytes());
-            body.extend_from_slice(&entry.command.0);
-        }
-        let mut bytes = Vec::with_capacity(HEADER_LEN + body.len() + CHECKSUM_LEN);
+        let entries = self.log.entries();
+        let commands: usize = entries.iter().map(|entry| entry.command.0.len()).sum();
+        let max_body_len = 8 + 5 + 8 + entries.len() * 12 + commands;
+        // One buffer of the final size: every persist writes the whole state, so no copy of the
+        // body and no regrowth.
+        let mut bytes = Vec::with_capacity(HEADER_LEN + max_body_len + CHECKSUM_LEN);
         bytes.extend_from_slice(MAGIC);
         bytes.push(VERSION);
-        bytes.extend_from_slice(&(body.len() as u32).to_le_bytes());
-        bytes.extend_from_slice(&body);
+        bytes.extend_from_slice(&[0; 4]); // the body length, filled in below
+        bytes.extend_from_slice(&self.current_term.0.to_le_bytes());
+        match self.voted_for {
+            Some(node) => {
+                bytes.push(1);
+                bytes.extend_from_slice(&node.0.to_le_bytes());
+            }
+            None => bytes.push(0),
+        }
+        bytes.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+        for entry in entries {
+            bytes.extend_from_slice(&entry.term.0.to_le_bytes());
+            bytes.extend_from_slice(&(entry.command.0.len() as u32).to_le_bytes());
+            bytes.extend_from_slice(&entry.command.0);
+        }
+        let body_len = bytes.len() - HEADER_LEN;
+        assert!(
+            body_len <= max_body_len,
+            "encoded body outgrew its estimate"
+        );
+        bytes[5..HEADER_LEN].copy_from_slice(&(body_len as u32).to_le_bytes());
         let sum = checksum(&bytes);
         bytes.extend_from_slice(&sum.to_le_bytes());
         bytes
