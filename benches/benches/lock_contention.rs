@@ -21,6 +21,7 @@ fn lock_contention(c: &mut Criterion) {
         for clients in [1usize, 2, 4, 8] {
             let per_client = 400 / clients;
             let latencies = std::sync::Mutex::new(Vec::new());
+            let sent = std::sync::Mutex::new(node::ReplicationStats::default());
             group.throughput(Throughput::Elements((clients * per_client) as u64));
             group.bench_with_input(
                 BenchmarkId::new(format!("{size}_nodes"), clients),
@@ -34,13 +35,19 @@ fn lock_contention(c: &mut Criterion) {
                             // cost of persisting grows with the log); its election is not timed.
                             let cluster = RealCluster::new(size);
                             node::sync::lock_stats::reset();
-                            let (elapsed, mut more) = cluster.run(clients, per_client);
+                            let mut run = cluster.run(clients, per_client);
                             let stats = node::sync::lock_stats::snapshot();
                             contended += stats.contended;
                             acquisitions += stats.contended + stats.uncontended;
                             waited_nanos += stats.waited_nanos;
-                            total += elapsed;
-                            latencies.lock().expect("not poisoned").append(&mut more);
+                            total += run.elapsed;
+                            latencies
+                                .lock()
+                                .expect("not poisoned")
+                                .append(&mut run.start_latencies);
+                            let mut sent = sent.lock().expect("not poisoned");
+                            sent.appends += run.sent.appends;
+                            sent.entries += run.sent.entries;
                         }
                         if node::sync::lock_stats::ENABLED {
                             let commits = iterations * (clients * per_client) as u64;
@@ -55,8 +62,12 @@ fn lock_contention(c: &mut Criterion) {
             );
             let mut latencies = latencies.into_inner().expect("not poisoned");
             latencies.sort();
+            let sent = sent.into_inner().expect("not poisoned");
             if let Some(median) = latencies.get(latencies.len() / 2) {
-                eprintln!("{size} nodes, {clients} clients: start() median latency {median:?}");
+                eprintln!(
+                    "{size} nodes, {clients} clients: start() median latency {median:?}, {:.2} entries per AppendEntries",
+                    sent.entries_per_append()
+                );
             }
         }
     }

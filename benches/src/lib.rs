@@ -4,4 +4,4 @@ mod applied_index;
 mod real_cluster;
 
 pub use applied_index::AppliedIndex;
-pub use real_cluster::RealCluster;
+pub use real_cluster::{RealCluster, Run};

@@ -6,9 +6,19 @@ use crate::AppliedIndex;
 use node::sync::{Arc, Condvar};
 use node::{
     channel, ClockRef, Command, Config, LocalNetwork, MemoryPersister, NoObserver, Node, NodeId,
-    NodeParams, SystemClock, Workers,
+    NodeParams, ReplicationStats, SystemClock, Workers,
 };
 use std::time::{Duration, Instant};
+
+/// What one [`RealCluster::run`] measured.
+pub struct Run {
+    /// Wall time from the first client's start to the last commit's wake-up.
+    pub elapsed: Duration,
+    /// How long each `start` call took.
+    pub start_latencies: Vec<Duration>,
+    /// The AppendEntries with entries the leader sent meanwhile (to all followers).
+    pub sent: ReplicationStats,
+}
 
 /// Nodes of one cluster, each with a service thread that drains its applied entries.
 pub struct RealCluster {
@@ -79,10 +89,10 @@ impl RealCluster {
         }
     }
 
-    /// Runs `clients` threads that each commit `per_client` commands through the leader; returns
-    /// the wall time and every `start` latency.
-    pub fn run(&self, clients: usize, per_client: usize) -> (Duration, Vec<Duration>) {
+    /// Runs `clients` threads that each commit `per_client` commands through the leader.
+    pub fn run(&self, clients: usize, per_client: usize) -> Run {
         let leader = self.leader();
+        let sent_before = self.nodes[leader].status().sent;
         #[allow(clippy::disallowed_methods)] // a real-time benchmark
         let started = Instant::now();
         let handles: Vec<_> = (0..clients)
@@ -107,11 +117,20 @@ impl RealCluster {
                 })
             })
             .collect();
-        let latencies = handles
+        let start_latencies = handles
             .into_iter()
             .flat_map(|h| h.join().expect("client"))
             .collect();
-        (started.elapsed(), latencies)
+        let elapsed = started.elapsed();
+        let sent_after = self.nodes[leader].status().sent;
+        Run {
+            elapsed,
+            start_latencies,
+            sent: ReplicationStats {
+                appends: sent_after.appends - sent_before.appends,
+                entries: sent_after.entries - sent_before.entries,
+            },
+        }
     }
 }
 

@@ -86,7 +86,10 @@ pub use clock::{Clock, ClockRef, Signal, SystemClock, Wake};
 pub use config::Config;
 pub use local_network::LocalNetwork;
 pub use mutation::{Mutation, MutationSet};
-pub use node::{Applied, Node, NodeError, NodeParams, NodeStatus, ReadIndexError, Step, Workers};
+pub use node::{
+    Applied, Node, NodeError, NodeParams, NodeStatus, ReadIndexError, ReplicationStats, Step,
+    Workers,
+};
 pub use observer::{NoObserver, NodeEvent, Observer, Role};
 pub use persist::{MemoryPersister, PersistentState, Persister, StorageError};
 pub use time::Instant;

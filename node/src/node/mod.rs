@@ -145,6 +145,29 @@ pub struct NodeStatus {
     pub last_applied: LogIndex,
     /// Last index of its log.
     pub last_log_index: LogIndex,
+    /// What its replicators have sent (as leader, in any term).
+    pub sent: ReplicationStats,
+}
+
+/// The AppendEntries with entries that a node's replicators sent since it started (heartbeats
+/// excluded): how well the leader batches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReplicationStats {
+    /// Requests that carried entries.
+    pub appends: u64,
+    /// Entries they carried in all.
+    pub entries: u64,
+}
+
+impl ReplicationStats {
+    /// Entries per request (0 if none was sent).
+    pub fn entries_per_append(&self) -> f64 {
+        if self.appends == 0 {
+            0.0
+        } else {
+            self.entries as f64 / self.appends as f64
+        }
+    }
 }
 
 /// A running Raft node. Dropping it kills it.

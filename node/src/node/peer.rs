@@ -22,7 +22,13 @@ pub(super) fn step(shared: &Shared, peer: NodeId) -> Step {
             return Step::Exit;
         }
         match inner.core.next_request(peer) {
-            Some(request) => request,
+            Some(request) => {
+                if let Request::AppendEntries(args) = &request {
+                    inner.sent.appends += 1;
+                    inner.sent.entries += args.entries.len() as u64;
+                }
+                request
+            }
             None => return Step::WaitUntil(None),
         }
     };

@@ -1,6 +1,6 @@
 //! [`Shared`]: the state every thread of a node reaches, and the one place effects are executed.
 
-use super::{Applied, NodeParams, NodeStatus};
+use super::{Applied, NodeParams, NodeStatus, ReplicationStats};
 use crate::channel::Sender;
 use crate::clock::{ClockRef, Signal};
 use crate::config::Config;
@@ -35,6 +35,8 @@ pub(super) struct Inner {
     pub peer_answered_at: BTreeMap<NodeId, Instant>,
     pub heartbeat_due: BTreeMap<NodeId, Instant>,
     pub last_applied: LogIndex,
+    /// What the replicators have sent.
+    pub sent: ReplicationStats,
     highest_commit_seen: LogIndex,
     highest_term_seen: Term,
     rng: DetRng,
@@ -120,6 +122,7 @@ impl Shared {
                 peer_answered_at: BTreeMap::new(),
                 heartbeat_due: BTreeMap::new(),
                 last_applied: LogIndex(0),
+                sent: ReplicationStats::default(),
                 highest_commit_seen: LogIndex(0),
                 highest_term_seen,
                 rng,
@@ -181,6 +184,7 @@ impl Shared {
             commit_index: inner.core.commit_index(),
             last_applied: inner.last_applied,
             last_log_index: inner.core.persistent().log.last_index(),
+            sent: inner.sent,
         }
     }
 
