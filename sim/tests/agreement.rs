@@ -250,3 +250,65 @@ fn fast_backtracking_over_two_partitioned_leaders() {
         },
     );
 }
+
+/// Starts ten commands on the leader back to back (the first round is in flight while the rest
+/// arrive) and returns what its replicators sent to carry them.
+fn sent_for_ten_back_to_back_starts(
+    sim: &sim::Sim,
+    config: ClusterConfig,
+) -> node::ReplicationStats {
+    let cluster = Cluster::new(sim, config);
+    cluster.one(cmd(1), 3, false);
+    let leader = cluster.check_one_leader();
+    let before = cluster.status(leader).expect("leader runs").sent;
+    let mut last = None;
+    for n in 0..10 {
+        last = Some(cluster.start(leader, cmd(100 + n)).expect("still leader"));
+    }
+    let (index, term) = last.expect("ten starts");
+    cluster
+        .wait_applied(index, 3, Some(term))
+        .expect("committed in the same term");
+    let after = cluster.status(leader).expect("leader runs").sent;
+    cluster.shutdown();
+    node::ReplicationStats {
+        appends: after.appends - before.appends,
+        entries: after.entries - before.entries,
+    }
+}
+
+#[test]
+fn entries_started_during_a_round_share_the_next_append() {
+    run_seeds(
+        "agreement::entries_started_during_a_round_share_the_next_append",
+        SEEDS,
+        |sim| {
+            let sent = sent_for_ten_back_to_back_starts(sim, ClusterConfig::new(3));
+            assert_eq!(sent.entries, 20, "each entry sent once to each follower");
+            assert!(
+                sent.appends <= 4,
+                "ten entries took {} AppendEntries for two followers: the leader did not batch",
+                sent.appends
+            );
+        },
+    );
+}
+
+#[test]
+fn the_batching_check_rejects_one_entry_per_append() {
+    // The check above must be able to fail: limiting AppendEntries to one entry is the node
+    // without batching.
+    run_seeds(
+        "agreement::the_batching_check_rejects_one_entry_per_append",
+        SEEDS,
+        |sim| {
+            let mut config = ClusterConfig::new(3);
+            config.node.max_entries_per_append = 1;
+            let sent = sent_for_ten_back_to_back_starts(sim, config);
+            assert!(
+                sent.appends > 4,
+                "one entry per append went unnoticed: {sent:?}"
+            );
+        },
+    );
+}
