@@ -5,8 +5,8 @@
 use crate::AppliedIndex;
 use node::sync::{Arc, Condvar};
 use node::{
-    channel, ClockRef, Command, Config, LocalNetwork, MemoryPersister, NoObserver, Node, NodeId,
-    NodeParams, ReplicationStats, SystemClock, Workers,
+    channel, ClockRef, Command, LocalNetwork, MemoryPersister, Node, NodeId, NodeParams,
+    ReplicationStats, SystemClock,
 };
 use std::time::{Duration, Instant};
 
@@ -43,20 +43,14 @@ impl RealCluster {
         for &id in &ids {
             let (apply_sender, receiver) = channel(&clock, 1024, "apply");
             let node = Arc::new(
-                Node::new(NodeParams {
+                Node::new(NodeParams::with_defaults(
                     id,
-                    peers: ids.iter().copied().filter(|&p| p != id).collect(),
-                    transport: network.clone(),
-                    persister: Arc::new(MemoryPersister::new()),
-                    clock: clock.clone(),
+                    &ids,
+                    network.clone(),
+                    Arc::new(MemoryPersister::new()),
+                    clock.clone(),
                     apply_sender,
-                    config: Config {
-                        seed: u64::from(id.0),
-                        ..Config::default()
-                    },
-                    observer: Arc::new(NoObserver),
-                    workers: Workers::ALL,
-                })
+                ))
                 .expect("valid node"),
             );
             network.register(id, node.rpc_handler());

@@ -2,8 +2,8 @@
 
 use node::sync::atomic::{AtomicU64, Ordering};
 use node::{
-    channel, ClockRef, Command, Config, LocalNetwork, MemoryPersister, NoObserver, Node, NodeError,
-    NodeId, NodeParams, Persister, Receiver, StorageError, SystemClock, Workers,
+    channel, ClockRef, Command, LocalNetwork, MemoryPersister, Node, NodeError, NodeId, NodeParams,
+    Persister, Receiver, StorageError, SystemClock,
 };
 use node::{Applied, LogIndex};
 use std::sync::Arc;
@@ -40,20 +40,15 @@ fn params(
     disk: Arc<dyn Persister>,
 ) -> (NodeParams, Receiver<Applied>) {
     let (apply_sender, receiver) = channel(clock, 64, "apply");
-    let params = NodeParams {
+    let members: Vec<NodeId> = (0..3).map(NodeId).collect();
+    let params = NodeParams::with_defaults(
         id,
-        peers: (0..3).map(NodeId).filter(|&p| p != id).collect(),
-        transport: network.clone(),
-        persister: disk,
-        clock: clock.clone(),
+        &members,
+        network.clone(),
+        disk,
+        clock.clone(),
         apply_sender,
-        config: Config {
-            seed: u64::from(id.0),
-            ..Config::default()
-        },
-        observer: Arc::new(NoObserver),
-        workers: Workers::ALL,
-    };
+    );
     (params, receiver)
 }
 

@@ -60,6 +60,35 @@ pub struct NodeParams {
     pub workers: Workers,
 }
 
+impl NodeParams {
+    /// Node `id` of the cluster `members` (which includes `id`) with the default configuration
+    /// seeded by its id, no observer and every worker on its own thread.
+    pub fn with_defaults(
+        id: NodeId,
+        members: &[NodeId],
+        transport: Arc<dyn Transport>,
+        persister: Arc<dyn Persister>,
+        clock: ClockRef,
+        apply_sender: Sender<Applied>,
+    ) -> NodeParams {
+        assert!(members.contains(&id), "{id} is not among the members");
+        NodeParams {
+            id,
+            peers: members.iter().copied().filter(|&p| p != id).collect(),
+            transport,
+            persister,
+            clock,
+            apply_sender,
+            config: Config {
+                seed: u64::from(id.0),
+                ..Config::default()
+            },
+            observer: Arc::new(crate::NoObserver),
+            workers: Workers::ALL,
+        }
+    }
+}
+
 /// Why a node could not be created.
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {
