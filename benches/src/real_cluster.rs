@@ -56,7 +56,9 @@ impl RealCluster {
             network.register(id, node.rpc_handler());
             let applied = Arc::new(AppliedIndex::default());
             let sink = applied.clone();
-            cluster.drains.push(std::thread::spawn(move || {
+            // Named threads, so a profile can tell the leader's work from the followers'.
+            let service = std::thread::Builder::new().name(format!("{id}-service"));
+            let service = service.spawn(move || {
                 // Like a service that handles what has arrived before telling the clients whose
                 // commands it applied.
                 while let Some(entry) = receiver.recv() {
@@ -66,7 +68,10 @@ impl RealCluster {
                     }
                     sink.advance_to(last);
                 }
-            }));
+            });
+            cluster
+                .drains
+                .push(service.expect("spawn the service thread"));
             cluster.nodes.push(node);
             cluster.applied.push(applied);
         }
@@ -93,7 +98,8 @@ impl RealCluster {
             .map(|client| {
                 let node = self.nodes[leader].clone();
                 let applied = self.applied[leader].clone();
-                std::thread::spawn(move || {
+                let thread = std::thread::Builder::new().name(format!("client-{client}"));
+                let spawned = thread.spawn(move || {
                     let wake = Arc::new(Condvar::new());
                     let mut latencies = Vec::with_capacity(per_client);
                     for n in 0..per_client {
@@ -108,7 +114,8 @@ impl RealCluster {
                         applied.wait_for(index, &wake);
                     }
                     latencies
-                })
+                });
+                spawned.expect("spawn a client thread")
             })
             .collect();
         let start_latencies = handles
