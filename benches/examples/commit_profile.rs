@@ -1,50 +1,94 @@
 //! The measured phase of the lock-contention benchmark alone, for a profiler (`perf record`,
-//! `perf stat -e task-clock,context-switches`):
-//! `cargo run --release -p benches --example commit_profile -- NODES CLIENTS COMMITS RUNS`
-//! runs RUNS fresh clusters, each committing COMMITS commands split over CLIENTS waiting
-//! clients, and prints commits per second (the elections are not counted) and how many entries
-//! the leader's AppendEntries carried on average.
+//! `perf stat -e task-clock,context-switches`), and a steadier reading of the batching ratio.
+//!
+//! `cargo run --release -p benches --example commit_profile -- [--against-one] NODES CLIENTS
+//! COMMITS RUNS` runs RUNS fresh clusters, each committing COMMITS commands split over CLIENTS
+//! waiting clients, and prints commits per second (the elections are not counted) and how many
+//! entries the leader's AppendEntries carried on average. With `--against-one`, every run with
+//! CLIENTS clients is followed by one with a single client, so both see the same load from the
+//! rest of the machine, and the ratio of the two rates is printed.
 
 use benches::RealCluster;
 use std::time::Duration;
 
+const USAGE: &str =
+    "usage: commit_profile [--against-one] [NODES [CLIENTS [COMMITS [RUNS]]]] (defaults 3 8 400 20)";
+
+/// Commits per second and entries per AppendEntries over `runs` fresh clusters.
+#[derive(Default)]
+struct Totals {
+    elapsed: Duration,
+    committed: u64,
+    appends: u64,
+    entries: u64,
+}
+
+impl Totals {
+    fn add_run(&mut self, nodes: usize, clients: usize, commits: usize) {
+        let cluster = RealCluster::new(nodes as u32);
+        cluster.leader();
+        let run = cluster.run(clients, commits / clients);
+        self.elapsed += run.elapsed;
+        self.committed += (commits / clients * clients) as u64;
+        self.appends += run.sent.appends;
+        self.entries += run.sent.entries;
+    }
+
+    fn rate(&self) -> f64 {
+        self.committed as f64 / self.elapsed.as_secs_f64()
+    }
+
+    fn report(&self, nodes: usize, clients: usize, runs: usize) {
+        println!(
+            "{nodes} nodes, {clients} clients: {:.0} commits/s over {runs} runs, {:.2} entries per AppendEntries",
+            self.rate(),
+            self.entries as f64 / self.appends.max(1) as f64
+        );
+    }
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("commit_profile: {message}\n{USAGE}");
+    std::process::exit(2)
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.len() > 4 || args.iter().any(|arg| arg.starts_with('-')) {
-        eprintln!("usage: commit_profile [NODES [CLIENTS [COMMITS [RUNS]]]] (defaults 3 8 400 20)");
-        std::process::exit(2);
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let against_one = args.first().is_some_and(|arg| arg == "--against-one");
+    if against_one {
+        args.remove(0);
+    }
+    if let Some(flag) = args.iter().find(|arg| arg.starts_with('-')) {
+        fail(&format!("unknown option {flag:?}"));
+    }
+    if args.len() > 4 {
+        fail("too many arguments");
     }
     let number = |i: usize, default: usize| -> usize {
-        match args.get(i) {
+        match args.get(i).map(|text| (text, text.parse::<usize>())) {
             None => default,
-            Some(text) => match text.parse() {
-                Ok(value) if value > 0 => value,
-                _ => {
-                    eprintln!("commit_profile: {text:?} is not a positive number");
-                    std::process::exit(2)
-                }
-            },
+            Some((_, Ok(value))) if value > 0 => value,
+            Some((text, _)) => fail(&format!("{text:?} is not a positive number")),
         }
     };
     let (nodes, clients, commits, runs) =
         (number(0, 3), number(1, 8), number(2, 400), number(3, 20));
     if nodes > 9 || clients > commits {
-        eprintln!("commit_profile: at most 9 nodes, and at least one commit per client");
-        std::process::exit(2);
+        fail("at most 9 nodes, and at least one command per client");
     }
-    let (mut elapsed, mut appends, mut entries) = (Duration::ZERO, 0, 0);
+    let (mut many, mut one) = (Totals::default(), Totals::default());
     for _ in 0..runs {
-        let cluster = RealCluster::new(nodes as u32);
-        cluster.leader();
-        let run = cluster.run(clients, commits / clients);
-        elapsed += run.elapsed;
-        appends += run.sent.appends;
-        entries += run.sent.entries;
+        many.add_run(nodes, clients, commits);
+        if against_one {
+            one.add_run(nodes, 1, commits);
+        }
     }
-    let committed = (runs * (commits / clients) * clients) as f64;
-    println!(
-        "{nodes} nodes, {clients} clients: {:.0} commits/s over {runs} runs, {:.2} entries per AppendEntries",
-        committed / elapsed.as_secs_f64(),
-        entries as f64 / appends.max(1) as f64
-    );
+    many.report(nodes, clients, runs);
+    if against_one {
+        one.report(nodes, 1, runs);
+        println!(
+            "{nodes} nodes: {clients} clients commit {:.2}x the commands per second of 1",
+            many.rate() / one.rate()
+        );
+    }
 }
