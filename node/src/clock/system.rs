@@ -52,9 +52,7 @@ impl SystemClock {
             .clone()
             .expect("signal used after it was destroyed")
     }
-}
 
-impl SystemClock {
     fn write_signals(
         &self,
     ) -> std::sync::RwLockWriteGuard<'_, Vec<Option<std::sync::Arc<Permit>>>> {
@@ -169,8 +167,8 @@ mod tests {
                 let signal = signal.clone();
                 spawn(&clock, "waiter", move || signal.wait_until(deadline))
             };
-            // Notify until the waiter has consumed a permit: whether it was already blocked
-            // (the system call path) or not yet (the permit path), it must return Notified.
+            // The waiter is most likely blocked by now (the system-call path), else it finds the
+            // permit set (the permit path); either way it must return Notified.
             std::thread::sleep(Duration::from_millis(20));
             signal.notify();
             assert_eq!(waiter.join(), Wake::Notified);
