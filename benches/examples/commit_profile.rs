@@ -8,8 +8,7 @@
 //! CLIENTS clients is followed by one with a single client, so both see the same load from the
 //! rest of the machine, and the ratio of the two rates is printed.
 
-use benches::RealCluster;
-use std::time::Duration;
+use benches::{against_one, CommitTotals};
 
 const USAGE: &str =
     "usage: commit_profile [--against-one] [NODES [CLIENTS [COMMITS [RUNS]]]] (defaults 3 8 400 20)";
@@ -20,37 +19,12 @@ Prints commits per second (elections not counted) and the entries per AppendEntr
 sent. --against-one follows every run with a one-client run and prints the ratio of the rates.
 Wrap it in `perf stat -e task-clock,context-switches` or `perf record -g` to see the cost.";
 
-/// Commits per second and entries per AppendEntries over `runs` fresh clusters.
-#[derive(Default)]
-struct Totals {
-    elapsed: Duration,
-    committed: u64,
-    appends: u64,
-    entries: u64,
-}
-
-impl Totals {
-    fn add_run(&mut self, nodes: usize, clients: usize, commits: usize) {
-        let cluster = RealCluster::new(nodes as u32);
-        cluster.leader();
-        let run = cluster.run(clients, commits / clients);
-        self.elapsed += run.elapsed;
-        self.committed += (commits / clients * clients) as u64;
-        self.appends += run.sent.appends;
-        self.entries += run.sent.entries;
-    }
-
-    fn rate(&self) -> f64 {
-        self.committed as f64 / self.elapsed.as_secs_f64()
-    }
-
-    fn report(&self, nodes: usize, clients: usize, runs: usize) {
-        println!(
-            "{nodes} nodes, {clients} clients: {:.0} commits/s over {runs} runs, {:.2} entries per AppendEntries",
-            self.rate(),
-            self.entries as f64 / self.appends.max(1) as f64
-        );
-    }
+fn report(totals: &CommitTotals, nodes: usize, clients: usize, runs: usize) {
+    println!(
+        "{nodes} nodes, {clients} clients: {:.0} commits/s over {runs} runs, {:.2} entries per AppendEntries",
+        totals.rate(),
+        totals.entries_per_append()
+    );
 }
 
 fn fail(message: &str) -> ! {
@@ -64,8 +38,8 @@ fn main() {
         println!("{USAGE}\n\n{HELP}");
         return;
     }
-    let against_one = args.first().is_some_and(|arg| arg == "--against-one");
-    if against_one {
+    let against_one_flag = args.first().is_some_and(|arg| arg == "--against-one");
+    if against_one_flag {
         args.remove(0);
     }
     if let Some(flag) = args.iter().find(|arg| arg.starts_with('-')) {
@@ -86,19 +60,19 @@ fn main() {
     if nodes > 9 || clients > commits {
         fail("at most 9 nodes, and at least one command per client");
     }
-    let (mut many, mut one) = (Totals::default(), Totals::default());
-    for _ in 0..runs {
-        many.add_run(nodes, clients, commits);
-        if against_one {
-            one.add_run(nodes, 1, commits);
+    if !against_one_flag {
+        let mut totals = CommitTotals::default();
+        for _ in 0..runs {
+            totals.add_run(nodes as u32, clients, commits);
         }
+        report(&totals, nodes, clients, runs);
+        return;
     }
-    many.report(nodes, clients, runs);
-    if against_one {
-        one.report(nodes, 1, runs);
-        println!(
-            "{nodes} nodes: {clients} clients commit {:.2}x the commands per second of 1",
-            many.rate() / one.rate()
-        );
-    }
+    let (many, one) = against_one(nodes as u32, clients, commits, runs);
+    report(&many, nodes, clients, runs);
+    report(&one, nodes, 1, runs);
+    println!(
+        "{nodes} nodes: {clients} clients commit {:.2}x the commands per second of 1",
+        many.rate() / one.rate()
+    );
 }

@@ -1,7 +1,9 @@
 //! Shared pieces of the criterion benchmarks in `benches/` and of the profiling examples.
 
 mod applied_index;
+mod commit_totals;
 mod real_cluster;
 
 pub use applied_index::AppliedIndex;
+pub use commit_totals::{against_one, CommitTotals};
 pub use real_cluster::{RealCluster, Run};
