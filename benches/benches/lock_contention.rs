@@ -16,6 +16,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use std::time::Duration;
 
 fn lock_contention(c: &mut Criterion) {
+    let steal_before = benches::steal_time();
     let mut group = c.benchmark_group("commit_through_leader");
     group.sample_size(10);
     for size in [3u32, 5] {
@@ -89,6 +90,7 @@ fn lock_contention(c: &mut Criterion) {
             one.rate()
         );
     }
+    benches::report_steal_since(steal_before, "the commit benchmarks");
 }
 
 criterion_group!(benches, lock_contention);

@@ -3,7 +3,9 @@
 mod applied_index;
 mod commit_totals;
 mod real_cluster;
+mod steal_time;
 
 pub use applied_index::AppliedIndex;
 pub use commit_totals::{against_one, CommitTotals};
 pub use real_cluster::{RealCluster, Run};
+pub use steal_time::{report_steal_since, steal_time};
