@@ -92,6 +92,34 @@ impl<T> Sender<T> {
         }
     }
 
+    /// Sends `values` in order, as many at a time as there is room for, with one wake-up of the
+    /// receiver per group rather than one per value: a receiver that drains what has arrived
+    /// (like a service applying a batch) wakes once for a whole batch. Blocks while the channel
+    /// is full. Fails once the channel is closed or the receiver is gone, returning the values
+    /// not sent.
+    pub fn send_all(&self, values: Vec<T>) -> Result<(), Closed<Vec<T>>> {
+        let mut values = VecDeque::from(values);
+        while !values.is_empty() {
+            {
+                let mut state = self.shared.state.lock();
+                if state.closed || !state.receiver_alive {
+                    return Err(Closed(values.into()));
+                }
+                let room = state.capacity - state.queue.len();
+                if room > 0 {
+                    let group = room.min(values.len());
+                    state.queue.extend(values.drain(..group));
+                    assert!(state.queue.len() <= state.capacity, "channel over capacity");
+                    drop(state);
+                    self.shared.not_empty.notify();
+                    continue;
+                }
+            }
+            self.shared.not_full.wait();
+        }
+        Ok(())
+    }
+
     /// Closes the channel: a blocked or later `send` fails; the receiver drains what is queued
     /// and then sees the end.
     pub fn close(&self) {
@@ -174,6 +202,39 @@ mod tests {
         let received: Vec<i32> = std::iter::from_fn(|| rx.recv()).collect();
         producer.join();
         assert_eq!(received, (0..100).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn send_all_delivers_more_values_than_fit_in_order() {
+        let clock: ClockRef = Arc::new(SystemClock::new());
+        let (tx, rx) = channel(&clock, 3, "test");
+        let producer = spawn(&clock, "producer", move || {
+            tx.send_all((0..10).collect()).expect("receiver alive");
+            tx.send_all(vec![]).expect("nothing to send");
+            tx.send_all((10..20).collect()).expect("receiver alive");
+            tx.close();
+            assert_eq!(tx.send_all(vec![20, 21]), Err(Closed(vec![20, 21])));
+        });
+        let received: Vec<i32> = std::iter::from_fn(|| rx.recv()).collect();
+        producer.join();
+        assert_eq!(received, (0..20).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn send_all_returns_what_was_not_sent_when_the_receiver_leaves() {
+        let clock: ClockRef = Arc::new(SystemClock::new());
+        let (tx, rx) = channel(&clock, 2, "test");
+        let consumer = spawn(&clock, "consumer", move || {
+            assert_eq!(rx.recv(), Some(0));
+            drop(rx);
+        });
+        // Two fit at once; the consumer takes one and leaves, so the rest cannot be sent.
+        let Err(Closed(unsent)) = tx.send_all((0..5).collect()) else {
+            panic!("the receiver left");
+        };
+        consumer.join();
+        assert!(!unsent.is_empty() && unsent.len() <= 3, "{unsent:?}");
+        assert_eq!(unsent.last(), Some(&4));
     }
 
     #[test]

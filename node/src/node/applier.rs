@@ -45,10 +45,9 @@ pub(super) fn step(shared: &Shared) -> Step {
     if batch.is_empty() {
         return Step::WaitUntil(None);
     }
-    for applied in batch {
-        if shared.apply_sender.send(applied).is_err() {
-            return Step::Exit;
-        }
+    // One wake-up of the service per batch, not one per entry.
+    if shared.apply_sender.send_all(batch).is_err() {
+        return Step::Exit;
     }
     drop(held);
     Step::Continue
