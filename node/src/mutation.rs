@@ -56,11 +56,14 @@ pub enum Mutation {
     /// thread of the node queues on the lock, nobody is durably blocked, and simulated time can
     /// never reach the sleeper's deadline (the hang of the reference suite).
     SleepInPersist,
+    /// The applier takes committed entries but does not wake the replicators that held their next
+    /// round for it: entries started after the last `start` are never sent (a lost wake-up).
+    LostRoundWakeup,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 14] = [
+    pub const ALL: [Mutation; 15] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -75,6 +78,7 @@ impl Mutation {
         Mutation::LostApplierWakeup,
         Mutation::TickerCheckThenAct,
         Mutation::SleepInPersist,
+        Mutation::LostRoundWakeup,
     ];
 
     /// The mutation's command-line name.
@@ -94,6 +98,7 @@ impl Mutation {
             Mutation::LostApplierWakeup => "lost-applier-wakeup",
             Mutation::TickerCheckThenAct => "ticker-check-then-act",
             Mutation::SleepInPersist => "sleep-in-persist",
+            Mutation::LostRoundWakeup => "lost-round-wakeup",
         }
     }
 }

@@ -35,6 +35,13 @@ pub(super) fn step(shared: &Shared) -> Step {
             .collect();
         if let Some(last) = batch.last() {
             inner.last_applied = last.index;
+            // Replicators that held their next round for the applier may go on.
+            let lost = shared.config.mutations.has(Mutation::LostRoundWakeup);
+            if std::mem::take(&mut inner.rounds_held) && !lost {
+                for signal in shared.peer_wake.values() {
+                    signal.notify();
+                }
+            }
         }
         if lock_held {
             // Broken: the batch is sent with the node's lock still held.

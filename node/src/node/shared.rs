@@ -35,6 +35,9 @@ pub(super) struct Inner {
     pub peer_answered_at: BTreeMap<NodeId, Instant>,
     pub heartbeat_due: BTreeMap<NodeId, Instant>,
     pub last_applied: LogIndex,
+    /// As leader: a replicator holds its next round until the applier has taken every committed
+    /// entry (see `peer::step`); the applier wakes it.
+    pub rounds_held: bool,
     /// What the replicators have sent.
     pub sent: ReplicationStats,
     highest_commit_seen: LogIndex,
@@ -122,6 +125,7 @@ impl Shared {
                 peer_answered_at: BTreeMap::new(),
                 heartbeat_due: BTreeMap::new(),
                 last_applied: LogIndex(0),
+                rounds_held: false,
                 sent: ReplicationStats::default(),
                 highest_commit_seen: LogIndex(0),
                 highest_term_seen,
