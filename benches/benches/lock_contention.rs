@@ -48,8 +48,7 @@ fn lock_contention(c: &mut Criterion) {
                                 .expect("not poisoned")
                                 .append(&mut run.start_latencies);
                             let mut sent = sent.lock().expect("not poisoned");
-                            sent.appends += run.sent.appends;
-                            sent.entries += run.sent.entries;
+                            *sent = sent.plus(&run.sent);
                         }
                         if node::sync::lock_stats::ENABLED {
                             let commits = iterations * (clients * per_client) as u64;
@@ -67,8 +66,9 @@ fn lock_contention(c: &mut Criterion) {
             let sent = sent.into_inner().expect("not poisoned");
             if let Some(median) = latencies.get(latencies.len() / 2) {
                 eprintln!(
-                    "{size} nodes, {clients} clients: start() median latency {median:?}, {:.2} entries per AppendEntries",
-                    sent.entries_per_append()
+                    "{size} nodes, {clients} clients: start() median latency {median:?}, {:.2} entries per AppendEntries, {:.2} rounds held for the applier per AppendEntries",
+                    sent.entries_per_append(),
+                    sent.held_for_applier as f64 / sent.appends.max(1) as f64
                 );
             }
         }

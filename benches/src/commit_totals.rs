@@ -1,6 +1,7 @@
 //! [`CommitTotals`]: commits, wall time and AppendEntries summed over runs of a [`RealCluster`].
 
 use crate::RealCluster;
+use node::ReplicationStats;
 use std::time::Duration;
 
 /// What several runs of fresh clusters committed, how long they took and what the leaders sent.
@@ -10,10 +11,8 @@ pub struct CommitTotals {
     pub elapsed: Duration,
     /// Commands committed.
     pub committed: u64,
-    /// AppendEntries with entries the leaders sent.
-    pub appends: u64,
-    /// Entries they carried.
-    pub entries: u64,
+    /// What the leaders' replicators sent, and how often they held a round for the applier.
+    pub sent: ReplicationStats,
 }
 
 impl CommitTotals {
@@ -29,8 +28,7 @@ impl CommitTotals {
         let run = cluster.run(clients, commits / clients);
         self.elapsed += run.elapsed;
         self.committed += (commits / clients * clients) as u64;
-        self.appends += run.sent.appends;
-        self.entries += run.sent.entries;
+        self.sent = self.sent.plus(&run.sent);
     }
 
     /// Commits per second of wall time.
@@ -40,7 +38,7 @@ impl CommitTotals {
 
     /// Entries per AppendEntries (0 if none was sent).
     pub fn entries_per_append(&self) -> f64 {
-        self.entries as f64 / self.appends.max(1) as f64
+        self.sent.entries_per_append()
     }
 }
 

@@ -127,10 +127,7 @@ impl RealCluster {
         Run {
             elapsed,
             start_latencies,
-            sent: ReplicationStats {
-                appends: sent_after.appends - sent_before.appends,
-                entries: sent_after.entries - sent_before.entries,
-            },
+            sent: sent_after.since(&sent_before),
         }
     }
 }

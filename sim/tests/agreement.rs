@@ -271,10 +271,7 @@ fn sent_for_ten_back_to_back_starts(
         .expect("committed in the same term");
     let after = cluster.status(leader).expect("leader runs").sent;
     cluster.shutdown();
-    node::ReplicationStats {
-        appends: after.appends - before.appends,
-        entries: after.entries - before.entries,
-    }
+    after.since(&before)
 }
 
 #[test]

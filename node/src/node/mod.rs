@@ -186,9 +186,30 @@ pub struct ReplicationStats {
     pub appends: u64,
     /// Entries they carried in all.
     pub entries: u64,
+    /// Rounds a replicator held back until the applier had taken the committed entries (flow
+    /// control, see `peer::step`).
+    pub held_for_applier: u64,
 }
 
 impl ReplicationStats {
+    /// What was sent between `earlier` and these counts.
+    pub fn since(&self, earlier: &ReplicationStats) -> ReplicationStats {
+        ReplicationStats {
+            appends: self.appends - earlier.appends,
+            entries: self.entries - earlier.entries,
+            held_for_applier: self.held_for_applier - earlier.held_for_applier,
+        }
+    }
+
+    /// These counts plus `other`'s.
+    pub fn plus(&self, other: &ReplicationStats) -> ReplicationStats {
+        ReplicationStats {
+            appends: self.appends + other.appends,
+            entries: self.entries + other.entries,
+            held_for_applier: self.held_for_applier + other.held_for_applier,
+        }
+    }
+
     /// Entries per request (0 if none was sent).
     pub fn entries_per_append(&self) -> f64 {
         if self.appends == 0 {
