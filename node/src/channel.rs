@@ -120,6 +120,17 @@ impl<T> Sender<T> {
         Ok(())
     }
 
+    /// How many values fit now without blocking (0 once closed or the receiver is gone). With a
+    /// single producer, the room can only grow until that producer sends again.
+    pub fn room(&self) -> usize {
+        let state = self.shared.state.lock();
+        if state.closed || !state.receiver_alive {
+            0
+        } else {
+            state.capacity - state.queue.len()
+        }
+    }
+
     /// Closes the channel: a blocked or later `send` fails; the receiver drains what is queued
     /// and then sees the end.
     pub fn close(&self) {

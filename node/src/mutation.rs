@@ -42,7 +42,9 @@ pub enum Mutation {
     /// that has not heard of its successor serves stale reads.
     ReadIndexWithoutRound,
     /// The applier hands entries to the service while holding the node's lock: a service that
-    /// calls into the node (`start`) while the apply channel is full deadlocks with it.
+    /// calls into the node (`start`) while the apply channel is full deadlocks with it. (The
+    /// broken node hands every entry to the applier, as the 6.5840 labs' nodes do; a handler
+    /// never delivers on its own thread.)
     ApplyWithLockHeld,
     /// The applier is woken before the commit index advances (in `start`, before the lock is
     /// taken) instead of after: it can look too early, go back to sleep, and miss the commit
@@ -59,11 +61,15 @@ pub enum Mutation {
     /// The applier takes committed entries but does not wake the replicators that held their next
     /// round for it: entries started after the last `start` are never sent (a lost wake-up).
     LostRoundWakeup,
+    /// A handler that delivers newly committed entries on its own thread does not wake the
+    /// applier for what it could not deliver (the apply channel was full, or another thread was
+    /// delivering): those entries wait for the next commit, forever if none comes.
+    LostDeliveryHandoff,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 15] = [
+    pub const ALL: [Mutation; 16] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -79,6 +85,7 @@ impl Mutation {
         Mutation::TickerCheckThenAct,
         Mutation::SleepInPersist,
         Mutation::LostRoundWakeup,
+        Mutation::LostDeliveryHandoff,
     ];
 
     /// The mutation's command-line name.
@@ -99,6 +106,7 @@ impl Mutation {
             Mutation::TickerCheckThenAct => "ticker-check-then-act",
             Mutation::SleepInPersist => "sleep-in-persist",
             Mutation::LostRoundWakeup => "lost-round-wakeup",
+            Mutation::LostDeliveryHandoff => "lost-delivery-handoff",
         }
     }
 }

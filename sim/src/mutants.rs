@@ -254,6 +254,11 @@ pub fn catalogue() -> Vec<Variant> {
             models: "a replicator held for flow control is never woken (a lost wake-up)",
             detectors: vec![Scenario { name: "burst", run: burst, seeds: 5 }],
         },
+        Variant {
+            broken: node(Mutation::LostDeliveryHandoff),
+            models: "a handler delivers what fits and strands the rest (a lost hand-off to the applier)",
+            detectors: vec![Loom { binary: "apply_path", test: "a_handler_that_strands_what_it_cannot_deliver_is_rejected" }],
+        },
     ]
 }
 

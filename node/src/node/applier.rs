@@ -1,9 +1,8 @@
 //! The applier: hands committed entries to the service, in order, exactly once.
 
 use super::shared::Shared;
-use super::{Applied, Step};
+use super::Step;
 use crate::mutation::Mutation;
-use crate::LogIndex;
 
 /// One pass of the applier: copies a batch of committed entries out under the lock and sends
 /// them after releasing it, so a service that calls into the node while handling an entry cannot
@@ -17,32 +16,12 @@ pub(super) fn step(shared: &Shared) -> Step {
         if let Some(step) = inner.gate() {
             return step;
         }
-        let log = &inner.core.persistent().log;
-        let ready = inner.core.commit_index().min(log.last_index());
-        let limit = shared.config.max_entries_per_apply_batch as u64;
-        let upto = LogIndex(ready.0.min(inner.last_applied.0 + limit));
-        let batch: Vec<Applied> = (inner.last_applied.0 + 1..=upto.0)
-            .map(|index| {
-                let entry = log
-                    .entry(LogIndex(index))
-                    .expect("committed entry in the log");
-                Applied {
-                    index: LogIndex(index),
-                    term: entry.term,
-                    command: entry.command.clone(),
-                }
-            })
-            .collect();
-        if let Some(last) = batch.last() {
-            inner.last_applied = last.index;
-            // Replicators that held their next round for the applier may go on.
-            let lost = shared.config.mutations.has(Mutation::LostRoundWakeup);
-            if std::mem::take(&mut inner.rounds_held) && !lost {
-                for signal in shared.peer_wake.values() {
-                    signal.notify();
-                }
-            }
+        if inner.delivering {
+            // Another thread is handing entries over; it wakes the applier if more are left.
+            return Step::WaitUntil(None);
         }
+        let batch = shared.take_committed(&mut inner, shared.config.max_entries_per_apply_batch);
+        inner.delivering = !batch.is_empty();
         if lock_held {
             // Broken: the batch is sent with the node's lock still held.
             held = Some(inner);
@@ -53,9 +32,14 @@ pub(super) fn step(shared: &Shared) -> Step {
         return Step::WaitUntil(None);
     }
     // One wake-up of the service per batch, not one per entry.
-    if shared.apply_sender.send_all(batch).is_err() {
-        return Step::Exit;
+    let sent = shared.apply_sender.send_all(batch).is_ok();
+    match held {
+        Some(mut inner) => inner.delivering = false,
+        None => shared.lock().delivering = false,
     }
-    drop(held);
-    Step::Continue
+    if sent {
+        Step::Continue
+    } else {
+        Step::Exit
+    }
 }

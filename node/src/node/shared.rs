@@ -38,6 +38,14 @@ pub(super) struct Inner {
     /// As leader: a replicator holds its next round until the applier has taken every committed
     /// entry (see `peer::step`); the applier wakes it.
     pub rounds_held: bool,
+    /// A thread (the applier, or a handler delivering on its own thread) is handing entries to
+    /// the service: at most one at a time, so they arrive in order.
+    pub delivering: bool,
+    /// Set while a handler executes effects: a commit advance is delivered by that handler
+    /// after it releases the lock (`apply_due`) instead of waking the applier.
+    delivers_itself: bool,
+    /// The commit index advanced while `delivers_itself` was set.
+    apply_due: bool,
     /// What the replicators have sent.
     pub sent: ReplicationStats,
     highest_commit_seen: LogIndex,
@@ -126,6 +134,9 @@ impl Shared {
                 heartbeat_due: BTreeMap::new(),
                 last_applied: LogIndex(0),
                 rounds_held: false,
+                delivering: false,
+                delivers_itself: false,
+                apply_due: false,
                 sent: ReplicationStats::default(),
                 highest_commit_seen: LogIndex(0),
                 highest_term_seen,
@@ -277,7 +288,11 @@ impl Shared {
                 Effect::CommitAdvanced(commit_index) => {
                     self.observer
                         .on_event(self.id, &NodeEvent::CommitAdvanced { commit_index });
-                    if !inner.core.has(Mutation::LostApplierWakeup) {
+                    if inner.core.has(Mutation::LostApplierWakeup) {
+                        // Broken: no wake-up after the commit (the applier was told before).
+                    } else if inner.delivers_itself {
+                        inner.apply_due = true;
+                    } else {
                         self.applier_wake.notify();
                     }
                 }
@@ -305,6 +320,79 @@ impl Shared {
         self.persister.save(&bytes)?;
         inner.own_entries_unsaved = false;
         Ok(())
+    }
+
+    /// Takes up to `limit` committed entries not yet handed to the service, and wakes the
+    /// replicators that held their next round for them.
+    pub fn take_committed(&self, inner: &mut Inner, limit: usize) -> Vec<Applied> {
+        let log = &inner.core.persistent().log;
+        let ready = inner.core.commit_index().min(log.last_index());
+        let upto = LogIndex(ready.0.min(inner.last_applied.0 + limit as u64));
+        let batch: Vec<Applied> = (inner.last_applied.0 + 1..=upto.0)
+            .map(|index| {
+                let entry = log
+                    .entry(LogIndex(index))
+                    .expect("committed entry in the log");
+                Applied {
+                    index: LogIndex(index),
+                    term: entry.term,
+                    command: entry.command.clone(),
+                }
+            })
+            .collect();
+        if let Some(last) = batch.last() {
+            inner.last_applied = last.index;
+            // Replicators that held their next round for the applier may go on.
+            let lost = self.config.mutations.has(Mutation::LostRoundWakeup);
+            if std::mem::take(&mut inner.rounds_held) && !lost {
+                for signal in self.peer_wake.values() {
+                    signal.notify();
+                }
+            }
+        }
+        batch
+    }
+
+    /// Whether committed entries wait to be handed to the service.
+    fn apply_pending(inner: &Inner) -> bool {
+        let log = &inner.core.persistent().log;
+        inner.core.commit_index().min(log.last_index()) > inner.last_applied
+    }
+
+    /// After a handler's effects advanced the commit index: hands the newly committed entries to
+    /// the service from this thread, after releasing the lock, when that cannot block (nobody
+    /// else is delivering and they fit in the apply channel); otherwise wakes the applier. A
+    /// follower's commit index moves only in its AppendEntries handler, so this saves it a
+    /// hand-off to the applier thread on every round.
+    fn deliver_on_this_thread(&self, mut inner: MutexGuard<'_, Inner>) {
+        if !std::mem::take(&mut inner.apply_due) {
+            return;
+        }
+        let hand_off = !inner.core.has(Mutation::LostDeliveryHandoff);
+        let room = if inner.delivering || inner.killed {
+            0
+        } else {
+            self.apply_sender.room()
+        };
+        let batch = self.take_committed(
+            &mut inner,
+            room.min(self.config.max_entries_per_apply_batch),
+        );
+        if batch.is_empty() {
+            if hand_off {
+                self.applier_wake.notify();
+            }
+            return;
+        }
+        inner.delivering = true;
+        drop(inner);
+        // Fits without blocking: while `delivering` is set this thread is the only sender.
+        let _ = self.apply_sender.send_all(batch);
+        let mut inner = self.lock();
+        inner.delivering = false;
+        if Self::apply_pending(&inner) && hand_off {
+            self.applier_wake.notify();
+        }
     }
 
     fn check_invariants(&self, inner: &mut Inner) {
@@ -389,7 +477,10 @@ impl RpcHandler for Shared {
         } else {
             inner.core.handle_request(&request)
         };
+        // (The apply-with-lock-held node delivers everything through its applier.)
+        inner.delivers_itself = !inner.core.has(Mutation::ApplyWithLockHeld);
         let reply = self.execute(&mut inner, effects);
+        inner.delivers_itself = false;
         if let (Request::AppendEntries(args), false) = (&request, inner.killed) {
             if args.term == inner.core.term() {
                 inner.leader_contact_at = Some(now);
@@ -404,6 +495,7 @@ impl RpcHandler for Shared {
             // (The lease and pre-votes are the exceptions to Figure 2's rule, by design.)
             self.check_term_adopted(&inner, request.term(), "request");
         }
+        self.deliver_on_this_thread(inner);
         reply
     }
 }
