@@ -3,9 +3,10 @@
 //! Threads per node: a ticker (election timeout), an applier (hands committed entries to the
 //! service through the apply channel), and per peer a replicator (vote requests, AppendEntries
 //! with entries) and a heartbeater, each with one call in flight. Incoming RPCs run on the
-//! caller's thread through
-//! [`RpcHandler`]. All protocol state sits behind one mutex; no thread holds it while it calls
-//! the transport or blocks on the apply channel.
+//! caller's thread through [`RpcHandler`]; an AppendEntries handler that advances a follower's
+//! commit index delivers the new entries itself when that cannot block, and leaves the rest to
+//! the applier. All protocol state sits behind one mutex; no thread holds it while it calls the
+//! transport or blocks on the apply channel.
 
 mod applier;
 mod heartbeat;
