@@ -47,6 +47,35 @@ fn leader_alone(mutations: &MutationSet) -> (Node, Receiver<Applied>) {
 static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
 const BOUND: usize = 3;
 
+/// Checks that the service received `texts` once each, in order from index 1, then kills the
+/// node and checks that nothing arrives after `kill` returned.
+fn check_delivery_then_kill(
+    node: &Node,
+    receiver: &Receiver<Applied>,
+    delivered: Vec<Applied>,
+    texts: &[&str],
+) {
+    let seen: Vec<(u64, Command)> = delivered
+        .into_iter()
+        .map(|entry| (entry.index.0, entry.command))
+        .collect();
+    let expected: Vec<(u64, Command)> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| (i as u64 + 1, Command::from_text(text)))
+        .collect();
+    assert_eq!(
+        seen, expected,
+        "entries not delivered exactly once in order"
+    );
+    node.kill();
+    assert_eq!(node.status().last_applied, LogIndex(texts.len() as u64));
+    assert!(
+        receiver.recv().is_none(),
+        "an entry was delivered after kill returned"
+    );
+}
+
 /// `queued` entries are committed before the service starts; the service proposes one more
 /// while it handles the first. With three queued, the applier can block on a full channel while
 /// the service calls `start`; with one, the service's commit races an idle applier.
@@ -79,25 +108,7 @@ fn apply_model(mutations: MutationSet, queued: usize) {
             (delivered, receiver)
         });
         let (delivered, receiver) = service.join().expect("service thread");
-        let seen: Vec<(u64, Command)> = delivered
-            .into_iter()
-            .map(|entry| (entry.index.0, entry.command))
-            .collect();
-        let expected: Vec<(u64, Command)> = texts[..=queued]
-            .iter()
-            .enumerate()
-            .map(|(i, text)| (i as u64 + 1, Command::from_text(text)))
-            .collect();
-        assert_eq!(
-            seen, expected,
-            "entries not delivered exactly once in order"
-        );
-        node.kill();
-        assert_eq!(node.status().last_applied, LogIndex(queued as u64 + 1));
-        assert!(
-            receiver.recv().is_none(),
-            "an entry was delivered after kill returned"
-        );
+        check_delivery_then_kill(&node, &receiver, delivered, &texts[..=queued]);
     });
     eprintln!(
         "apply path ({label}, {queued} queued): {} executions, preemption bound {}",
@@ -158,28 +169,14 @@ fn follower_delivery_model(mutations: MutationSet) {
         let texts = ["a", "b", "c"];
         handler.handle(append(&texts, 1)).expect("a reply");
         let service = thread::spawn(move || {
-            let delivered: Vec<(u64, Command)> = (0..texts.len())
+            let delivered: Vec<Applied> = (0..texts.len())
                 .map(|_| receiver.recv().expect("the node is alive"))
-                .map(|entry| (entry.index.0, entry.command))
                 .collect();
             (delivered, receiver)
         });
         handler.handle(append(&texts, 3)).expect("a reply");
         let (delivered, receiver) = service.join().expect("service thread");
-        let expected: Vec<(u64, Command)> = texts
-            .iter()
-            .enumerate()
-            .map(|(i, text)| (i as u64 + 1, Command::from_text(text)))
-            .collect();
-        assert_eq!(
-            delivered, expected,
-            "entries not delivered exactly once in order"
-        );
-        node.kill();
-        assert!(
-            receiver.recv().is_none(),
-            "an entry was delivered after kill returned"
-        );
+        check_delivery_then_kill(&node, &receiver, delivered, &texts);
     });
     eprintln!(
         "follower delivery ({label}): {} executions, preemption bound {}",
