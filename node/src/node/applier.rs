@@ -21,6 +21,7 @@ pub(super) fn step(shared: &Shared) -> Step {
             return Step::WaitUntil(None);
         }
         let batch = shared.take_committed(&mut inner, shared.config.max_entries_per_apply_batch);
+        assert!(!inner.delivering, "{}: two threads delivering", shared.id);
         inner.delivering = !batch.is_empty();
         if lock_held {
             // Broken: the batch is sent with the node's lock still held.

@@ -384,11 +384,15 @@ impl Shared {
             }
             return;
         }
+        assert!(!inner.delivering, "{}: two threads delivering", self.id);
         inner.delivering = true;
         drop(inner);
-        // Fits without blocking: while `delivering` is set this thread is the only sender.
+        // Fits without blocking: while `delivering` is set this thread is the only sender, so
+        // the room seen above can only have grown. A failed send means the node was killed
+        // meanwhile (the channel is closed); nothing more is delivered then.
         let _ = self.apply_sender.send_all(batch);
         let mut inner = self.lock();
+        assert!(inner.delivering, "{}: delivery token lost", self.id);
         inner.delivering = false;
         if Self::apply_pending(&inner) && hand_off {
             self.applier_wake.notify();
