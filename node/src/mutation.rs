@@ -59,7 +59,8 @@ pub enum Mutation {
     /// never reach the sleeper's deadline (the hang of the reference suite).
     SleepInPersist,
     /// The applier takes committed entries but does not wake the replicators that held their next
-    /// round for it: entries started after the last `start` are never sent (a lost wake-up).
+    /// round for it: commands started while a round was held are not sent until another `start`
+    /// wakes the replicators, never if none comes (a lost wake-up).
     LostRoundWakeup,
     /// A handler that delivers newly committed entries on its own thread does not wake the
     /// applier for what it could not deliver (the apply channel was full, or another thread was

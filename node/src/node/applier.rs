@@ -4,7 +4,8 @@ use super::shared::Shared;
 use super::Step;
 use crate::mutation::Mutation;
 
-/// One pass of the applier: copies a batch of committed entries out under the lock and sends
+/// One pass of the applier: copies a batch of committed entries out under the lock (unless a
+/// handler is delivering on its own thread: it wakes the applier for what it leaves) and sends
 /// them after releasing it, so a service that calls into the node while handling an entry cannot
 /// deadlock with the applier. Returns [`Step::Continue`] after delivering, [`Step::WaitUntil`]
 /// when there is nothing to apply, [`Step::Exit`] when killed or the receiver is gone.

@@ -330,7 +330,8 @@ impl Node {
     }
 
     /// Runs one pass of the worker for `peer` on the caller's thread (for nodes built without
-    /// peer threads).
+    /// peer threads). A leader's pass waits ([`Step::WaitUntil`]) while committed entries wait
+    /// for the applier (flow control): drive [`Node::apply_once`] first.
     pub fn replicate_once(&self, peer: NodeId) -> Step {
         peer::step(&self.shared, peer)
     }
