@@ -66,9 +66,8 @@ fn lock_contention(c: &mut Criterion) {
             let sent = sent.into_inner().expect("not poisoned");
             if let Some(median) = latencies.get(latencies.len() / 2) {
                 eprintln!(
-                    "{size} nodes, {clients} clients: start() median latency {median:?}, {:.2} entries per AppendEntries, {:.2} rounds held for the applier per AppendEntries",
-                    sent.entries_per_append(),
-                    sent.held_for_applier as f64 / sent.appends.max(1) as f64
+                    "{size} nodes, {clients} clients: start() median latency {median:?}, {:.2} entries per AppendEntries",
+                    sent.entries_per_append()
                 );
             }
         }

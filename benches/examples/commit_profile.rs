@@ -21,10 +21,9 @@ Wrap it in `perf stat -e task-clock,context-switches` or `perf record -g` to see
 
 fn report(totals: &CommitTotals, nodes: usize, clients: usize, runs: usize) {
     println!(
-        "{nodes} nodes, {clients} clients: {:.0} commits/s over {runs} runs, {:.2} entries per AppendEntries, {:.2} rounds held for the applier per AppendEntries",
+        "{nodes} nodes, {clients} clients: {:.0} commits/s over {runs} runs, {:.2} entries per AppendEntries",
         totals.rate(),
-        totals.entries_per_append(),
-        totals.sent.held_for_applier as f64 / totals.sent.appends.max(1) as f64
+        totals.entries_per_append()
     );
 }
 

@@ -58,10 +58,6 @@ pub enum Mutation {
     /// thread of the node queues on the lock, nobody is durably blocked, and simulated time can
     /// never reach the sleeper's deadline (the hang of the reference suite).
     SleepInPersist,
-    /// The applier takes committed entries but does not wake the replicators that held their next
-    /// round for it: commands started while a round was held are not sent until another `start`
-    /// wakes the replicators, never if none comes (a lost wake-up).
-    LostRoundWakeup,
     /// A handler that delivers newly committed entries on its own thread does not wake the
     /// applier for what it could not deliver (the apply channel was full, or another thread was
     /// delivering): those entries wait for the next commit, forever if none comes.
@@ -70,7 +66,7 @@ pub enum Mutation {
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 16] = [
+    pub const ALL: [Mutation; 15] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -85,7 +81,6 @@ impl Mutation {
         Mutation::LostApplierWakeup,
         Mutation::TickerCheckThenAct,
         Mutation::SleepInPersist,
-        Mutation::LostRoundWakeup,
         Mutation::LostDeliveryHandoff,
     ];
 
@@ -106,7 +101,6 @@ impl Mutation {
             Mutation::LostApplierWakeup => "lost-applier-wakeup",
             Mutation::TickerCheckThenAct => "ticker-check-then-act",
             Mutation::SleepInPersist => "sleep-in-persist",
-            Mutation::LostRoundWakeup => "lost-round-wakeup",
             Mutation::LostDeliveryHandoff => "lost-delivery-handoff",
         }
     }

@@ -150,9 +150,6 @@ fn long_reordering(sim: &Sim, mutations: &MutationSet) {
 fn repeated_leader_crashes(sim: &Sim, mutations: &MutationSet) {
     scenarios::repeated_leader_crashes(sim, 20, mutations);
 }
-fn burst(sim: &Sim, mutations: &MutationSet) {
-    scenarios::burst(sim, mutations);
-}
 fn torn_persistence(sim: &Sim, mutations: &MutationSet) {
     scenarios::torn_persistence(sim, mutations);
 }
@@ -248,11 +245,6 @@ pub fn catalogue() -> Vec<Variant> {
             broken: node(Mutation::SleepInPersist),
             models: "an fsync delay slept while holding the node's lock (the hang of the reference Go suite)",
             detectors: vec![Shuttle { test: "sleeping_in_persist_with_the_lock_held_is_a_deadlock_naming_the_threads" }],
-        },
-        Variant {
-            broken: node(Mutation::LostRoundWakeup),
-            models: "a replicator held for flow control is never woken (a lost wake-up)",
-            detectors: vec![Scenario { name: "burst", run: burst, seeds: 5 }],
         },
         Variant {
             broken: node(Mutation::LostDeliveryHandoff),

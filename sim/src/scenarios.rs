@@ -391,29 +391,6 @@ pub fn vote_storm(sim: &Sim, rounds: u32, mutations: &MutationSet) {
     cluster.shutdown();
 }
 
-/// Flow control's wake-up: twenty commands started on the leader a millisecond apart (rounds in
-/// flight while more arrive), then no more, must be applied on every node. A leader's replicator
-/// holds its next round until the applier has taken the committed entries; if the applier does
-/// not wake it, the commands after the last commit are never sent.
-pub fn burst(sim: &Sim, mutations: &MutationSet) {
-    let cluster = cluster(sim, 3, false, mutations);
-    cluster.one(command("burst-", 0), 3, false);
-    let leader = cluster.check_one_leader();
-    let mut last = None;
-    for n in 1..=20 {
-        last = cluster.start(leader, command("burst-", n));
-        cluster.sleep(Duration::from_millis(1));
-    }
-    let (index, term) = last.expect("the leader took twenty commands");
-    // Gives up (asserting) after about 25 simulated seconds; a lost wake-up never recovers.
-    let applied = cluster.wait_applied(index, 3, Some(term));
-    assert!(
-        applied.is_some(),
-        "liveness: the leader moved on from {term} before its burst was applied"
-    );
-    cluster.shutdown();
-}
-
 /// Raft's Figure 8, constructed step by step with partitions on 5 nodes: an entry of an old
 /// term reaches a majority under a later leader, which must not commit it by counting, because
 /// a node holding a conflicting entry of a newer term can still be elected and overwrite it.

@@ -123,12 +123,3 @@ fn vote_storm() {
         scenarios::vote_storm(sim, 60, &correct())
     });
 }
-
-#[test]
-fn a_burst_of_starts_is_applied_everywhere() {
-    run_seeds(
-        "faults::a_burst_of_starts_is_applied_everywhere",
-        SEEDS,
-        |sim| scenarios::burst(sim, &correct()),
-    );
-}

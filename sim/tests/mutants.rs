@@ -26,12 +26,6 @@ fn seeds_to_detection(
 }
 
 #[test]
-fn a_lost_round_wakeup_is_caught_by_the_burst() {
-    let (_, message) = seeds_to_detection(Mutation::LostRoundWakeup, 5, scenarios::burst);
-    assert!(message.contains("nodes applied"), "{message}");
-}
-
-#[test]
 fn commit_of_an_old_term_entry_by_counting_is_caught_by_figure8() {
     let (_, message) = seeds_to_detection(Mutation::CommitOldTermByCounting, 20, |sim, m| {
         scenarios::figure8_constructed(sim, m)

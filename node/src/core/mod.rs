@@ -270,19 +270,6 @@ impl RaftCore {
         }
     }
 
-    /// Whether this node leads and `peer` lacks entries of its log: whether [`next_request`]
-    /// would send it AppendEntries.
-    ///
-    /// [`next_request`]: RaftCore::next_request
-    pub fn has_entries_for(&self, peer: NodeId) -> bool {
-        match &self.role {
-            RoleState::Leader { progress } => {
-                progress[&peer].next_index <= self.state.log.last_index()
-            }
-            _ => false,
-        }
-    }
-
     /// A heartbeat for `peer` if this node leads: an AppendEntries with no entries that carries
     /// the commit index and checks the follower's log at `next_index - 1`.
     pub fn heartbeat_request(&self, peer: NodeId) -> Option<Request> {

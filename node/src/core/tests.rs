@@ -482,25 +482,3 @@ fn a_pre_vote_changes_nothing_and_only_a_majority_of_yes_starts_the_election() {
     );
     assert_eq!(effects.as_slice()[0], Effect::Persist);
 }
-
-#[test]
-fn a_leader_has_entries_for_a_peer_until_the_peer_holds_its_whole_log() {
-    assert!(
-        !core(1, 3).has_entries_for(n(0)),
-        "a follower sends nothing"
-    );
-    let mut core = core(0, 3);
-    elect(&mut core);
-    assert!(!core.has_entries_for(n(1)), "nothing proposed yet");
-    core.propose(Command(vec![1])).expect("leader");
-    assert!(core.has_entries_for(n(1)) && core.has_entries_for(n(2)));
-    let request = core.next_request(n(1)).expect("entries for n1");
-    let reply = Response::AppendEntries(AppendEntriesReply {
-        term: core.term(),
-        success: true,
-        conflict: None,
-    });
-    core.handle_response(n(1), &request, Some(&reply));
-    assert!(!core.has_entries_for(n(1)), "n1 holds the whole log");
-    assert!(core.has_entries_for(n(2)), "n2 has not answered");
-}

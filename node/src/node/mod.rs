@@ -187,9 +187,6 @@ pub struct ReplicationStats {
     pub appends: u64,
     /// Entries they carried in all.
     pub entries: u64,
-    /// Rounds a replicator held back until the applier had taken the committed entries (flow
-    /// control, see `peer::step`).
-    pub held_for_applier: u64,
 }
 
 impl ReplicationStats {
@@ -198,7 +195,6 @@ impl ReplicationStats {
         ReplicationStats {
             appends: self.appends - earlier.appends,
             entries: self.entries - earlier.entries,
-            held_for_applier: self.held_for_applier - earlier.held_for_applier,
         }
     }
 
@@ -207,7 +203,6 @@ impl ReplicationStats {
         ReplicationStats {
             appends: self.appends + other.appends,
             entries: self.entries + other.entries,
-            held_for_applier: self.held_for_applier + other.held_for_applier,
         }
     }
 
@@ -330,8 +325,7 @@ impl Node {
     }
 
     /// Runs one pass of the worker for `peer` on the caller's thread (for nodes built without
-    /// peer threads). A leader's pass waits ([`Step::WaitUntil`]) while committed entries wait
-    /// for the applier (flow control): drive [`Node::apply_once`] first.
+    /// peer threads).
     pub fn replicate_once(&self, peer: NodeId) -> Step {
         peer::step(&self.shared, peer)
     }

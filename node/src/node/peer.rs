@@ -1,13 +1,6 @@
 //! The replicator of one peer: vote requests and AppendEntries carrying entries, one call in
 //! flight. Heartbeats go on a thread of their own ([`super::heartbeat`]), so a reply held up for
 //! seconds does not silence the leader.
-//!
-//! Flow control: a leader's replicator with entries to send starts its next round only once the
-//! applier has taken every committed entry. The leader then replicates no faster than its service
-//! applies, and a round lasts at least as long as the way from commit to the service: commands
-//! that arrive meanwhile share the next AppendEntries instead of each starting a round of their
-//! own. A lone client is hardly affected, since its next command comes only after its last one
-//! was applied; a command that arrives while the applier is busy waits for it (one hand-off).
 
 use super::shared::{Inner, Shared};
 use super::Step;
@@ -23,14 +16,6 @@ pub(super) fn step(shared: &Shared, peer: NodeId) -> Step {
         let mut inner = shared.lock();
         if let Some(step) = inner.gate() {
             return step;
-        }
-        if inner.core.has_entries_for(peer) && inner.last_applied < inner.core.commit_index() {
-            // Flow control (see the module comment): the applier wakes this replicator once it
-            // has taken the committed entries. With nothing to send, it waits for `start` as
-            // before (holding it would cost a wake-up for nothing).
-            inner.rounds_held = true;
-            inner.sent.held_for_applier += 1;
-            return Step::WaitUntil(None);
         }
         // Entries go out only once the leader's own copy is durable.
         if !shared.save_own_entries(&mut inner) {

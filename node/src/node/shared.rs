@@ -35,9 +35,6 @@ pub(super) struct Inner {
     pub peer_answered_at: BTreeMap<NodeId, Instant>,
     pub heartbeat_due: BTreeMap<NodeId, Instant>,
     pub last_applied: LogIndex,
-    /// As leader: a replicator holds its next round until the applier has taken every committed
-    /// entry (see `peer::step`); the applier wakes it.
-    pub rounds_held: bool,
     /// A thread (the applier, or a handler delivering on its own thread) is handing entries to
     /// the service: at most one at a time, so they arrive in order.
     pub delivering: bool,
@@ -133,7 +130,6 @@ impl Shared {
                 peer_answered_at: BTreeMap::new(),
                 heartbeat_due: BTreeMap::new(),
                 last_applied: LogIndex(0),
-                rounds_held: false,
                 delivering: false,
                 delivers_itself: false,
                 apply_due: false,
@@ -322,8 +318,7 @@ impl Shared {
         Ok(())
     }
 
-    /// Takes up to `limit` committed entries not yet handed to the service, and wakes the
-    /// replicators that held their next round for them.
+    /// Takes up to `limit` committed entries not yet handed to the service.
     pub fn take_committed(&self, inner: &mut Inner, limit: usize) -> Vec<Applied> {
         let log = &inner.core.persistent().log;
         let ready = inner.core.commit_index().min(log.last_index());
@@ -342,13 +337,6 @@ impl Shared {
             .collect();
         if let Some(last) = batch.last() {
             inner.last_applied = last.index;
-            // Replicators that held their next round for the applier may go on.
-            let lost = self.config.mutations.has(Mutation::LostRoundWakeup);
-            if std::mem::take(&mut inner.rounds_held) && !lost {
-                for signal in self.peer_wake.values() {
-                    signal.notify();
-                }
-            }
         }
         batch
     }
