@@ -76,13 +76,19 @@ fn check_delivery_then_kill(
     );
 }
 
+/// A loom model builder with this file's preemption bound; resets the execution counter.
+fn counting_builder() -> loom::model::Builder {
+    EXECUTIONS.store(0, Ordering::SeqCst);
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(preemption_bound(BOUND));
+    builder
+}
+
 /// `queued` entries are committed before the service starts; the service proposes one more
 /// while it handles the first. With three queued, the applier can block on a full channel while
 /// the service calls `start`; with one, the service's commit races an idle applier.
 fn apply_model(mutations: MutationSet, queued: usize) {
-    EXECUTIONS.store(0, Ordering::SeqCst);
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(preemption_bound(BOUND));
+    let builder = counting_builder();
     let label = format!("{mutations:?}");
     builder.check(move || {
         EXECUTIONS.fetch_add(1, Ordering::SeqCst);
@@ -158,9 +164,7 @@ fn append(texts: &[&str], leader_commit: u64) -> Request {
 /// commits two more while the service may still hold the first and the applier may be
 /// running: the handler delivers what fits and hands the rest to the applier.
 fn follower_delivery_model(mutations: MutationSet) {
-    EXECUTIONS.store(0, Ordering::SeqCst);
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(preemption_bound(BOUND));
+    let builder = counting_builder();
     let label = format!("{mutations:?}");
     builder.check(move || {
         EXECUTIONS.fetch_add(1, Ordering::SeqCst);
