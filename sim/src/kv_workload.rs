@@ -79,6 +79,10 @@ pub struct KvRun {
     pub leader_isolations: u64,
     /// Node crashes.
     pub crashes: u64,
+    /// Leaders elected (distinct terms with a leader).
+    pub leaders_elected: u64,
+    /// Highest index applied anywhere.
+    pub highest_applied: u64,
     /// Gets answered from a server's local state.
     pub local_reads: u64,
     /// Gets answered locally by a node whose term a newer leader had superseded: the stale-read
@@ -175,6 +179,8 @@ pub fn run_kv_workload(sim: &Sim, config: &KvWorkloadConfig) -> KvRun {
         simulated: Duration::ZERO,
         leader_isolations: 0,
         crashes: 0,
+        leaders_elected: 0,
+        highest_applied: 0,
         local_reads: 0,
         reads_by_deposed_leaders: 0,
     };
@@ -184,6 +190,8 @@ pub fn run_kv_workload(sim: &Sim, config: &KvWorkloadConfig) -> KvRun {
     }
     cluster.check_invariants();
     let observed = cluster.invariants().observed();
+    run.leaders_elected = observed.leaders_elected;
+    run.highest_applied = observed.highest_applied.0;
     run.local_reads = observed.local_reads;
     run.reads_by_deposed_leaders = observed.reads_by_deposed_leaders;
     run.simulated = clock.now() - started;

@@ -73,6 +73,12 @@ fn linearizable_on_every_seed(test: &'static str, read_mode: ReadMode) {
                 if run.leader_isolations == 0 {
                     return Err("the leader was never cut off".into());
                 }
+                if run.leaders_elected < 2 {
+                    return Err(format!("{} leaders elected", run.leaders_elected));
+                }
+                if run.highest_applied < 1000 {
+                    return Err(format!("only {} entries applied", run.highest_applied));
+                }
                 if run.history.len() < 2000 {
                     return Err(format!("only {} operations", run.history.len()));
                 }

@@ -247,6 +247,8 @@ impl WorkloadArgs {
                         Outcome::Passed(ChaosReport {
                             simulated: run.simulated,
                             crashes: run.crashes,
+                            leaders_elected: run.leaders_elected,
+                            highest_applied: run.highest_applied,
                             partitions: run.leader_isolations,
                             leader_isolations: run.leader_isolations,
                             operations_checked: run.history.len() as u64,
