@@ -26,7 +26,7 @@ fn main() {
         ("3 nodes: coinciding timers", 400, || {
             coinciding_timers(MutationSet::default())
         }),
-        ("key-value workload, 3 servers, 4 clerks", 100, || {
+        ("key-value workload, 3 servers, 8 clerks", 100, || {
             kv_workload(MutationSet::default(), 64)
         }),
     ];

@@ -11,8 +11,24 @@ use std::sync::Arc;
 /// instead of exploring.
 pub const SCHEDULE_VARIABLE: &str = "INTERLEAVE_SHUTTLE_SCHEDULE";
 
-/// The scheduler seed (fixed, so the default run explores the same schedules every time).
-const SCHEDULER_SEED: u64 = 0x1e4f_2026;
+/// Environment variable setting the scheduler's seed, to explore other schedules than the
+/// default run does (a failure's replay command names the seed it ran with).
+pub const SEED_VARIABLE: &str = "INTERLEAVE_SHUTTLE_SEED";
+
+/// The scheduler seed without [`SEED_VARIABLE`] (fixed, so the default run explores the same
+/// schedules every time).
+const DEFAULT_SCHEDULER_SEED: u64 = 0x1e4f_2026;
+
+/// The scheduler seed: [`SEED_VARIABLE`] if set, else the default.
+pub fn scheduler_seed() -> u64 {
+    match std::env::var(SEED_VARIABLE) {
+        Ok(value) => value
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{SEED_VARIABLE}={value:?} is not a seed (a u64)")),
+        Err(_) => DEFAULT_SCHEDULER_SEED,
+    }
+}
 
 /// Which scheduler picks the schedules.
 #[derive(Clone, Copy, Debug)]
@@ -50,9 +66,10 @@ pub fn iterations(name: &str, default: usize) -> usize {
     }
 }
 
-/// Runs `scenario` under `schedules` for `iterations` schedules; `test` names the calling test
-/// (for the replay command). Returns the number of schedules run, or the first failure. With
-/// [`SCHEDULE_VARIABLE`] set, replays that schedule instead (and panics as the failure did).
+/// Runs `scenario` under `schedules` for `iterations` schedules with the [`scheduler_seed`];
+/// `test` names the calling test (for the replay command). Returns the number of schedules run,
+/// or the first failure. With [`SCHEDULE_VARIABLE`] set, replays that schedule instead (and
+/// panics as the failure did).
 pub fn explore<F>(
     test: &str,
     schedules: Schedules,
@@ -66,6 +83,21 @@ where
         shuttle::replay_from_file(scenario, path);
         return Ok(1);
     }
+    explore_from_seed(test, schedules, scheduler_seed(), iterations, scenario)
+}
+
+/// [`explore`] with the scheduler seeded by `seed` (and no replay), for measuring how many
+/// schedules a detector needs over many seeds.
+pub fn explore_from_seed<F>(
+    test: &str,
+    schedules: Schedules,
+    seed: u64,
+    iterations: usize,
+    scenario: F,
+) -> Result<usize, Found>
+where
+    F: Fn() + Send + Sync + 'static,
+{
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../target/shuttle-schedules")
         .join(test.replace("::", "-"));
@@ -83,16 +115,12 @@ where
         scenario();
     };
     let outcome = catch_unwind(AssertUnwindSafe(|| match schedules {
-        Schedules::Random => Runner::new(
-            RandomScheduler::new_from_seed(SCHEDULER_SEED, iterations),
-            config,
-        )
-        .run(counted),
-        Schedules::Pct { depth } => Runner::new(
-            PctScheduler::new_from_seed(SCHEDULER_SEED, depth, iterations),
-            config,
-        )
-        .run(counted),
+        Schedules::Random => {
+            Runner::new(RandomScheduler::new_from_seed(seed, iterations), config).run(counted)
+        }
+        Schedules::Pct { depth } => {
+            Runner::new(PctScheduler::new_from_seed(seed, depth, iterations), config).run(counted)
+        }
     }));
     let schedules = count.load(Ordering::SeqCst);
     match outcome {

@@ -69,7 +69,7 @@ pub fn coinciding_timers(mutations: MutationSet) {
     });
 }
 
-/// The key-value workload, small: 3 servers, 4 clerks over 2 keys for 3 simulated seconds with
+/// The key-value workload, small: 3 servers, 8 clerks over 2 keys for 3 simulated seconds with
 /// a leader partition; returns the history checked for linearizability (panics if it is not).
 pub fn kv_workload(mutations: MutationSet, apply_capacity: usize) {
     let sim = Sim::new(thread_rng().next_u64());
@@ -77,7 +77,7 @@ pub fn kv_workload(mutations: MutationSet, apply_capacity: usize) {
     let ticket = clock.thread_register("main");
     let config = KvWorkloadConfig {
         nodes: 3,
-        clients: 4,
+        clients: 8,
         keys: 2,
         duration: Duration::from_secs(3),
         clients_with_old_leader: 1,

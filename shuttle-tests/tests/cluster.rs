@@ -5,7 +5,8 @@
 //! command that replays its schedule (`INTERLEAVE_SHUTTLE_SCHEDULE=FILE`).
 #![cfg(shuttle)]
 
-use node::{Mutation, MutationSet};
+use node::MutationSet;
+use shuttle_tests::detectors::{detector, DETECTORS};
 use shuttle_tests::scenarios::{coinciding_timers, elections_and_replication, kv_workload};
 use shuttle_tests::{explore, iterations, Found, Schedules};
 use std::time::Instant;
@@ -103,6 +104,7 @@ fn five_nodes_pct() {
     });
 }
 
+/// The correct node gets the same schedules the broken ticker fails on (and more).
 #[test]
 fn coinciding_timers_random() {
     must_pass("coinciding_timers_random", Schedules::Random, 500, || {
@@ -110,7 +112,6 @@ fn coinciding_timers_random() {
     });
 }
 
-/// The correct node gets the same schedules the broken ticker fails on.
 #[test]
 fn coinciding_timers_pct() {
     must_pass(
@@ -123,14 +124,14 @@ fn coinciding_timers_pct() {
 
 #[test]
 fn kv_random() {
-    must_pass("kv_random", Schedules::Random, 100, || {
+    must_pass("kv_random", Schedules::Random, 200, || {
         kv_workload(MutationSet::default(), 64)
     });
 }
 
 #[test]
 fn kv_pct() {
-    must_pass("kv_pct", Schedules::Pct { depth: 3 }, 30, || {
+    must_pass("kv_pct", Schedules::Pct { depth: 3 }, 60, || {
         kv_workload(MutationSet::default(), 64)
     });
 }
@@ -145,46 +146,49 @@ fn a_cluster_run_has_no_uncontrolled_nondeterminism() {
     );
 }
 
+/// Runs the detector named `test` (see [`DETECTORS`](shuttle_tests::detectors::DETECTORS)):
+/// it must fail within its budget with the message it expects, and its schedule must replay.
+fn detector_finds_its_bug(test: &str) -> Found {
+    let detector = detector(test);
+    let found = must_find(test, detector.schedules, detector.budget, detector.scenario);
+    assert!(
+        found.message.contains(detector.expected),
+        "{} was found by a different failure: {}",
+        detector.mutation,
+        found.message
+    );
+    assert_replays(&found, detector.scenario);
+    found
+}
+
 #[test]
 fn sleeping_in_persist_with_the_lock_held_is_a_deadlock_naming_the_threads() {
-    let scenario = || elections_and_replication(3, MutationSet::only(Mutation::SleepInPersist));
-    let found = must_find(
+    let found = detector_finds_its_bug(
         "sleeping_in_persist_with_the_lock_held_is_a_deadlock_naming_the_threads",
-        Schedules::Random,
-        100,
-        scenario,
     );
-    assert!(found.message.contains("deadlock"), "{}", found.message);
     assert!(found.message.contains("n0-ticker"), "{}", found.message);
-    assert_replays(&found, scenario);
 }
 
 #[test]
 fn an_applier_blocked_on_the_service_with_the_node_lock_held_deadlocks_the_kv_store() {
-    let scenario = || kv_workload(MutationSet::only(Mutation::ApplyWithLockHeld), 1);
-    let found = must_find(
+    detector_finds_its_bug(
         "an_applier_blocked_on_the_service_with_the_node_lock_held_deadlocks_the_kv_store",
-        Schedules::Random,
-        100,
-        scenario,
     );
-    assert!(found.message.contains("deadlock"), "{}", found.message);
-    assert_replays(&found, scenario);
 }
 
 #[test]
-fn a_ticker_that_checks_then_acts_is_found_under_pct() {
-    let scenario = || coinciding_timers(MutationSet::only(Mutation::TickerCheckThenAct));
-    let found = must_find(
-        "a_ticker_that_checks_then_acts_is_found_under_pct",
-        Schedules::Pct { depth: 3 },
-        500,
-        scenario,
-    );
-    assert!(
-        found.message.contains("pushed the deadline"),
-        "{}",
-        found.message
-    );
-    assert_replays(&found, scenario);
+fn a_ticker_that_checks_then_acts_is_found() {
+    detector_finds_its_bug("a_ticker_that_checks_then_acts_is_found");
+}
+
+#[test]
+fn every_detector_has_a_test() {
+    let source = include_str!("cluster.rs");
+    for detector in &DETECTORS {
+        assert!(
+            source.contains(&format!("fn {}()", detector.test)),
+            "no test runs the detector {}",
+            detector.test
+        );
+    }
 }

@@ -238,7 +238,7 @@ pub fn catalogue() -> Vec<Variant> {
             models: "check-then-act across a lock release in the election timer",
             detectors: vec![
                 Loom { binary: "ticker_path", test: "a_ticker_that_checks_then_acts_across_a_lock_release_is_rejected" },
-                Shuttle { test: "a_ticker_that_checks_then_acts_is_found_under_pct" },
+                Shuttle { test: "a_ticker_that_checks_then_acts_is_found" },
             ],
         },
         Variant {

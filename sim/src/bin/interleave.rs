@@ -502,7 +502,14 @@ fn mutants(args: &MutantsArgs) -> ExitCode {
                 line.push_str(&if cells.is_empty() {
                     " - |".to_string()
                 } else {
-                    format!(" {failed} failures ({} detectors) |", cells.len())
+                    let plural = |n: usize, word: &str| {
+                        format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+                    };
+                    format!(
+                        " {} ({}) |",
+                        plural(failed, "failure"),
+                        plural(cells.len(), "detector")
+                    )
                 });
             }
             println!("{line}");
