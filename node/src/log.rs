@@ -3,10 +3,23 @@
 use crate::{Entry, LogIndex, Term};
 
 /// The log of entries, `entries[0]` being index 1. Index 0 is the empty prefix, of term 0.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct RaftLog {
     entries: Vec<Entry>,
+    /// How many times entries were removed. Between two removals the log only grows, which is
+    /// what lets a [`crate::persist::StateEncoder`] encode only the entries appended since its
+    /// last persist.
+    removals: u64,
 }
+
+/// Two logs are equal when they hold the same entries (however they got them).
+impl PartialEq for RaftLog {
+    fn eq(&self, other: &RaftLog) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl Eq for RaftLog {}
 
 /// What [`RaftLog::merge`] changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,7 +33,16 @@ pub struct MergeOutcome {
 impl RaftLog {
     /// A log holding `entries` at indices 1, 2, ...
     pub fn from_entries(entries: Vec<Entry>) -> RaftLog {
-        RaftLog { entries }
+        RaftLog {
+            entries,
+            removals: 0,
+        }
+    }
+
+    /// How many times entries were removed from this log: while it stays the same, the log has
+    /// only been appended to.
+    pub fn removals(&self) -> u64 {
+        self.removals
     }
 
     /// The index of the last entry (0 when empty).
@@ -74,7 +96,10 @@ impl RaftLog {
     /// Removes every entry at `from` and after.
     pub fn truncate_from(&mut self, from: LogIndex) {
         assert!(from.0 >= 1, "cannot truncate index 0");
-        self.entries.truncate((from.0 - 1) as usize);
+        if from <= self.last_index() {
+            self.entries.truncate((from.0 - 1) as usize);
+            self.removals += 1;
+        }
     }
 
     /// Places `entries` after `prev_index` (which must exist): entries that match are kept, the
@@ -147,6 +172,18 @@ mod tests {
         let outcome = log.merge(LogIndex(1), &[entry(1), entry(3)]);
         assert_eq!(outcome.truncated_from, Some(LogIndex(3)));
         assert_eq!(log, log_of(&[1, 1, 3]));
+        assert_eq!(log.removals(), 1);
+    }
+
+    #[test]
+    fn only_a_truncation_that_removes_entries_counts_as_a_removal() {
+        let mut log = log_of(&[1, 1]);
+        log.truncate_from(LogIndex(3));
+        log.append(entry(2));
+        assert_eq!(log.removals(), 0, "nothing was removed");
+        log.truncate_from(LogIndex(2));
+        assert_eq!(log, log_of(&[1]));
+        assert_eq!(log.removals(), 1);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::core::{Effect, Effects, NotLeader, RaftCore};
 use crate::messages::{Request, Response};
 use crate::mutation::Mutation;
 use crate::observer::{NodeEvent, Observer, Role};
-use crate::persist::Persister;
+use crate::persist::{Persister, StateEncoder};
 use crate::rng::DetRng;
 use crate::sync::{Arc, Mutex, MutexGuard};
 use crate::transport::{RpcHandler, Transport};
@@ -26,6 +26,9 @@ pub(super) struct Inner {
     /// As leader: entries appended by `start` that are not yet durable. They are written once
     /// per round, before the replicator sends them (any persist covers them too).
     own_entries_unsaved: bool,
+    /// The stored form of the persistent state as of the last persist, so the next one encodes
+    /// only the entries appended since.
+    encoder: StateEncoder,
     pub election_deadline: Instant,
     /// When the election timer was last reset.
     pub timer_reset_at: Instant,
@@ -124,6 +127,7 @@ impl Shared {
                 paused: false,
                 persist_owed: false,
                 own_entries_unsaved: false,
+                encoder: StateEncoder::new(),
                 election_deadline,
                 timer_reset_at: started,
                 leader_contact_at: None,
@@ -306,14 +310,13 @@ impl Shared {
             self.clock.sleep(std::time::Duration::from_millis(1));
         }
         let state = inner.core.persistent();
-        let bytes = if inner.core.has(Mutation::ForgetVote) {
+        if inner.core.has(Mutation::ForgetVote) {
             let mut forgetful = state.clone();
             forgetful.voted_for = None;
-            forgetful.encode()
+            self.persister.save(&forgetful.encode())?;
         } else {
-            state.encode()
-        };
-        self.persister.save(&bytes)?;
+            self.persister.save(inner.encoder.update(state))?;
+        }
         inner.own_entries_unsaved = false;
         Ok(())
     }

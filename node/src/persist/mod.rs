@@ -2,7 +2,9 @@
 //! [`Persister`] seam that stores them.
 //!
 //! The encoding carries a magic number, a version, the body length and a checksum, so a torn or
-//! corrupted write is detected on load and the node refuses to start instead of trusting it.
+//! corrupted write is detected on load and the node refuses to start instead of trusting it. A
+//! node keeps its encoding between writes ([`StateEncoder`]), so a write encodes only the entries
+//! appended since the last one; the [`Persister`] still replaces the whole state atomically.
 
 use crate::log::RaftLog;
 use crate::sync::Mutex;
@@ -42,74 +44,28 @@ pub enum StorageError {
     Crashed,
 }
 
-const MAGIC: &[u8; 4] = b"ILRS";
-const VERSION: u8 = 1;
-const HEADER_LEN: usize = 4 + 1 + 4;
-const CHECKSUM_LEN: usize = 8;
+mod encoder;
+
+use encoder::{
+    chain, seal, CHAIN_START, CHECKSUM_LEN, ENTRY_HEADER_LEN, HEADER_LEN, MAGIC, PREFIX_LEN,
+    VERSION,
+};
+pub use encoder::{checksum, StateEncoder};
+
 /// A limit on the size of one command, so a corrupt length cannot ask for gigabytes.
 pub const MAX_COMMAND_BYTES: usize = 1 << 20;
 
-/// A 64-bit checksum over 8-byte words (FNV-style multiply with an xor-shift so every input bit
-/// reaches every output bit): enough to catch torn writes and bit flips, and fast, since every
-/// persist checksums the whole state.
-pub fn checksum(bytes: &[u8]) -> u64 {
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mix = |hash: u64, word: u64| {
-        let hash = (hash ^ word).wrapping_mul(PRIME);
-        hash ^ (hash >> 29)
-    };
-    let mut words = bytes.chunks_exact(8);
-    let mut hash = 0xcbf2_9ce4_8422_2325 ^ bytes.len() as u64;
-    for word in words.by_ref() {
-        hash = mix(hash, u64::from_le_bytes(word.try_into().expect("8 bytes")));
-    }
-    for &byte in words.remainder() {
-        hash = mix(hash, u64::from(byte));
-    }
-    hash
-}
-
 impl PersistentState {
-    /// The encoded form written through a [`Persister`].
+    /// The encoded form written through a [`Persister`] (a node keeps a [`StateEncoder`] instead,
+    /// which encodes only what changed).
     pub fn encode(&self) -> Vec<u8> {
-        let entries = self.log.entries();
-        let commands: usize = entries.iter().map(|entry| entry.command.0.len()).sum();
-        let max_body_len = 8 + 5 + 8 + entries.len() * 12 + commands;
-        // One buffer of the final size: every persist writes the whole state, so no copy of the
-        // body and no regrowth.
-        let mut bytes = Vec::with_capacity(HEADER_LEN + max_body_len + CHECKSUM_LEN);
-        bytes.extend_from_slice(MAGIC);
-        bytes.push(VERSION);
-        bytes.extend_from_slice(&[0; 4]); // the body length, filled in below
-        bytes.extend_from_slice(&self.current_term.0.to_le_bytes());
-        match self.voted_for {
-            Some(node) => {
-                bytes.push(1);
-                bytes.extend_from_slice(&node.0.to_le_bytes());
-            }
-            None => bytes.push(0),
-        }
-        bytes.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-        for entry in entries {
-            bytes.extend_from_slice(&entry.term.0.to_le_bytes());
-            bytes.extend_from_slice(&(entry.command.0.len() as u32).to_le_bytes());
-            bytes.extend_from_slice(&entry.command.0);
-        }
-        let body_len = bytes.len() - HEADER_LEN;
-        assert!(
-            body_len <= max_body_len,
-            "encoded body outgrew its estimate"
-        );
-        bytes[5..HEADER_LEN].copy_from_slice(&(body_len as u32).to_le_bytes());
-        let sum = checksum(&bytes);
-        bytes.extend_from_slice(&sum.to_le_bytes());
-        bytes
+        StateEncoder::new().update(self).to_vec()
     }
 
     /// Decodes bytes produced by [`encode`](Self::encode), checking every length and the checksum.
     pub fn decode(bytes: &[u8]) -> Result<PersistentState, StorageError> {
         let corrupt = |what: &str| StorageError::Corrupt(what.to_string());
-        if bytes.len() < HEADER_LEN + CHECKSUM_LEN {
+        if bytes.len() < PREFIX_LEN + CHECKSUM_LEN {
             return Err(corrupt(&format!(
                 "{} bytes is shorter than any valid state",
                 bytes.len()
@@ -129,21 +85,20 @@ impl PersistentState {
             )));
         }
         let (framed, sum) = bytes.split_at(HEADER_LEN + body_len);
-        if checksum(framed) != u64::from_le_bytes(sum.try_into().expect("8 bytes")) {
-            return Err(corrupt("checksum mismatch (torn or corrupted write)"));
-        }
         let mut reader = Reader {
             bytes: &framed[HEADER_LEN..],
         };
         let current_term = Term(reader.u64()?);
-        let voted_for = match reader.u8()? {
-            0 => None,
-            1 => Some(NodeId(reader.u32()?)),
-            flag => return Err(corrupt(&format!("bad vote flag {flag}"))),
+        let voted_for = match (reader.u8()?, reader.u32()?) {
+            (0, _) => None,
+            (1, node) => Some(NodeId(node)),
+            (flag, _) => return Err(corrupt(&format!("bad vote flag {flag}"))),
         };
         let count = reader.u64()?;
         let mut entries = Vec::new();
+        let mut entries_chain = CHAIN_START;
         for _ in 0..count {
+            let encoded = reader.bytes;
             let term = Term(reader.u64()?);
             let len = reader.u32()? as usize;
             if len > MAX_COMMAND_BYTES {
@@ -151,13 +106,17 @@ impl PersistentState {
                     "command of {len} bytes exceeds the limit"
                 )));
             }
-            entries.push(Entry {
-                term,
-                command: Command(reader.take(len)?.to_vec()),
-            });
+            let command = Command(reader.take(len)?.to_vec());
+            entries_chain = chain(entries_chain, &encoded[..ENTRY_HEADER_LEN + len]);
+            entries.push(Entry { term, command });
         }
         if !reader.bytes.is_empty() {
             return Err(corrupt("trailing bytes after the log"));
+        }
+        if seal(&framed[..PREFIX_LEN], entries_chain)
+            != u64::from_le_bytes(sum.try_into().expect("8 bytes"))
+        {
+            return Err(corrupt("checksum mismatch (torn or corrupted write)"));
         }
         Ok(PersistentState {
             current_term,
@@ -246,7 +205,11 @@ impl MemoryPersister {
 
 impl Persister for MemoryPersister {
     fn save(&self, bytes: &[u8]) -> Result<(), StorageError> {
-        *self.stored.lock() = Some(bytes.to_vec());
+        // Into the same buffer each time: a node saves its whole state on every change.
+        let mut stored = self.stored.lock();
+        let buffer = stored.get_or_insert_with(Vec::new);
+        buffer.clear();
+        buffer.extend_from_slice(bytes);
         Ok(())
     }
     fn load(&self) -> Result<Option<Vec<u8>>, StorageError> {
