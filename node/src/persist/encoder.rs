@@ -66,7 +66,7 @@ pub(super) fn seal(prefix: &[u8], entries_chain: u64) -> u64 {
 
 /// The encoded state of one node, kept up to date across persists.
 ///
-/// Between two removals from the log ([`crate::RaftLog::removals`]) the log only grows, so an
+/// Between two removals from the log ([`crate::log::RaftLog::removals`]) the log only grows, so an
 /// update appends the new entries' bytes and rewrites the fixed fields and the checksum; after a
 /// removal it encodes from scratch. Debug builds compare every update with a fresh encoding.
 #[derive(Debug, Default)]
