@@ -103,14 +103,17 @@ impl Disk {
     }
 }
 
-fn frame(sequence: u64, bytes: &[u8]) -> Vec<u8> {
-    let mut framed = Vec::with_capacity(FRAME_HEADER + bytes.len() + FRAME_TRAILER);
-    framed.extend_from_slice(&sequence.to_le_bytes());
-    framed.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-    framed.extend_from_slice(bytes);
-    let sum = checksum(&framed);
-    framed.extend_from_slice(&sum.to_le_bytes());
-    framed
+/// Writes `bytes` framed with `sequence`, length and checksum into `slot`, reusing its buffer (a
+/// node saves its whole state on every change: a fresh buffer each time would cost an
+/// allocation, and for large states a mapping, per save).
+fn frame_into(slot: &mut Vec<u8>, sequence: u64, bytes: &[u8]) {
+    slot.clear();
+    slot.reserve(FRAME_HEADER + bytes.len() + FRAME_TRAILER);
+    slot.extend_from_slice(&sequence.to_le_bytes());
+    slot.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    slot.extend_from_slice(bytes);
+    let sum = checksum(slot);
+    slot.extend_from_slice(&sum.to_le_bytes());
 }
 
 /// The sequence number and payload of a slot, if it checks out.
@@ -135,20 +138,27 @@ impl Persister for Disk {
             return Err(StorageError::Crashed);
         }
         let sequence = state.sequence + 1;
-        let (framed, target) = match self.layout {
-            Layout::TwoSlots => (frame(sequence, bytes), (sequence % 2) as usize),
-            Layout::InPlace => (bytes.to_vec(), 0),
+        let target = match self.layout {
+            Layout::TwoSlots => (sequence % 2) as usize,
+            Layout::InPlace => 0,
         };
+        let slot = &mut state.slots[target];
+        match self.layout {
+            Layout::TwoSlots => frame_into(slot, sequence, bytes),
+            Layout::InPlace => {
+                slot.clear();
+                slot.extend_from_slice(bytes);
+            }
+        }
         if let Some(mut rng) = state.tear_next.take() {
-            let written = rng.index(framed.len());
             // Only a prefix reaches the disk. With two slots the other still holds the previous
             // state; in place, the file was truncated before the write began.
-            state.slots[target] = framed[..written].to_vec();
+            let written = rng.index(state.slots[target].len());
+            state.slots[target].truncate(written);
             state.frozen = true;
             state.torn += 1;
             return Err(StorageError::Crashed);
         }
-        state.slots[target] = framed;
         state.sequence = sequence;
         state.saves += 1;
         Ok(())
