@@ -315,7 +315,11 @@ impl Shared {
             forgetful.voted_for = None;
             self.persister.save(&forgetful.encode())?;
         } else {
-            self.persister.save(inner.encoder.update(state))?;
+            inner.encoder.update(state);
+            // Every update is saved (a failed save stops the node), so what the update kept is
+            // what the persister holds.
+            self.persister
+                .save_changed(inner.encoder.bytes(), inner.encoder.unchanged())?;
         }
         inner.own_entries_unsaved = false;
         Ok(())

@@ -16,6 +16,7 @@
 //! that entry only, and a torn write or a flipped bit anywhere changes it.
 
 use super::PersistentState;
+use std::ops::Range;
 
 pub(super) const MAGIC: &[u8; 4] = b"ILRS";
 pub(super) const VERSION: u8 = 2;
@@ -89,6 +90,8 @@ pub struct StateEncoder {
     chains: Vec<u64>,
     /// The log's removal count when `bytes` was encoded.
     removals: u64,
+    /// The bytes the last update left as the one before wrote them.
+    unchanged: Range<usize>,
 }
 
 impl StateEncoder {
@@ -106,6 +109,7 @@ impl StateEncoder {
             self.bytes.resize(PREFIX_LEN, 0);
             self.chains.clear();
             self.removals = state.log.removals();
+            self.unchanged = 0..0;
         } else {
             assert!(
                 entries.len() >= self.chains.len(),
@@ -115,6 +119,7 @@ impl StateEncoder {
             );
             // Drop the old checksum; the entries before it stay.
             self.bytes.truncate(self.bytes.len() - CHECKSUM_LEN);
+            self.unchanged = PREFIX_LEN..self.bytes.len();
         }
         for entry in &entries[self.chains.len()..] {
             let start = self.bytes.len();
@@ -136,6 +141,18 @@ impl StateEncoder {
             "the kept encoding differs from a fresh one"
         );
         &self.bytes
+    }
+
+    /// The encoding as of the last [`update`](Self::update).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The range of the last [`update`](Self::update)'s bytes that the update before it had
+    /// already produced (the entries both hold); empty after encoding from scratch. A node that
+    /// saves every update passes it to [`super::Persister::save_changed`].
+    pub fn unchanged(&self) -> Range<usize> {
+        self.unchanged.clone()
     }
 
     /// Rewrites the fixed-size fields in place.
@@ -173,10 +190,18 @@ mod tests {
     fn appends_truncations_and_vote_changes_encode_as_a_fresh_encoder_would() {
         let mut state = PersistentState::default();
         let mut kept = StateEncoder::new();
+        let mut previous: Vec<u8> = Vec::new();
         let mut check = |state: &PersistentState| {
             let fresh = StateEncoder::new().update(state).to_vec();
             assert_eq!(kept.update(state), fresh.as_slice());
             assert_eq!(PersistentState::decode(&fresh).as_ref(), Ok(state));
+            let unchanged = kept.unchanged();
+            assert_eq!(
+                fresh.get(unchanged.clone()),
+                previous.get(unchanged.clone())
+            );
+            previous = fresh;
+            unchanged.len()
         };
         check(&state);
         state.log.append(entry(1, "a"));
@@ -184,10 +209,10 @@ mod tests {
         check(&state);
         state.current_term = Term(2);
         state.voted_for = Some(NodeId(4));
-        check(&state);
+        assert_eq!(check(&state), 2 * ENTRY_HEADER_LEN + 3, "both entries kept");
         state.log.truncate_from(LogIndex(2));
         state.log.append(entry(2, "ccc"));
-        check(&state);
+        assert_eq!(check(&state), 0, "encoded from scratch after a removal");
         state.voted_for = None;
         state.log.merge(LogIndex(2), &[entry(2, "d"), entry(2, "")]);
         check(&state);

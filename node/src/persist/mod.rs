@@ -9,6 +9,7 @@
 use crate::log::RaftLog;
 use crate::sync::Mutex;
 use crate::{Command, Entry, NodeId, Term};
+use std::ops::Range;
 
 /// The state Raft requires on stable storage before answering or sending (Figure 2).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -29,6 +30,13 @@ pub trait Persister: Send + Sync {
     /// Stores `bytes`, replacing what was stored. Returns once it is durable, or fails when the
     /// machine crashed during the write (the node must then stop as if it had crashed).
     fn save(&self, bytes: &[u8]) -> Result<(), StorageError>;
+    /// [`save`](Self::save), with a promise from the caller: `bytes[unchanged]` equals the same
+    /// range of the bytes this persister last saved, so it may write only the rest. The default
+    /// writes everything.
+    fn save_changed(&self, bytes: &[u8], unchanged: Range<usize>) -> Result<(), StorageError> {
+        let _ = unchanged;
+        self.save(bytes)
+    }
     /// The last stored bytes, `None` if nothing was ever stored.
     fn load(&self) -> Result<Option<Vec<u8>>, StorageError>;
 }
@@ -205,11 +213,26 @@ impl MemoryPersister {
 
 impl Persister for MemoryPersister {
     fn save(&self, bytes: &[u8]) -> Result<(), StorageError> {
-        // Into the same buffer each time: a node saves its whole state on every change.
+        self.save_changed(bytes, 0..0)
+    }
+    /// Copies only the bytes outside `unchanged`, into the same buffer each time.
+    fn save_changed(&self, bytes: &[u8], unchanged: Range<usize>) -> Result<(), StorageError> {
         let mut stored = self.stored.lock();
         let buffer = stored.get_or_insert_with(Vec::new);
-        buffer.clear();
-        buffer.extend_from_slice(bytes);
+        let keep = if unchanged.end <= buffer.len().min(bytes.len()) {
+            debug_assert_eq!(
+                buffer[unchanged.clone()],
+                bytes[unchanged.clone()],
+                "bytes promised unchanged differ from the last save"
+            );
+            unchanged
+        } else {
+            0..0
+        };
+        buffer.truncate(keep.end);
+        buffer[..keep.start].copy_from_slice(&bytes[..keep.start]);
+        buffer.extend_from_slice(&bytes[keep.end..]);
+        debug_assert_eq!(buffer.as_slice(), bytes);
         Ok(())
     }
     fn load(&self) -> Result<Option<Vec<u8>>, StorageError> {
@@ -244,6 +267,28 @@ mod tests {
         assert_eq!(PersistentState::decode(&state.encode()), Ok(state));
         let empty = PersistentState::default();
         assert_eq!(PersistentState::decode(&empty.encode()), Ok(empty));
+    }
+
+    #[test]
+    fn a_memory_persister_writing_only_changed_bytes_stores_the_whole_state() {
+        let persister = MemoryPersister::new();
+        let mut encoder = StateEncoder::new();
+        let mut state = sample();
+        for round in 0..5u64 {
+            state.current_term = Term(3 + round);
+            state.log.append(Entry {
+                term: state.current_term,
+                command: Command::from_text(&round.to_string()),
+            });
+            if round == 3 {
+                state.log.truncate_from(crate::LogIndex(2));
+            }
+            let bytes = encoder.update(&state).to_vec();
+            persister.save_changed(&bytes, encoder.unchanged()).unwrap();
+            assert_eq!(persister.load(), Ok(Some(bytes)), "round {round}");
+        }
+        let loaded = persister.load().unwrap().unwrap();
+        assert_eq!(PersistentState::decode(&loaded), Ok(state));
     }
 
     #[test]
