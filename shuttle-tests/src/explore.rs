@@ -21,12 +21,18 @@ const DEFAULT_SCHEDULER_SEED: u64 = 0x1e4f_2026;
 
 /// The scheduler seed: [`SEED_VARIABLE`] if set, else the default.
 pub fn scheduler_seed() -> u64 {
-    match std::env::var(SEED_VARIABLE) {
+    number_from_env(SEED_VARIABLE, DEFAULT_SCHEDULER_SEED, "a seed (a u64)")
+}
+
+/// The number in the environment variable `name` if set, else `default`; a value that does not
+/// parse stops the test run with a message naming the variable and what it should hold.
+fn number_from_env<T: std::str::FromStr>(name: &str, default: T, what: &str) -> T {
+    match std::env::var(name) {
         Ok(value) => value
             .trim()
             .parse()
-            .unwrap_or_else(|_| panic!("{SEED_VARIABLE}={value:?} is not a seed (a u64)")),
-        Err(_) => DEFAULT_SCHEDULER_SEED,
+            .unwrap_or_else(|_| panic!("{name}={value:?} is not {what}")),
+        Err(_) => default,
     }
 }
 
@@ -57,13 +63,7 @@ pub struct Found {
 
 /// Iterations for a scenario: the environment variable `name` if set, else `default`.
 pub fn iterations(name: &str, default: usize) -> usize {
-    match std::env::var(name) {
-        Ok(value) => value
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={value:?} is not a number of schedules")),
-        Err(_) => default,
-    }
+    number_from_env(name, default, "a number of schedules")
 }
 
 /// Runs `scenario` under `schedules` for `iterations` schedules with the [`scheduler_seed`];
