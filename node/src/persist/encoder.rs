@@ -122,6 +122,12 @@ impl StateEncoder {
             self.unchanged = PREFIX_LEN..self.bytes.len();
         }
         for entry in &entries[self.chains.len()..] {
+            assert!(
+                entry.command.0.len() <= super::MAX_COMMAND_BYTES,
+                "a command of {} bytes exceeds the limit of {}: it could not be loaded back",
+                entry.command.0.len(),
+                super::MAX_COMMAND_BYTES
+            );
             let start = self.bytes.len();
             self.bytes.extend_from_slice(&entry.term.0.to_le_bytes());
             self.bytes
