@@ -267,6 +267,8 @@ pub enum Cell {
         wall: Duration,
         /// The first line of the failure.
         how: String,
+        /// With [`Sweep::EverySeed`]: how many of how many seeds killed it.
+        seeds_killing: Option<(u64, u64)>,
     },
     /// Passed every seed or schedule: a gap.
     Survived {
@@ -289,6 +291,16 @@ impl Cell {
     pub fn short(&self) -> String {
         match self {
             Cell::Killed {
+                after,
+                unit,
+                wall,
+                seeds_killing: Some((killing, tried)),
+                ..
+            } => format!(
+                "{unit} {after}, {killing} of {tried} seeds ({:.1} s)",
+                wall.as_secs_f64()
+            ),
+            Cell::Killed {
                 after, unit, wall, ..
             } if *after > 0 => format!("{unit} {after} ({:.1} s)", wall.as_secs_f64()),
             Cell::Killed { wall, .. } => format!("killed ({:.1} s)", wall.as_secs_f64()),
@@ -302,33 +314,70 @@ fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or_default().to_string()
 }
 
+/// How far a seeded detector goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sweep {
+    /// Stop at the first seed that kills the variant (the kill matrix).
+    FirstKill,
+    /// Run every seed and count those that kill it: how strong the detector is, not only
+    /// whether it can fail (loom and shuttle cells are unaffected).
+    EverySeed,
+}
+
+/// Runs `fails` on seeds 1..=`seeds`; `fails` returns the first line of a failure.
+fn sweep_seeds(
+    seeds: u64,
+    sweep: Sweep,
+    started: Instant,
+    mut fails: impl FnMut(u64) -> Option<String>,
+) -> Cell {
+    let mut first: Option<(u64, String)> = None;
+    let mut killing = 0;
+    for seed in 1..=seeds {
+        if let Some(how) = fails(seed) {
+            killing += 1;
+            first.get_or_insert((seed, how));
+            if sweep == Sweep::FirstKill {
+                break;
+            }
+        }
+    }
+    match first {
+        Some((after, how)) => Cell::Killed {
+            after,
+            unit: "seed",
+            wall: started.elapsed(),
+            how,
+            seeds_killing: (sweep == Sweep::EverySeed).then_some((killing, seeds)),
+        },
+        None => Cell::Survived {
+            wall: started.elapsed(),
+            tried: format!("{seeds} seeds"),
+        },
+    }
+}
+
 /// Runs one detector on `mutations` (`read_mode` for the KV workload overrides the detector's
 /// when the variant is a read mode). For the correct build, pass no mutations: then the cell
 /// says whether anything failed.
-pub fn run_detector(detector: &Detector, broken: Option<Broken>, workspace: &Path) -> Cell {
+pub fn run_detector(
+    detector: &Detector,
+    broken: Option<Broken>,
+    workspace: &Path,
+    sweep: Sweep,
+) -> Cell {
     let started = Instant::now();
     let mutations = match broken {
         Some(Broken::Node(mutation)) => MutationSet::only(mutation),
         _ => MutationSet::default(),
     };
     match *detector {
-        Detector::Scenario { run, seeds, .. } => {
-            for seed in 1..=seeds {
-                let mutations = mutations.clone();
-                if let Err(failure) = simulate(seed, move |sim| run(sim, &mutations)) {
-                    return Cell::Killed {
-                        after: seed,
-                        unit: "seed",
-                        wall: started.elapsed(),
-                        how: first_line(&failure.message),
-                    };
-                }
-            }
-            Cell::Survived {
-                wall: started.elapsed(),
-                tried: format!("{seeds} seeds"),
-            }
-        }
+        Detector::Scenario { run, seeds, .. } => sweep_seeds(seeds, sweep, started, |seed| {
+            let mutations = mutations.clone();
+            simulate(seed, move |sim| run(sim, &mutations))
+                .err()
+                .map(|failure| first_line(&failure.message))
+        }),
         Detector::Kv { read_mode, seeds } => {
             let read_mode = match broken {
                 Some(Broken::UnsafeLocalReads) => ReadMode::UnsafeLocal,
@@ -341,8 +390,8 @@ pub fn run_detector(detector: &Detector, broken: Option<Broken>, workspace: &Pat
                 mutations,
                 ..KvWorkloadConfig::default()
             };
-            for seed in 1..=seeds {
-                let how = match simulate_kv(seed, &config) {
+            sweep_seeds(seeds, sweep, started, |seed| {
+                match simulate_kv(seed, &config) {
                     Err(failure) => Some(first_line(&failure.message)),
                     Ok(run) => match check_kv_history(&run.history).verdict {
                         Verdict::Linearizable => None,
@@ -352,20 +401,8 @@ pub fn run_detector(detector: &Detector, broken: Option<Broken>, workspace: &Pat
                             run.reads_by_deposed_leaders
                         )),
                     },
-                };
-                if let Some(how) = how {
-                    return Cell::Killed {
-                        after: seed,
-                        unit: "seed",
-                        wall: started.elapsed(),
-                        how,
-                    };
                 }
-            }
-            Cell::Survived {
-                wall: started.elapsed(),
-                tried: format!("{seeds} seeds"),
-            }
+            })
         }
         Detector::Loom { binary, test } => {
             let selected = if broken.is_some() { Some(test) } else { None };
@@ -457,12 +494,14 @@ fn run_cargo_test(
             unit: "schedule",
             wall,
             how: format!("{package}::{binary}"),
+            seeds_killing: None,
         },
         (Some(test), None) => Cell::Killed {
             after: 0,
             unit: "model",
             wall,
             how: format!("{package}::{binary}::{test}"),
+            seeds_killing: None,
         },
         // The correct build: every test of the binary passed.
         (None, _) => Cell::Survived {

@@ -63,6 +63,28 @@ fn usage_errors_exit_two_without_a_panic() {
 }
 
 #[test]
+fn mutants_every_seed_counts_the_seeds_that_kill_a_variant() {
+    let (code, stdout, stderr) = interleave(&[
+        "mutants",
+        "--only",
+        "commit-old-term",
+        "--skip-loom",
+        "--skip-shuttle",
+        "--skip-correct",
+        "--every-seed",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(stdout.trim()).expect("JSON");
+    let counted = &summary["rows"][0]["cells"][0]["seeds_killing"];
+    assert_eq!(counted["tried"], 20, "{stdout}");
+    assert!(
+        counted["killing"].as_u64().is_some_and(|k| k >= 1),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn mutants_prints_a_kill_matrix_row_per_variant_and_refuses_unknown_names() {
     let (code, stdout, stderr) = interleave(&[
         "mutants",

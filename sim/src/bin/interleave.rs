@@ -62,6 +62,12 @@ struct MutantsArgs {
     /// Skip the correct-build row.
     #[arg(long)]
     skip_correct: bool,
+    /// Run every seed of the simulation and key-value detectors instead of stopping at the
+    /// first kill, and report how many seeds killed each variant (how strong the detector is,
+    /// not only whether it can fail; slower). Loom models are exhaustive, and shuttle's
+    /// detectors have their own benchmark (`detector_strength`).
+    #[arg(long)]
+    every_seed: bool,
     /// Print the matrix as one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -350,11 +356,16 @@ fn main() -> ExitCode {
 }
 
 fn mutants(args: &MutantsArgs) -> ExitCode {
-    use sim::mutants::{catalogue, run_detector, Cell, Column, Detector};
+    use sim::mutants::{catalogue, run_detector, Cell, Column, Detector, Sweep};
     let workspace = args
         .workspace
         .clone()
         .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
+    let sweep = if args.every_seed {
+        Sweep::EverySeed
+    } else {
+        Sweep::FirstKill
+    };
     let mut variants = catalogue();
     if !args.only.is_empty() {
         let known: Vec<&str> = variants.iter().map(|v| v.broken.name()).collect();
@@ -384,7 +395,7 @@ fn mutants(args: &MutantsArgs) -> ExitCode {
                 variant.broken.name(),
                 detector.column().title()
             );
-            let cell = run_detector(detector, Some(variant.broken), &workspace);
+            let cell = run_detector(detector, Some(variant.broken), &workspace, sweep);
             eprintln!("{}", cell.short());
             cells.push((detector.column(), cell));
         }
@@ -414,7 +425,7 @@ fn mutants(args: &MutantsArgs) -> ExitCode {
             }
             seen.push(key.clone());
             eprint!("{:<32} {:<22} ", "correct build", key);
-            let cell = run_detector(detector, None, &workspace);
+            let cell = run_detector(detector, None, &workspace, Sweep::FirstKill);
             eprintln!("{}", if cell.killed() { "FAILED" } else { "passed" });
             correct.push((detector.column(), key, cell));
         }
@@ -447,6 +458,7 @@ fn mutants(args: &MutantsArgs) -> ExitCode {
                         "result": cell.short(),
                         "killed": cell.killed(),
                         "detail": match cell { Cell::Killed { how, .. } => how.clone(), Cell::Survived { tried, .. } => tried.clone(), Cell::Error(e) => e.clone() },
+                        "seeds_killing": match cell { Cell::Killed { seeds_killing: Some((killing, tried)), .. } => serde_json::json!({"killing": killing, "tried": tried}), _ => serde_json::Value::Null },
                     })).collect::<Vec<_>>(),
                 })
             })
@@ -514,11 +526,15 @@ fn mutants(args: &MutantsArgs) -> ExitCode {
             }
             println!("{line}");
         }
+        let correct_build = if args.skip_correct {
+            "skipped".to_string()
+        } else {
+            format!("{} failures", correct_failures.len())
+        };
         println!(
-            "\n{} variants, {} survived, correct build: {} failures; {:.0} s",
+            "\n{} variants, {} survived, correct build: {correct_build}; {:.0} s",
             rows.len(),
             survivors.len(),
-            correct_failures.len(),
             started.elapsed().as_secs_f64()
         );
         for survivor in &survivors {
