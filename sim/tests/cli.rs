@@ -62,43 +62,44 @@ fn usage_errors_exit_two_without_a_panic() {
     }
 }
 
-#[test]
-fn mutants_every_seed_counts_the_seeds_that_kill_a_variant() {
-    let (code, stdout, stderr) = interleave(&[
+/// `interleave mutants` on `commit-old-term` alone, simulation column only, as JSON (`extra`
+/// flags added); panics unless it exits 0.
+fn commit_old_term_matrix(extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
         "mutants",
         "--only",
         "commit-old-term",
         "--skip-loom",
         "--skip-shuttle",
         "--skip-correct",
-        "--every-seed",
         "--json",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let (code, stdout, stderr) = interleave(&args);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    let summary: serde_json::Value = serde_json::from_str(stdout.trim()).expect("JSON");
+    serde_json::from_str(stdout.trim()).expect("JSON")
+}
+
+#[test]
+fn mutants_every_seed_counts_the_seeds_that_kill_a_variant() {
+    let summary = commit_old_term_matrix(&["--every-seed"]);
     let counted = &summary["rows"][0]["cells"][0]["seeds_killing"];
-    assert_eq!(counted["tried"], 20, "{stdout}");
+    assert_eq!(counted["tried"], 20, "{summary}");
     assert!(
         counted["killing"].as_u64().is_some_and(|k| k >= 1),
-        "{stdout}"
+        "{summary}"
     );
 }
 
 #[test]
 fn mutants_prints_a_kill_matrix_row_per_variant_and_refuses_unknown_names() {
-    let (code, stdout, stderr) = interleave(&[
-        "mutants",
-        "--only",
-        "commit-old-term",
-        "--skip-loom",
-        "--skip-shuttle",
-        "--skip-correct",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
-    let summary: serde_json::Value = serde_json::from_str(stdout.trim()).expect("JSON");
+    let summary = commit_old_term_matrix(&[]);
     assert_eq!(summary["rows"][0]["variant"], "commit-old-term");
     assert_eq!(summary["rows"][0]["cells"][0]["killed"], true);
+    assert_eq!(
+        summary["rows"][0]["cells"][0]["seeds_killing"],
+        serde_json::Value::Null
+    );
     assert_eq!(summary["survivors"].as_array().map(Vec::len), Some(0));
     let (code, _, stderr) = interleave(&["mutants", "--only", "no-such-bug"]);
     assert_eq!(code, 2);
