@@ -532,8 +532,9 @@ fn mutants(args: &MutantsArgs) -> ExitCode {
             format!("{} failures", correct_failures.len())
         };
         println!(
-            "\n{} variants, {} survived, correct build: {correct_build}; {:.0} s",
+            "\n{} variant{}, {} survived, correct build: {correct_build}; {:.0} s",
             rows.len(),
+            if rows.len() == 1 { "" } else { "s" },
             survivors.len(),
             started.elapsed().as_secs_f64()
         );
