@@ -125,7 +125,8 @@ impl Clock for SystemClock {
         let permit = self.permit(id);
         let mut state = lock(&permit.state);
         state.set = true;
-        let waiting = state.waiting;
+        // Cleared here, so the notifies that follow before the owner runs make no system call.
+        let waiting = std::mem::replace(&mut state.waiting, false);
         drop(state);
         if waiting {
             // After the unlock, so the woken thread does not block on the permit's mutex.
