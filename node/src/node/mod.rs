@@ -10,6 +10,7 @@
 
 mod applier;
 mod heartbeat;
+mod locked;
 mod peer;
 mod read_index;
 mod shared;
