@@ -196,40 +196,60 @@ type Slice<'a, M> = (
     &'a [Operation<<M as Model>::Input, <M as Model>::Output>],
 );
 
+/// The memo size of the first pass over the partitions (see [`check_slices`]).
+pub const FIRST_PASS_STATES: usize = 50_000;
+
+/// Checks every partition in two passes. The first gives each at most [`FIRST_PASS_STATES`]
+/// states, so a partition that is quickly found illegal stops the others even when a hard one
+/// (minutes of search) would have held a thread first; the second checks the partitions the
+/// first could not decide, from scratch, with the whole budget. A partition's verdict is the one
+/// a single pass with the whole budget gives, so the verdict does not depend on the passes.
 fn check_slices<M: Model>(
     model: &M,
     partitions: &[Slice<'_, M>],
     options: &CheckOptions,
 ) -> Report {
     let cancel = AtomicBool::new(false);
-    let next = AtomicUsize::new(0);
     // Largest first, so one long partition does not start last.
     let mut order: Vec<usize> = (0..partitions.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(partitions[i].1.len()));
     let results: Vec<Mutex<Option<PartitionReport>>> =
         partitions.iter().map(|_| Mutex::new(None)).collect();
-    let threads = options.threads.clamp(1, partitions.len().max(1));
-    let work = || loop {
-        let slot = next.fetch_add(1, Ordering::SeqCst);
-        let Some(&index) = order.get(slot) else {
-            return;
-        };
-        let (name, operations) = partitions[index];
-        let report = check_one(model, name, operations, &options.budget, &cancel);
-        if matches!(report.verdict, PartitionVerdict::NotLinearizable(_)) {
-            cancel.store(true, Ordering::SeqCst);
-        }
-        *results[index].lock().unwrap_or_else(|p| p.into_inner()) = Some(report);
+    let full = &options.budget;
+    let first = Budget {
+        max_states: full.max_states.min(FIRST_PASS_STATES),
+        deadline: full.deadline,
     };
-    if threads == 1 {
-        // No thread to spawn: small histories are dominated by the spawn otherwise.
-        work();
-    } else {
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(work);
-            }
-        });
+    run_pass(
+        model,
+        partitions,
+        &order,
+        &first,
+        options.threads,
+        &cancel,
+        &results,
+    );
+    if first.max_states < full.max_states {
+        let undecided: Vec<usize> = order
+            .iter()
+            .copied()
+            .filter(|&index| {
+                let slot = results[index].lock().unwrap_or_else(|p| p.into_inner());
+                slot.as_ref().is_some_and(|report| {
+                    matches!(report.verdict, PartitionVerdict::Unknown(_))
+                        && report.states > first.max_states as u64
+                })
+            })
+            .collect();
+        run_pass(
+            model,
+            partitions,
+            &undecided,
+            full,
+            options.threads,
+            &cancel,
+            &results,
+        );
     }
     let partitions: Vec<PartitionReport> = results
         .into_iter()
@@ -268,6 +288,47 @@ fn check_slices<M: Model>(
     Report {
         verdict,
         partitions,
+    }
+}
+
+/// Checks the partitions in `order` on up to `threads` threads, each with `budget`, and stores
+/// each report in its slot of `results` (a later pass replaces an earlier pass's report).
+fn run_pass<M: Model>(
+    model: &M,
+    partitions: &[Slice<'_, M>],
+    order: &[usize],
+    budget: &Budget,
+    threads: usize,
+    cancel: &AtomicBool,
+    results: &[Mutex<Option<PartitionReport>>],
+) {
+    let next = AtomicUsize::new(0);
+    let threads = threads.clamp(1, order.len().max(1));
+    let work = || loop {
+        let slot = next.fetch_add(1, Ordering::SeqCst);
+        let Some(&index) = order.get(slot) else {
+            return;
+        };
+        let (name, operations) = partitions[index];
+        let mut report = check_one(model, name, operations, budget, cancel);
+        if matches!(report.verdict, PartitionVerdict::NotLinearizable(_)) {
+            cancel.store(true, Ordering::SeqCst);
+        }
+        let mut slot = results[index].lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(earlier) = slot.as_ref() {
+            report.elapsed += earlier.elapsed;
+        }
+        *slot = Some(report);
+    };
+    if threads == 1 {
+        // No thread to spawn: small histories are dominated by the spawn otherwise.
+        work();
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(work);
+            }
+        });
     }
 }
 

@@ -202,6 +202,30 @@ fn an_illegal_partition_makes_the_verdict_illegal_whatever_the_others_do() {
     }
 }
 
+#[test]
+fn a_partition_found_illegal_quickly_stops_a_hard_one_that_started_first() {
+    // 40 concurrent writes of unknown outcome and a read that none explains: refuting it takes
+    // far more states than the first pass allows. It is the larger partition, so it is checked
+    // first; on one thread a single pass would search it to the end of the budget before looking
+    // at the illegal one.
+    let mut hard: Vec<RegOp> = (0..40)
+        .map(|i| Operation::unknown(i, In::Write(i as i64), 0))
+        .collect();
+    hard.push(op(99, In::Read, Out::Value(Some(1000)), 1, 2));
+    let illegal = vec![op(0, In::Read, Out::Value(Some(3)), 0, 1)];
+    let options = CheckOptions {
+        budget: Budget::new(FIRST_PASS_STATES * 20, None),
+        threads: 1,
+    };
+    let partitions = vec![("hard".to_string(), hard), ("illegal".to_string(), illegal)];
+    let report = check_partitions(&Register, partitions, &options);
+    assert_eq!(report.verdict, Verdict::NotLinearizable);
+    assert_eq!(report.counterexample().expect("illegal").0.name, "illegal");
+    let hard = &report.partitions[0];
+    assert_eq!(hard.verdict, PartitionVerdict::Cancelled, "{hard:?}");
+    assert!(hard.states < (2 * FIRST_PASS_STATES) as u64, "{hard:?}");
+}
+
 /// A small deterministic generator (the checker has no randomness of its own).
 struct Lcg(u64);
 
