@@ -46,6 +46,11 @@ fn a_broken_node_exits_one_and_prints_a_replay_line() {
         stdout.contains("FAILED seed") && stdout.contains("replay: cargo run"),
         "{stdout}"
     );
+    // A run stopped by its violation has no figures; the summary says they are left out.
+    assert!(
+        stdout.contains("stopped at their violation: their figures are not in the totals"),
+        "{stdout}"
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -124,6 +129,11 @@ fn a_failing_kv_seed_leaves_its_history_counterexample_and_trace_in_the_output_f
     ]);
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(stdout.contains("NotLinearizable"), "{stdout}");
+    // The run went to its end, so its figures are in the summary (they used to read 0).
+    assert!(
+        !stdout.contains(" 0 leaders elected") && !stdout.contains("stopped at their violation"),
+        "{stdout}"
+    );
     let seed = out.join("seed-1");
     for file in [
         "violation.txt",

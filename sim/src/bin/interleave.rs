@@ -242,24 +242,25 @@ impl WorkloadArgs {
                     let _ = report_sender.send(run_chaos(sim, &config));
                 }) {
                     Ok(()) => Outcome::Passed(report.recv().expect("a passing run reports")),
-                    Err(failure) => Outcome::Failed(failure.message, None),
+                    Err(failure) => Outcome::Failed(failure.message, None, None),
                 }
             }
             WorkloadKind::Kv => match simulate_kv(seed, &self.kv_config()) {
-                Err(failure) => Outcome::Failed(failure.message, None),
+                Err(failure) => Outcome::Failed(failure.message, None, None),
                 Ok(run) => {
                     let check = check_kv_history(&run.history);
+                    let report = ChaosReport {
+                        simulated: run.simulated,
+                        crashes: run.crashes,
+                        leaders_elected: run.leaders_elected,
+                        highest_applied: run.highest_applied,
+                        partitions: run.leader_isolations,
+                        leader_isolations: run.leader_isolations,
+                        operations_checked: run.history.len() as u64,
+                        ..ChaosReport::default()
+                    };
                     if check.verdict == models::Verdict::Linearizable {
-                        Outcome::Passed(ChaosReport {
-                            simulated: run.simulated,
-                            crashes: run.crashes,
-                            leaders_elected: run.leaders_elected,
-                            highest_applied: run.highest_applied,
-                            partitions: run.leader_isolations,
-                            leader_isolations: run.leader_isolations,
-                            operations_checked: run.history.len() as u64,
-                            ..ChaosReport::default()
-                        })
+                        Outcome::Passed(report)
                     } else {
                         let first = check
                             .counterexample()
@@ -273,6 +274,7 @@ impl WorkloadArgs {
                                 run.reads_by_deposed_leaders
                             ),
                             Some((run.history, check)),
+                            Some(report),
                         )
                     }
                 }
@@ -320,14 +322,28 @@ impl WorkloadArgs {
 
 enum Outcome {
     Passed(ChaosReport),
-    /// The violation, and for the key-value workload the history and its check.
+    /// The violation; for the key-value workload the history and its check, and the run's
+    /// figures (a run whose history is not linearizable still ran to its end; a run stopped
+    /// by a violation has none).
     Failed(
         String,
         Option<(
             models::History<models::KvInput, models::KvOutput>,
             models::Report,
         )>,
+        Option<ChaosReport>,
     ),
+}
+
+/// Adds one seed's figures to the totals.
+fn add_to_totals(totals: &mut ChaosReport, report: &ChaosReport) {
+    totals.simulated += report.simulated;
+    totals.leaders_elected += report.leaders_elected;
+    totals.highest_applied += report.highest_applied;
+    totals.crashes += report.crashes;
+    totals.partitions += report.partitions;
+    totals.one_way_cuts += report.one_way_cuts;
+    totals.operations_checked += report.operations_checked;
 }
 
 fn main() -> ExitCode {
@@ -612,7 +628,7 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
 
     let wall = std::time::Instant::now();
     let interactive = std::io::stderr().is_terminal();
-    let (mut done, mut failures, mut simulated) = (0u64, Vec::new(), Duration::ZERO);
+    let (mut done, mut failures, mut stopped_early) = (0u64, Vec::new(), 0u64);
     let mut totals = ChaosReport::default();
     for (seed, outcome) in finished {
         done += 1;
@@ -628,15 +644,13 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
                     });
                     println!("{object}");
                 }
-                simulated += report.simulated;
-                totals.leaders_elected += report.leaders_elected;
-                totals.highest_applied += report.highest_applied;
-                totals.crashes += report.crashes;
-                totals.partitions += report.partitions;
-                totals.one_way_cuts += report.one_way_cuts;
-                totals.operations_checked += report.operations_checked;
+                add_to_totals(&mut totals, &report);
             }
-            Outcome::Failed(message, evidence) => {
+            Outcome::Failed(message, evidence, report) => {
+                match &report {
+                    Some(report) => add_to_totals(&mut totals, report),
+                    None => stopped_early += 1,
+                }
                 let saved = if failures.len() < MAX_SAVED_FAILURES {
                     save_failure(args, seed, &message, evidence.as_ref())
                 } else {
@@ -670,8 +684,8 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
             "[{done}/{}] failures {} | {:.0} simulated s | {:.0}x real time | {:.1} seeds/s",
             args.seeds,
             failures.len(),
-            simulated.as_secs_f64(),
-            simulated.as_secs_f64() / elapsed,
+            totals.simulated.as_secs_f64(),
+            totals.simulated.as_secs_f64() / elapsed,
             done as f64 / elapsed
         );
         if interactive {
@@ -695,7 +709,7 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
                 "seeds": done,
                 "failures": failures,
                 "wall_s": elapsed.as_secs_f64(),
-                "simulated_s": simulated.as_secs_f64(),
+                "simulated_s": totals.simulated.as_secs_f64(),
             }
         });
         println!("{summary}");
@@ -709,13 +723,18 @@ fn chaos(args: &ChaosArgs) -> ExitCode {
         "{done} seeds in {:.1} s wall, {:.0} s simulated: {} leaders elected, {} entries committed (max index per seed, summed), \
          {} crashes, {} partitions, {} one-way cuts",
         elapsed.as_secs_f64(),
-        simulated.as_secs_f64(),
+        totals.simulated.as_secs_f64(),
         totals.leaders_elected,
         totals.highest_applied,
         totals.crashes,
         totals.partitions,
         totals.one_way_cuts
     );
+    if stopped_early > 0 {
+        println!(
+            "({stopped_early} failing seed(s) stopped at their violation: their figures are not in the totals)"
+        );
+    }
     if failures.is_empty() {
         if totals.operations_checked > 0 {
             println!(
@@ -814,7 +833,7 @@ fn replay(args: &ReplayArgs) -> ExitCode {
             println!("seed {seed}: nothing found");
             ExitCode::SUCCESS
         }
-        Outcome::Failed(message, _) => {
+        Outcome::Failed(message, _, _) => {
             tracing::error!(target: "interleave", "seed {seed} FAILED: {message}");
             println!("seed {seed} FAILED: {message}");
             ExitCode::from(1)
