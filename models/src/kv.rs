@@ -5,7 +5,7 @@
 //! into per-key histories ([`partition_by_key`]) and checks those independently.
 
 use crate::history::{History, Operation, Partition};
-use crate::model::Model;
+use crate::model::{Model, Pruning};
 use std::collections::BTreeMap;
 
 /// An operation on a key-value store.
@@ -62,36 +62,94 @@ fn describe(input: &KvInput, output: Option<&KvOutput>) -> String {
     }
 }
 
-/// Values only grow by appends, and a put replaces them, so from here until a get `g`, the key's
-/// value is the current value or a pending put's value, followed by appends: `g`'s result must
-/// start with one of those. Only puts that can come before `g` count: those called before `g`
-/// returned (or at the same time: operations that touch in time count as concurrent).
-fn prefix_rule_holds<'a>(
-    value_of: impl Fn(&str) -> &'a str,
-    unplaced: &mut dyn Iterator<Item = &Operation<KvInput, KvOutput>>,
-) -> bool {
-    let mut puts: Vec<(&str, u64, &str)> = Vec::new();
-    let mut gets: Vec<(&str, u64, &str)> = Vec::new();
-    for operation in unplaced {
-        match (&operation.input, operation.output(), operation.ret) {
-            (KvInput::Put(key, value), _, _) => puts.push((key, operation.call, value)),
-            (KvInput::Get(key), Some(KvOutput::Value(seen)), Some(ret)) => {
-                gets.push((key, ret, seen))
-            }
-            _ => {}
-        }
-    }
-    gets.into_iter().all(|(key, ret, seen)| {
-        seen.starts_with(value_of(key))
-            || puts.iter().any(|&(put_key, call, value)| {
-                put_key == key && call <= ret && seen.starts_with(value)
+/// The prefix rule. Values only grow by appends, and a put replaces them, so from here until a
+/// get `g`, the key's value is the current value or a pending put's value, followed by appends:
+/// `g`'s result must start with one of those. Only puts that can come before `g` count: those
+/// called before `g` returned (or at the same time: operations that touch in time count as
+/// concurrent). Which puts those are does not depend on the search, so it is worked out once
+/// per history; the search then only compares each unplaced get with the current value.
+struct PrefixRule<'h> {
+    gets: Vec<ReturnedGet<'h>>,
+}
+
+/// A get that returned a value, and the puts that could explain it.
+struct ReturnedGet<'h> {
+    index: usize,
+    key: &'h str,
+    seen: &'h str,
+    /// The puts of the same key called no later than the get returned whose value `seen`
+    /// starts with.
+    puts: Vec<usize>,
+}
+
+impl<'h> PrefixRule<'h> {
+    fn new(operations: &'h [Operation<KvInput, KvOutput>]) -> PrefixRule<'h> {
+        let puts: Vec<(usize, &str, u64, &str)> = operations
+            .iter()
+            .enumerate()
+            .filter_map(|(index, operation)| match &operation.input {
+                KvInput::Put(key, value) => {
+                    Some((index, key.as_str(), operation.call, value.as_str()))
+                }
+                _ => None,
             })
-    })
+            .collect();
+        let gets = operations
+            .iter()
+            .enumerate()
+            .filter_map(|(index, operation)| {
+                match (&operation.input, operation.output(), operation.ret) {
+                    (KvInput::Get(key), Some(KvOutput::Value(seen)), Some(ret)) => {
+                        Some(ReturnedGet {
+                            index,
+                            key,
+                            seen,
+                            puts: puts
+                                .iter()
+                                .filter(|&&(_, put_key, call, value)| {
+                                    put_key == key && call <= ret && seen.starts_with(value)
+                                })
+                                .map(|&(put, ..)| put)
+                                .collect(),
+                        })
+                    }
+                    _ => None,
+                }
+            })
+            .collect();
+        PrefixRule { gets }
+    }
+
+    fn holds<'s>(
+        &self,
+        value_of: impl Fn(&str) -> &'s str,
+        placed: &dyn Fn(usize) -> bool,
+    ) -> bool {
+        self.gets.iter().all(|get| {
+            placed(get.index)
+                || get.seen.starts_with(value_of(get.key))
+                || get.puts.iter().any(|&put| !placed(put))
+        })
+    }
+}
+
+impl Pruning<String> for PrefixRule<'_> {
+    fn can_continue(&self, state: &String, placed: &dyn Fn(usize) -> bool) -> bool {
+        self.holds(|_| state.as_str(), placed)
+    }
+}
+
+impl Pruning<BTreeMap<String, String>> for PrefixRule<'_> {
+    fn can_continue(
+        &self,
+        state: &BTreeMap<String, String>,
+        placed: &dyn Fn(usize) -> bool,
+    ) -> bool {
+        self.holds(|key| state.get(key).map_or("", String::as_str), placed)
+    }
 }
 
 impl Model for KeyValue {
-    const PRUNES: bool = true;
-
     type State = String;
     type Input = KvInput;
     type Output = KvOutput;
@@ -115,12 +173,11 @@ impl Model for KeyValue {
         }
     }
 
-    fn can_continue(
+    fn pruning<'h>(
         &self,
-        state: &String,
-        unplaced: &mut dyn Iterator<Item = &Operation<KvInput, KvOutput>>,
-    ) -> bool {
-        prefix_rule_holds(|_| state.as_str(), unplaced)
+        operations: &'h [Operation<KvInput, KvOutput>],
+    ) -> Option<Box<dyn Pruning<String> + 'h>> {
+        Some(Box::new(PrefixRule::new(operations)))
     }
 
     fn describe(&self, input: &KvInput, output: Option<&KvOutput>) -> String {
@@ -135,7 +192,6 @@ impl Model for KeyValue {
 pub struct KvStore;
 
 impl Model for KvStore {
-    const PRUNES: bool = true;
     type State = BTreeMap<String, String>;
     type Input = KvInput;
     type Output = KvOutput;
@@ -172,12 +228,11 @@ impl Model for KvStore {
         }
     }
 
-    fn can_continue(
+    fn pruning<'h>(
         &self,
-        state: &Self::State,
-        unplaced: &mut dyn Iterator<Item = &Operation<KvInput, KvOutput>>,
-    ) -> bool {
-        prefix_rule_holds(|key| state.get(key).map_or("", String::as_str), unplaced)
+        operations: &'h [Operation<KvInput, KvOutput>],
+    ) -> Option<Box<dyn Pruning<Self::State> + 'h>> {
+        Some(Box::new(PrefixRule::new(operations)))
     }
 
     fn describe(&self, input: &KvInput, output: Option<&KvOutput>) -> String {

@@ -34,5 +34,5 @@ pub use checker::{
 };
 pub use history::{History, Operation, Outcome, Partition, Time};
 pub use kv::{partition_by_key, KeyValue, KvInput, KvOutput, KvStore};
-pub use model::Model;
+pub use model::{Model, Pruning};
 pub use register::{Register, RegisterInput, RegisterOutput};

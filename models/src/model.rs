@@ -4,6 +4,14 @@ use crate::history::Operation;
 use std::fmt::Debug;
 use std::hash::Hash;
 
+/// A model's pruning, prepared for one history by [`Model::pruning`].
+pub trait Pruning<State> {
+    /// Whether, from `state`, with the operations for which `placed(index)` holds linearized,
+    /// some order of the rest could still explain every operation. Returning `false` must be a
+    /// proof that none can.
+    fn can_continue(&self, state: &State, placed: &dyn Fn(usize) -> bool) -> bool;
+}
+
 /// A deterministic sequential specification: from a state and an input, the next state and the
 /// output a correct object returns.
 pub trait Model: Sync {
@@ -32,19 +40,15 @@ pub trait Model: Sync {
         (output == *observed).then_some(next)
     }
 
-    /// Whether [`Model::can_continue`] prunes anything; when `false` the checker never calls it.
-    const PRUNES: bool = false;
-
-    /// Optional pruning from the structure of the operations: given the state reached and every
-    /// operation not yet linearized, whether some order of the rest could still explain them all.
-    /// Returning `false` must be a proof that none can; the default never prunes.
-    fn can_continue(
+    /// Optional pruning from the structure of the operations, prepared once for the history
+    /// `operations` (the checker then asks it about every new state it reaches). `None`, the
+    /// default, never prunes.
+    fn pruning<'h>(
         &self,
-        state: &Self::State,
-        unplaced: &mut dyn Iterator<Item = &Operation<Self::Input, Self::Output>>,
-    ) -> bool {
-        let _ = (state, unplaced);
-        true
+        operations: &'h [Operation<Self::Input, Self::Output>],
+    ) -> Option<Box<dyn Pruning<Self::State> + 'h>> {
+        let _ = operations;
+        None
     }
 
     /// A short human-readable form of an operation, for reports: `write(3)`, `get("k") -> "xy"`.

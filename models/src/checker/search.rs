@@ -189,22 +189,6 @@ impl<'m, M: Model> States<'m, M> {
         id
     }
 
-    /// Whether the model's pruning allows continuing from `state` with `placed` linearized.
-    fn can_continue(
-        &self,
-        state: u32,
-        operations: &[Operation<M::Input, M::Output>],
-        placed: &Bitset,
-    ) -> bool {
-        let mut unplaced = operations
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !placed.contains(*i))
-            .map(|(_, op)| op);
-        self.model
-            .can_continue(&self.states[state as usize], &mut unplaced)
-    }
-
     /// The state after `operation` on `state`, or [`ILLEGAL`].
     fn step(
         &mut self,
@@ -246,6 +230,7 @@ pub fn search<M: Model>(
 ) -> (SearchOutcome, u64) {
     assert!(operations.len() < u32::MAX as usize, "too many operations");
     let mut events = Events::new(operations);
+    let pruning = model.pruning(operations);
     let mut states = States::new(model);
     let mut memo = Memo {
         seen: HashSet::default(),
@@ -282,7 +267,11 @@ pub fn search<M: Model>(
                 linearized.set(index);
                 // The memo also remembers pairs that pruning found dead, so each is judged once.
                 if memo.seen.insert((linearized.clone(), next_state))
-                    && (!M::PRUNES || states.can_continue(next_state, operations, &linearized))
+                    && pruning.as_ref().is_none_or(|pruning| {
+                        pruning.can_continue(&states.states[next_state as usize], &|index| {
+                            linearized.contains(index)
+                        })
+                    })
                 {
                     stack.push((entry, state));
                     state = next_state;
