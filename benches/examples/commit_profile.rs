@@ -66,7 +66,6 @@ fn main() {
             totals.add_run(nodes as u32, clients, commits);
         }
         report(&totals, nodes, clients, runs);
-        report_lock_stats();
         return;
     }
     let (many, one) = against_one(nodes as u32, clients, commits, runs);
@@ -76,19 +75,4 @@ fn main() {
         "{nodes} nodes: {clients} clients commit {:.2}x the commands per second of 1",
         many.rate() / one.rate()
     );
-    report_lock_stats();
-}
-
-/// With `--cfg interleave_lock_stats`: how often the process's locks were contended (start-ups
-/// and elections included, so compare with a run of a few commands).
-fn report_lock_stats() {
-    if node::sync::lock_stats::ENABLED {
-        let stats = node::sync::lock_stats::snapshot();
-        println!(
-            "locks: {} of {} acquisitions contended, {:.1} ms waited in all",
-            stats.contended,
-            stats.contended + stats.uncontended,
-            stats.waited_nanos as f64 / 1e6
-        );
-    }
 }

@@ -10,7 +10,6 @@
 
 mod applier;
 mod heartbeat;
-mod locked;
 mod peer;
 mod read_index;
 mod shared;

@@ -2,10 +2,11 @@
 //! flight. Heartbeats go on a thread of their own ([`super::heartbeat`]), so a reply held up for
 //! seconds does not silence the leader.
 
-use super::shared::Shared;
+use super::shared::{Inner, Shared};
 use super::Step;
 use crate::messages::{Request, Response};
 use crate::observer::Role;
+use crate::sync::MutexGuard;
 use crate::NodeId;
 
 /// One pass of the replicator for `peer`: the request is built under the lock, the call is made
@@ -47,7 +48,7 @@ pub(super) fn handle_reply(
     request: &Request,
     response: Option<Response>,
 ) -> Step {
-    let mut inner = shared.lock();
+    let mut inner: MutexGuard<'_, Inner> = shared.lock();
     while inner.paused && !inner.killed {
         drop(inner);
         wake.wait();

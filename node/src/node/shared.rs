@@ -1,6 +1,5 @@
 //! [`Shared`]: the state every thread of a node reaches, and the one place effects are executed.
 
-use super::locked::{Locked, OwedWakes};
 use super::{Applied, NodeParams, NodeStatus, ReplicationStats};
 use crate::channel::Sender;
 use crate::clock::{ClockRef, Signal};
@@ -11,7 +10,7 @@ use crate::mutation::Mutation;
 use crate::observer::{NodeEvent, Observer, Role};
 use crate::persist::{Persister, StateEncoder};
 use crate::rng::DetRng;
-use crate::sync::{Arc, Mutex};
+use crate::sync::{Arc, Mutex, MutexGuard};
 use crate::transport::{RpcHandler, Transport};
 use crate::{Command, Instant, LogIndex, NodeId, Term};
 use std::collections::BTreeMap;
@@ -49,8 +48,6 @@ pub(super) struct Inner {
     apply_due: bool,
     /// What the replicators have sent.
     pub sent: ReplicationStats,
-    /// Wake-ups to send once the lock is released (see [`Locked`]).
-    pub owed_wakes: OwedWakes,
     highest_commit_seen: LogIndex,
     highest_term_seen: Term,
     rng: DetRng,
@@ -141,7 +138,6 @@ impl Shared {
                 delivers_itself: false,
                 apply_due: false,
                 sent: ReplicationStats::default(),
-                owed_wakes: OwedWakes::default(),
                 highest_commit_seen: LogIndex(0),
                 highest_term_seen,
                 rng,
@@ -153,27 +149,8 @@ impl Shared {
         self.peer_wake.keys().copied().collect()
     }
 
-    /// Takes the node's lock; releasing it sends the wake-ups owed.
-    pub fn lock(&self) -> Locked<'_> {
-        Locked::new(self, self.inner.lock())
-    }
-
-    /// Sends the wake-ups that effects asked for while the lock was held.
-    pub fn send_wakes(&self, owed: OwedWakes) {
-        if owed.peers {
-            for signal in self.peer_wake.values() {
-                signal.notify();
-            }
-        }
-        if owed.applier {
-            self.applier_wake.notify();
-        }
-        if owed.timers {
-            self.ticker_wake.notify();
-            for signal in self.heartbeat_wake.values() {
-                signal.notify();
-            }
-        }
+    pub fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock()
     }
 
     pub fn start(&self, command: Command) -> Result<(LogIndex, Term), NotLeader> {
@@ -261,7 +238,6 @@ impl Shared {
     }
 
     /// Carries out `effects` in order, under the lock, and returns the reply if there is one.
-    /// The wake-ups they ask for are sent when the lock is released ([`Locked`]).
     pub fn execute(&self, inner: &mut Inner, effects: Effects) -> Option<Response> {
         assert!(!inner.killed, "{}: effects executed after kill", self.id);
         let mut reply = None;
@@ -299,9 +275,16 @@ impl Shared {
                     } else {
                         inner.leader_contact_at = None;
                     }
-                    inner.owed_wakes.timers = true;
+                    self.ticker_wake.notify();
+                    for signal in self.heartbeat_wake.values() {
+                        signal.notify();
+                    }
                 }
-                Effect::WakePeers => inner.owed_wakes.peers = true,
+                Effect::WakePeers => {
+                    for signal in self.peer_wake.values() {
+                        signal.notify();
+                    }
+                }
                 Effect::CommitAdvanced(commit_index) => {
                     self.observer
                         .on_event(self.id, &NodeEvent::CommitAdvanced { commit_index });
@@ -310,7 +293,7 @@ impl Shared {
                     } else if inner.delivers_itself {
                         inner.apply_due = true;
                     } else {
-                        inner.owed_wakes.applier = true;
+                        self.applier_wake.notify();
                     }
                 }
                 Effect::InvariantViolated(description) => self.report(description),
@@ -376,7 +359,7 @@ impl Shared {
     /// else is delivering and they fit in the apply channel); otherwise wakes the applier. A
     /// follower's commit index moves only in its AppendEntries handler, so this saves it a
     /// hand-off to the applier thread on every round.
-    fn deliver_on_this_thread(&self, mut inner: Locked<'_>) {
+    fn deliver_on_this_thread(&self, mut inner: MutexGuard<'_, Inner>) {
         if !std::mem::take(&mut inner.apply_due) {
             return;
         }
