@@ -264,8 +264,9 @@ impl Node {
             for peer in shared.peers() {
                 let replicator = shared.clone();
                 threads.push(spawn(&clock, format!("{id}-to-{peer}"), move || {
+                    let mut state = peer::Replicator::default();
                     drive(&replicator.peer_wake[&peer], || {
-                        peer::step(&replicator, peer)
+                        peer::step(&replicator, peer, &mut state)
                     })
                 }));
                 let beater = shared.clone();
@@ -327,7 +328,7 @@ impl Node {
     /// Runs one pass of the worker for `peer` on the caller's thread (for nodes built without
     /// peer threads).
     pub fn replicate_once(&self, peer: NodeId) -> Step {
-        peer::step(&self.shared, peer)
+        peer::step(&self.shared, peer, &mut peer::Replicator::default())
     }
 
     /// Runs one pass of the heartbeater for `peer` on the caller's thread (for nodes built

@@ -9,9 +9,26 @@ use crate::observer::Role;
 use crate::sync::MutexGuard;
 use crate::NodeId;
 
+/// What one peer's replicator carries from pass to pass.
+#[derive(Debug, Default)]
+pub(super) struct Replicator {
+    /// How many entries its last AppendEntries carried.
+    last_batch: usize,
+}
+
 /// One pass of the replicator for `peer`: the request is built under the lock, the call is made
 /// without it, and the reply is handled under the lock again.
-pub(super) fn step(shared: &Shared, peer: NodeId) -> Step {
+///
+/// When the last round carried more than one entry, several clients are appending, and the ones
+/// the last commit released are being woken as this pass starts: the replicator first yields its
+/// core once, so those that are ready run `start` before the next round is built and share it
+/// instead of waiting for the round after (5 nodes, 8 clients: 3.6 -> 5.3 entries per
+/// AppendEntries, 50 -> 40 us of CPU per command). A lone client's rounds carry one entry, so
+/// its chain never yields. No timer: the yield returns at once when nothing else is runnable.
+pub(super) fn step(shared: &Shared, peer: NodeId, replicator: &mut Replicator) -> Step {
+    if replicator.last_batch > 1 {
+        crate::sync::thread::yield_now();
+    }
     let request = {
         let mut inner = shared.lock();
         if let Some(step) = inner.gate() {
@@ -26,6 +43,7 @@ pub(super) fn step(shared: &Shared, peer: NodeId) -> Step {
                 if let Request::AppendEntries(args) = &request {
                     inner.sent.appends += 1;
                     inner.sent.entries += args.entries.len() as u64;
+                    replicator.last_batch = args.entries.len();
                 }
                 request
             }
