@@ -36,9 +36,9 @@ fn lock_contention(c: &mut Criterion) {
                             // A fresh cluster each time, so every run starts from an empty log (the
                             // cost of persisting grows with the log); its election is not timed.
                             let cluster = RealCluster::new(size);
-                            node::sync::lock_stats::reset();
+                            threadsim::sync::lock_stats::reset();
                             let mut run = cluster.run(clients, per_client);
-                            let stats = node::sync::lock_stats::snapshot();
+                            let stats = threadsim::sync::lock_stats::snapshot();
                             contended += stats.contended;
                             acquisitions += stats.contended + stats.uncontended;
                             waited_nanos += stats.waited_nanos;
@@ -50,7 +50,7 @@ fn lock_contention(c: &mut Criterion) {
                             let mut sent = sent.lock().expect("not poisoned");
                             *sent = sent.plus(&run.sent);
                         }
-                        if node::sync::lock_stats::ENABLED {
+                        if threadsim::sync::lock_stats::ENABLED {
                             let commits = iterations * (clients * per_client) as u64;
                             eprintln!(
                                 "{size} nodes, {clients} clients: {contended} of {acquisitions} lock acquisitions contended, {:.1} us waited per commit",

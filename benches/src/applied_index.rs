@@ -1,8 +1,8 @@
 //! [`AppliedIndex`]: how far a node's service has applied, and the clients waiting for it.
 
-use node::sync::{Arc, Condvar, Mutex};
 use node::LogIndex;
 use std::collections::BTreeMap;
+use threadsim::sync::{Arc, Condvar, Mutex};
 
 /// The highest index a service has applied, and which clients wait for which index. Like a
 /// service's request handlers, each client is woken only once its own command is applied, not

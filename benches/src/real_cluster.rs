@@ -3,12 +3,10 @@
 //! `start` on the leader and wait until their command is applied there.
 
 use crate::AppliedIndex;
-use node::sync::{Arc, Condvar};
-use node::{
-    channel, ClockRef, Command, LocalNetwork, MemoryPersister, Node, NodeId, NodeParams,
-    ReplicationStats, SystemClock,
-};
+use node::{Command, LocalNetwork, MemoryPersister, Node, NodeId, NodeParams, ReplicationStats};
 use std::time::{Duration, Instant};
+use threadsim::sync::{Arc, Condvar};
+use threadsim::{channel, ClockRef, SystemClock};
 
 /// What one [`RealCluster::run`] measured.
 pub struct Run {

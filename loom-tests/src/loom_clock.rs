@@ -4,9 +4,9 @@
 //! past its deadline. So a worker that waits for a future deadline is blocked, not spinning, and
 //! a model decides exactly when a timeout may fire.
 
-use node::clock::{SignalId, ThreadTicket};
-use node::sync::{Arc, Condvar, Mutex};
-use node::{Clock, Instant, Wake};
+use threadsim::clock::{SignalId, ThreadTicket};
+use threadsim::sync::{Arc, Condvar, Mutex};
+use threadsim::{Clock, Instant, Wake};
 
 /// A clock whose time moves only when the model says so. Clones share one clock.
 #[derive(Clone, Default)]

@@ -2,12 +2,13 @@
 
 use crate::LoomClock;
 use node::messages::{Request, Response};
-use node::sync::Arc;
 use node::{
-    channel, Applied, ClockRef, Config, MutationSet, NoObserver, Node, NodeId, NodeParams,
-    Persister, Receiver, Transport, TransportError, Workers,
+    Applied, Config, MutationSet, NoObserver, Node, NodeId, NodeParams, Persister, Transport,
+    TransportError, Workers,
 };
 use std::time::Duration;
+use threadsim::sync::Arc;
+use threadsim::{channel, ClockRef, Receiver};
 
 /// A transport on which every call goes unanswered (the models drive RPCs by hand).
 pub struct NoNetwork;

@@ -13,13 +13,14 @@
 
 use loom_tests::{model_node, preemption_bound, run_isolated, LoomClock};
 use node::messages::{AppendEntriesArgs, Request};
-use node::sync::{thread, Arc};
 use node::{
-    Applied, Command, Entry, LogIndex, MemoryPersister, Mutation, MutationSet, Node, NodeId,
-    Receiver, Term, Workers,
+    Applied, Command, Entry, LogIndex, MemoryPersister, Mutation, MutationSet, Node, NodeId, Term,
+    Workers,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+use threadsim::sync::{thread, Arc};
+use threadsim::Receiver;
 
 /// A one-node cluster with only its applier on a thread, made leader by one ticker pass.
 fn leader_alone(mutations: &MutationSet) -> (Node, Receiver<Applied>) {

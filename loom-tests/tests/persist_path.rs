@@ -6,8 +6,8 @@
 
 use loom_tests::{model_node, panic_message, LoomClock, RecordingPersister};
 use node::messages::{AppendEntriesArgs, Request, RequestVoteArgs, Response};
-use node::sync::{thread, Arc};
 use node::{Command, Entry, LogIndex, Mutation, MutationSet, Node, NodeId, Term, Workers};
+use threadsim::sync::{thread, Arc};
 
 /// Node n2 of a three-node cluster, built without threads (the model's threads drive it), over a
 /// clock loom can run and a persister that keeps every save.

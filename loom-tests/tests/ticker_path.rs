@@ -8,10 +8,10 @@
 
 use loom_tests::{model_node, panic_message, preemption_bound, LoomClock};
 use node::messages::{AppendEntriesArgs, Request, Response};
-use node::sync::{thread, Arc};
 use node::{LogIndex, MemoryPersister, Mutation, MutationSet, NodeId, Role, Term, Workers};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+use threadsim::sync::{thread, Arc};
 
 fn heartbeat() -> Request {
     Request::AppendEntries(AppendEntriesArgs {

@@ -10,15 +10,17 @@
 //!   a heartbeater thread, and RPC handlers that run on the caller's thread.
 //! - [`kv`]: a key-value service on the node (server, clerk, exactly-once sessions, reads
 //!   through the log, by ReadIndex ([`Node::read_index`]), or deliberately unsafe).
-//! - Seams: [`Transport`] / [`RpcHandler`], [`Persister`], [`Clock`] (every timed wait), and
-//!   [`sync`], the one module that picks std/parking_lot, loom or shuttle primitives.
+//! - Seams: [`Transport`] / [`RpcHandler`], [`Persister`], and from the `threadsim` crate the
+//!   clock (every timed wait goes through [`threadsim::Clock`]) and `threadsim::sync`, the one
+//!   module that picks std/parking_lot, loom or shuttle primitives.
 //!
 //! # Example: a three-node cluster in real time
 //!
 //! ```
-//! use node::{channel, Clock, ClockRef, Command, Config, LocalNetwork, MemoryPersister, NoObserver,
-//!            Node, NodeId, NodeParams, SystemClock, Workers};
+//! use node::{Command, Config, LocalNetwork, MemoryPersister, NoObserver, Node, NodeId, NodeParams,
+//!            Workers};
 //! use std::sync::Arc;
+//! use threadsim::{channel, Clock, ClockRef, SystemClock};
 //! use std::time::Duration;
 //!
 //! let clock: ClockRef = Arc::new(SystemClock::new());
@@ -63,8 +65,6 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod channel;
-pub mod clock;
 pub mod config;
 pub mod core;
 pub mod kv;
@@ -75,14 +75,9 @@ pub mod mutation;
 pub mod node;
 pub mod observer;
 pub mod persist;
-pub mod rng;
-pub mod sync;
-pub mod time;
 pub mod transport;
 pub mod types;
 
-pub use channel::{channel, Receiver, Sender};
-pub use clock::{Clock, ClockRef, Signal, SystemClock, Wake};
 pub use config::Config;
 pub use local_network::LocalNetwork;
 pub use mutation::{Mutation, MutationSet};
@@ -92,6 +87,5 @@ pub use node::{
 };
 pub use observer::{NoObserver, NodeEvent, Observer, Role};
 pub use persist::{MemoryPersister, PersistentState, Persister, StorageError};
-pub use time::Instant;
 pub use transport::{RpcHandler, Transport, TransportError};
 pub use types::{Command, Entry, LogIndex, NodeId, Term};

@@ -1,12 +1,12 @@
 //! [`LocalNetwork`]: an in-process transport without artificial delays, for real-time runs.
 
-use crate::clock::ClockRef;
 use crate::messages::{Request, Response};
-use crate::sync::{Arc, Mutex};
 use crate::transport::{RpcHandler, Transport, TransportError};
 use crate::NodeId;
 use std::collections::BTreeMap;
 use std::time::Duration;
+use threadsim::clock::ClockRef;
+use threadsim::sync::{Arc, Mutex};
 
 /// Connects nodes of one process by calling each other's handlers directly.
 pub struct LocalNetwork {

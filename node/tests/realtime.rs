@@ -1,13 +1,14 @@
 //! The node in real time: system clock, in-process transport without artificial delays.
 
-use node::sync::atomic::{AtomicU64, Ordering};
-use node::{
-    channel, ClockRef, Command, LocalNetwork, MemoryPersister, Node, NodeError, NodeId, NodeParams,
-    Persister, Receiver, StorageError, SystemClock,
-};
 use node::{Applied, LogIndex};
+use node::{
+    Command, LocalNetwork, MemoryPersister, Node, NodeError, NodeId, NodeParams, Persister,
+    StorageError,
+};
 use std::sync::Arc;
 use std::time::Duration;
+use threadsim::sync::atomic::{AtomicU64, Ordering};
+use threadsim::{channel, ClockRef, Receiver, SystemClock};
 
 /// A persister that counts its saves.
 #[derive(Default)]

@@ -5,16 +5,13 @@ use crate::disk::Disk;
 use crate::invariants::Invariants;
 use crate::network::{NetConfig, Network};
 use crate::runner::Sim;
-use node::clock::{spawn, ClockJoinHandle};
 use node::kv::{KvServer, KvServerConfig};
-use node::rng::DetRng;
-use node::sync::{Arc, Mutex};
-use node::{
-    channel, Applied, ClockRef, Command, Config, LogIndex, Node, NodeError, NodeId, NodeParams,
-    Term,
-};
+use node::{Applied, Command, Config, LogIndex, Node, NodeError, NodeId, NodeParams, Term};
 use std::collections::BTreeMap;
 use std::time::Duration;
+use threadsim::clock::{spawn, ClockJoinHandle};
+use threadsim::sync::{Arc, Mutex};
+use threadsim::{channel, ClockRef, DetRng};
 
 /// The shape of a simulated cluster.
 #[derive(Clone, Debug)]

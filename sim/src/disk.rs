@@ -7,9 +7,9 @@
 //! back with the previous state. If no slot checks out, loading fails loudly.
 
 use node::persist::checksum;
-use node::rng::DetRng;
-use node::sync::Mutex;
 use node::{Persister, StorageError};
+use threadsim::sync::Mutex;
+use threadsim::DetRng;
 
 const FRAME_HEADER: usize = 8 + 4;
 const FRAME_TRAILER: usize = 8;

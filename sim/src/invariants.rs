@@ -11,10 +11,10 @@
 //! A violation is recorded with the index or term and the nodes involved, printed at once, and
 //! turned into a test failure by the harness at its next call.
 
-use node::sync::Mutex;
-use node::ClockRef;
 use node::{Applied, Command, LogIndex, NodeEvent, NodeId, Observer, Role, Term};
 use std::collections::BTreeMap;
+use threadsim::sync::Mutex;
+use threadsim::ClockRef;
 
 /// What the invariants have seen, for vacuity guards and progress output.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

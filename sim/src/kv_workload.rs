@@ -10,16 +10,17 @@ use models::{
     check_partitions, partition_by_key, Budget, CheckOptions, History, KeyValue, KvInput, KvOutput,
     Operation, Report,
 };
-use node::clock::spawn;
 use node::kv::{
     Clerk, ClerkConfig, ClientId, KvOp, KvReply, KvRequest, KvResult, KvServerConfig, KvTransport,
     ReadMode,
 };
-use node::rng::DetRng;
-use node::sync::{Arc, Mutex};
-use node::{Instant, MutationSet, NodeId, TransportError};
+use node::{MutationSet, NodeId, TransportError};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use threadsim::clock::spawn;
+use threadsim::sync::{Arc, Mutex};
+use threadsim::DetRng;
+use threadsim::Instant;
 
 /// The shape of one key-value run.
 #[derive(Clone, Debug)]
@@ -264,7 +265,7 @@ struct Client {
     rng: DetRng,
     keys: usize,
     op_deadline: Duration,
-    clock: node::ClockRef,
+    clock: threadsim::ClockRef,
     history: Arc<Mutex<History<KvInput, KvOutput>>>,
 }
 

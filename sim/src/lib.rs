@@ -23,7 +23,6 @@
 pub mod chaos;
 pub mod cluster;
 pub mod disk;
-pub mod fake_clock;
 pub mod invariants;
 pub mod kv_workload;
 pub mod mutants;
@@ -34,7 +33,6 @@ pub mod scenarios;
 pub use chaos::{run_chaos, ChaosConfig, ChaosReport, FaultMix};
 pub use cluster::{Cluster, ClusterConfig};
 pub use disk::{Disk, Layout};
-pub use fake_clock::FakeClock;
 pub use invariants::Invariants;
 pub use kv_workload::{check_kv_history, run_kv_workload, KvRun, KvWorkloadConfig};
 pub use network::{NetConfig, Network};

@@ -7,11 +7,12 @@
 //! still costs the sender its full timeout.
 
 use node::messages::{Request, Response};
-use node::rng::DetRng;
-use node::sync::{Arc, Mutex};
-use node::{ClockRef, NodeId, RpcHandler, Transport, TransportError};
+use node::{NodeId, RpcHandler, Transport, TransportError};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
+use threadsim::sync::{Arc, Mutex};
+use threadsim::ClockRef;
+use threadsim::DetRng;
 
 /// Delays, loss and timeout of the simulated network.
 #[derive(Clone, Debug, PartialEq)]
@@ -411,7 +412,12 @@ impl Network {
         Err(self.give_up(to, started, timeout))
     }
 
-    fn give_up(&self, to: NodeId, started: node::Instant, timeout: Duration) -> TransportError {
+    fn give_up(
+        &self,
+        to: NodeId,
+        started: threadsim::Instant,
+        timeout: Duration,
+    ) -> TransportError {
         let waited = self.clock.now() - started;
         if waited < timeout {
             self.clock.sleep(timeout - waited);

@@ -5,12 +5,12 @@
 
 use crate::cluster::{Cluster, ClusterConfig};
 use crate::runner::Sim;
-use node::clock::spawn;
-use node::sync::atomic::{AtomicBool, Ordering};
-use node::sync::{Arc, Mutex};
 use node::{Command, LogIndex, MutationSet, NodeId, Term};
 use std::collections::BTreeMap;
 use std::time::Duration;
+use threadsim::clock::spawn;
+use threadsim::sync::atomic::{AtomicBool, Ordering};
+use threadsim::sync::{Arc, Mutex};
 
 /// How long a healed cluster may take to elect a leader and commit a command: the liveness bound.
 pub const RECOVERY_BOUND: Duration = Duration::from_secs(10);

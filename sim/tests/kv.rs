@@ -3,10 +3,8 @@
 //! missing duplicate suppression must be rejected by the same workload and checker.
 
 use models::Verdict;
-use node::clock::spawn;
 use node::kv::ReadMode;
 use node::kv::{ClerkConfig, KvServerConfig};
-use node::sync::Arc;
 use node::{Mutation, MutationSet};
 use sim::kv_workload::{new_clerk, simulate_kv};
 use sim::kv_workload::{recheck_command, write_failure};
@@ -16,6 +14,8 @@ use sim::{simulate, Cluster, ClusterConfig};
 use std::path::PathBuf;
 use std::time::Duration;
 use std::time::Instant;
+use threadsim::clock::spawn;
+use threadsim::sync::Arc;
 
 /// Ten seeds by default; `INTERLEAVE_SEEDS=a..=b` adds more, `INTERLEAVE_SEED=n` runs one.
 const SEEDS: &[u64] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10];

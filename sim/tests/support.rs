@@ -1,9 +1,9 @@
 //! Helpers shared by the simulation tests.
 
-use node::clock::spawn;
 use node::{Command, NodeId};
 use sim::Cluster;
 use std::time::Duration;
+use threadsim::clock::spawn;
 
 /// The default seeds each scenario runs (`INTERLEAVE_SEED` replaces them with one).
 pub const SEEDS: &[u64] = &[1, 2, 3];

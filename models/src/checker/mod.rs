@@ -196,7 +196,7 @@ type Slice<'a, M> = (
     &'a [Operation<<M as Model>::Input, <M as Model>::Output>],
 );
 
-/// The memo size of the first pass over the partitions (see [`check_slices`]).
+/// The memo size of the first pass over the partitions (see `check_slices`).
 pub const FIRST_PASS_STATES: usize = 50_000;
 
 /// Checks every partition; with more partitions than threads, in two passes. The first gives

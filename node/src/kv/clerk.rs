@@ -1,11 +1,12 @@
 //! [`Clerk`]: the client library of the key-value service.
 
 use super::{ClientId, KvOp, KvReply, KvRequest, KvResult, Seq};
-use crate::clock::ClockRef;
-use crate::sync::Arc;
 use crate::transport::TransportError;
-use crate::{Instant, NodeId};
+use crate::NodeId;
 use std::time::Duration;
+use threadsim::clock::ClockRef;
+use threadsim::sync::Arc;
+use threadsim::Instant;
 
 /// How a clerk reaches the servers (the simulated network in tests).
 pub trait KvTransport: Send + Sync {

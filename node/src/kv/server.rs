@@ -3,14 +3,14 @@
 use super::{
     ClientId, KvCommand, KvOp, KvReply, KvRequest, KvResult, KvStateMachine, ReadMode, Seq,
 };
-use crate::channel::Receiver;
-use crate::clock::{spawn, ClockJoinHandle, ClockRef, Signal};
 use crate::mutation::{Mutation, MutationSet};
 use crate::node::{Applied, Node, ReadIndexError};
-use crate::sync::{Arc, Mutex};
 use crate::{LogIndex, NodeId, Term};
 use std::collections::BTreeMap;
 use std::time::Duration;
+use threadsim::channel::Receiver;
+use threadsim::clock::{spawn, ClockJoinHandle, ClockRef, Signal};
+use threadsim::sync::{Arc, Mutex};
 
 /// How a server behaves.
 #[derive(Clone, Debug)]

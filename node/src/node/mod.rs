@@ -15,18 +15,18 @@ mod read_index;
 mod shared;
 mod ticker;
 
-use crate::channel::Sender;
-use crate::clock::{spawn, ClockJoinHandle, ClockRef};
 use crate::config::{Config, ConfigError};
 use crate::core::{NotLeader, RaftCore};
 use crate::mutation::Mutation;
 use crate::observer::{Observer, Role};
 use crate::persist::{PersistentState, Persister, StorageError};
-use crate::sync::{Arc, Mutex};
 use crate::transport::{RpcHandler, Transport};
 use crate::{Command, LogIndex, NodeId, Term};
 pub use read_index::ReadIndexError;
 use shared::Shared;
+use threadsim::channel::Sender;
+use threadsim::clock::{spawn, ClockJoinHandle, ClockRef};
+use threadsim::sync::{Arc, Mutex};
 
 /// A committed entry handed to the service, in index order with no gaps.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,7 +109,7 @@ pub enum Step {
     /// It did something; run another pass at once.
     Continue,
     /// Nothing to do until notified or until the deadline, if any.
-    WaitUntil(Option<crate::Instant>),
+    WaitUntil(Option<threadsim::Instant>),
 }
 
 /// Which workers [`Node::new`] runs on threads of their own. A worker that is not spawned can be
@@ -150,7 +150,7 @@ impl Default for Workers {
 
 /// Runs a worker: pass after pass, waiting on `wake` (until the pass's deadline, if any) when a
 /// pass found nothing to do, until a pass says the node is dead.
-fn drive(wake: &crate::clock::Signal, mut pass: impl FnMut() -> Step) {
+fn drive(wake: &threadsim::clock::Signal, mut pass: impl FnMut() -> Step) {
     loop {
         match pass() {
             Step::Exit => return,

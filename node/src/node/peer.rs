@@ -6,8 +6,8 @@ use super::shared::{Inner, Shared};
 use super::Step;
 use crate::messages::{Request, Response};
 use crate::observer::Role;
-use crate::sync::MutexGuard;
 use crate::NodeId;
+use threadsim::sync::MutexGuard;
 
 /// What one peer's replicator carries from pass to pass.
 #[derive(Debug, Default)]
@@ -27,7 +27,7 @@ pub(super) struct Replicator {
 /// its chain never yields. No timer: the yield returns at once when nothing else is runnable.
 pub(super) fn step(shared: &Shared, peer: NodeId, replicator: &mut Replicator) -> Step {
     if replicator.last_batch > 1 {
-        crate::sync::thread::yield_now();
+        threadsim::sync::thread::yield_now();
     }
     let request = {
         let mut inner = shared.lock();
@@ -61,7 +61,7 @@ pub(super) fn step(shared: &Shared, peer: NodeId, replicator: &mut Replicator) -
 /// reply that arrives while the node is paused is handled, late, after it resumes.
 pub(super) fn handle_reply(
     shared: &Shared,
-    wake: &crate::clock::Signal,
+    wake: &threadsim::clock::Signal,
     peer: NodeId,
     request: &Request,
     response: Option<Response>,

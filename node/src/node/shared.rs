@@ -1,19 +1,20 @@
 //! [`Shared`]: the state every thread of a node reaches, and the one place effects are executed.
 
 use super::{Applied, NodeParams, NodeStatus, ReplicationStats};
-use crate::channel::Sender;
-use crate::clock::{ClockRef, Signal};
 use crate::config::Config;
 use crate::core::{Effect, Effects, NotLeader, RaftCore};
 use crate::messages::{Request, Response};
 use crate::mutation::Mutation;
 use crate::observer::{NodeEvent, Observer, Role};
 use crate::persist::{Persister, StateEncoder};
-use crate::rng::DetRng;
-use crate::sync::{Arc, Mutex, MutexGuard};
 use crate::transport::{RpcHandler, Transport};
-use crate::{Command, Instant, LogIndex, NodeId, Term};
+use crate::{Command, LogIndex, NodeId, Term};
 use std::collections::BTreeMap;
+use threadsim::channel::Sender;
+use threadsim::clock::{ClockRef, Signal};
+use threadsim::rng::DetRng;
+use threadsim::sync::{Arc, Mutex, MutexGuard};
+use threadsim::Instant;
 
 /// The state behind the node's lock.
 pub(super) struct Inner {

@@ -4,8 +4,8 @@ use super::shared::{Inner, Shared};
 use super::Step;
 use crate::mutation::Mutation;
 use crate::observer::Role;
-use crate::Instant;
 use std::time::Duration;
+use threadsim::Instant;
 
 /// The broken ticker of [`Mutation::TickerLockstep`]: polls on a 10 ms grid shared by every node
 /// and fires a fixed minimum timeout after the last reset, so nodes that lost their leader

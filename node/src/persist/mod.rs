@@ -7,9 +7,9 @@
 //! appended since the last one; the [`Persister`] still replaces the whole state atomically.
 
 use crate::log::RaftLog;
-use crate::sync::Mutex;
 use crate::{Command, Entry, NodeId, Term};
 use std::ops::Range;
+use threadsim::sync::Mutex;
 
 /// The state Raft requires on stable storage before answering or sending (Figure 2).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! The one place where the concurrency mode is chosen.
 //!
-//! Every other module imports `crate::sync::…` and never `std::sync`, `std::thread`, `loom` or
-//! `shuttle` directly, so the same node code runs on real threads (parking_lot primitives), under
-//! loom (`RUSTFLAGS="--cfg loom"`) and under shuttle (`RUSTFLAGS="--cfg shuttle"`).
+//! Code that imports `threadsim::sync::…` (and never `std::sync`, `std::thread`, `loom` or
+//! `shuttle` directly) runs unchanged on real threads (parking_lot primitives), under loom
+//! (`RUSTFLAGS="--cfg loom"`) and under shuttle (`RUSTFLAGS="--cfg shuttle"`).
 //!
 //! The API is the intersection of the three backends, made poison-free: [`Mutex::lock`] returns the
 //! guard, and [`Condvar::wait`] takes and returns it. There are no timed waits here on purpose:

@@ -1,6 +1,6 @@
-//! [`SystemClock`]: real time, for running the node outside a simulation.
+//! [`SystemClock`]: real time, for running outside a simulation.
 //!
-//! This is the one place in the node that reads the system clock and uses timed condvar waits;
+//! This is the one place that reads the system clock and uses timed condvar waits;
 //! it is only meaningful on real threads, so the std primitives are used directly.
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 

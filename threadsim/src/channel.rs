@@ -1,6 +1,6 @@
 //! A bounded single-producer, single-consumer channel whose waits go through the clock.
 //!
-//! The node hands committed entries to its service through this channel. A thread blocked in
+//! (The Raft node hands committed entries to its service through one.) A thread blocked in
 //! `send` (queue full) or `recv` (queue empty) is durably blocked as far as a fake clock is
 //! concerned, so simulated time can advance while a service is idle.
 

@@ -1,7 +1,7 @@
 //! [`FakeClock`]: simulated time with the semantics of Go's `testing/synctest`.
 //!
 //! Time advances, jumping straight to the next deadline, only when every registered thread is
-//! *durably blocked*: waiting on a clock [`Signal`](node::Signal) (sleeping, waiting for a
+//! *durably blocked*: waiting on a clock [`Signal`](crate::Signal) (sleeping, waiting for a
 //! notification, a channel, a join). A thread blocked on a mutex, or running, is not durably
 //! blocked, so time stands still until it gets there.
 //!
@@ -13,9 +13,9 @@
 //! advances time itself. Everything sits under one mutex; each signal has its own condvar, so a
 //! wake-up wakes exactly one thread.
 
-use node::clock::{SignalId, ThreadTicket};
-use node::sync::{thread, Arc, Condvar, Mutex, MutexGuard};
-use node::{Clock, Instant, Wake};
+use crate::clock::{SignalId, ThreadTicket};
+use crate::sync::{thread, Arc, Condvar, Mutex, MutexGuard};
+use crate::{Clock, Instant, Wake};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A clock whose time moves only when every registered thread is durably blocked.
@@ -156,7 +156,7 @@ impl State {
         assert!(
             self.durably_blocked <= self.registered.len(),
             "{} threads durably blocked but only {} registered: a thread waited on the fake clock \
-             without being spawned through node::clock::spawn",
+             without being spawned through threadsim::spawn",
             self.durably_blocked,
             self.registered.len()
         );
@@ -286,8 +286,8 @@ impl Clock for FakeClock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use node::clock::{spawn, ClockRef};
-    use node::Signal;
+    use crate::clock::{spawn, ClockRef};
+    use crate::Signal;
     use std::time::Duration;
 
     fn with_registered_main<T>(

@@ -1,8 +1,8 @@
-//! Time as the node sees it: `now`, sleeping, and every timed wait, behind one trait.
+//! Time as the code under test sees it: `now`, sleeping, and every timed wait, behind one trait.
 //!
 //! Neither loom nor shuttle models time, and a fake clock can only advance simulated time when it
 //! knows that every thread is *durably blocked* (sleeping or waiting on something only another
-//! thread or the clock can end). So the node never blocks on a std timeout: it blocks on a
+//! thread or the clock can end). So code under test never blocks on a std timeout: it blocks on a
 //! [`Signal`] created by its clock, and its threads are spawned through [`spawn`] so the clock
 //! knows who is running.
 

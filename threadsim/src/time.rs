@@ -1,4 +1,4 @@
-//! A point in time as the node sees it, measured from the start of its [`crate::Clock`].
+//! A point in time as a [`crate::Clock`]'s user sees it, measured from the clock's epoch.
 
 use std::ops::{Add, Sub};
 use std::time::Duration;

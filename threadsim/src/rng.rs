@@ -1,6 +1,6 @@
 //! A small deterministic random source (SplitMix64) that can be split into independent streams.
 //!
-//! Every run has one seed; each node, link and fault injector draws from its own stream derived
+//! Every run has one seed; each component (a node, a link, a fault injector) draws from its own stream derived
 //! from that seed, so adding draws in one place does not shift the numbers seen elsewhere.
 
 use std::time::Duration;

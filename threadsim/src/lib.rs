@@ -1,0 +1,33 @@
+//! Deterministic simulation for code that runs on real threads with locks, condition variables
+//! and timeouts.
+//!
+//! Async code has paused clocks and simulators (tokio's `time::pause`, madsim, turmoil); threaded
+//! code blocked in `Condvar::wait_timeout` or `thread::sleep` has none, and neither loom nor
+//! shuttle models time. This crate gives threaded code a time seam it can be tested through:
+//!
+//! - [`sync`]: one facade that picks parking_lot, loom or shuttle primitives by `cfg`
+//!   (`RUSTFLAGS="--cfg loom"` / `"--cfg shuttle"`), poison-free, with no timed waits.
+//! - [`Clock`]: `now`, `sleep` and every timed wait, through [`Signal`]s (permits, like
+//!   `thread::park`) and threads started with [`spawn`]. [`SystemClock`] is real time.
+//! - [`FakeClock`]: simulated time that jumps to the next deadline only when every registered
+//!   thread is durably blocked (Go's `testing/synctest` semantics), and reports who waits on what
+//!   when it cannot move.
+//! - [`mod@channel`]: a bounded channel whose waits go through the clock.
+//! - [`DetRng`]: a seeded random source that splits into independent streams.
+//! - [`simulation`]: a run with one seed, its fake clock and a real-time watchdog.
+#![deny(missing_docs)]
+
+pub mod channel;
+pub mod clock;
+pub mod fake_clock;
+pub mod rng;
+pub mod simulation;
+pub mod sync;
+pub mod time;
+
+pub use channel::{channel, Receiver, Sender};
+pub use clock::{spawn, Clock, ClockJoinHandle, ClockRef, Signal, SystemClock, Wake};
+pub use fake_clock::FakeClock;
+pub use rng::DetRng;
+pub use simulation::{Sim, SimFailure};
+pub use time::Instant;

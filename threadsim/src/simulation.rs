@@ -1,0 +1,185 @@
+//! Running one simulation: a seed, a fake clock, the registered main thread, and a real-time
+//! watchdog that turns a stall or a deadlock into a failure with a report of every thread.
+
+use crate::fake_clock::FakeClock;
+use crate::rng::DetRng;
+use crate::sync::Arc;
+use crate::{Clock, ClockRef};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// One simulation run: its seed, its fake clock and its root random stream.
+pub struct Sim {
+    seed: u64,
+    clock: Arc<FakeClock>,
+    rng: DetRng,
+}
+
+impl Sim {
+    /// A simulation with `seed` and a fresh fake clock, for callers that run the body themselves
+    /// (under shuttle, where shuttle owns every thread). The caller registers its own thread with
+    /// the clock.
+    pub fn new(seed: u64) -> Sim {
+        Sim {
+            seed,
+            clock: Arc::new(FakeClock::new()),
+            rng: DetRng::new(seed),
+        }
+    }
+
+    /// The run's seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    /// The run's clock.
+    pub fn clock(&self) -> ClockRef {
+        self.clock.clone()
+    }
+    /// The fake clock itself (progress, stall reports).
+    pub fn fake_clock(&self) -> &Arc<FakeClock> {
+        &self.clock
+    }
+    /// An independent random stream for `purpose`, derived from the seed.
+    pub fn rng(&self, purpose: u64) -> DetRng {
+        self.rng.split(purpose)
+    }
+}
+
+/// Why a simulation failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimFailure {
+    /// The seed of the failed run.
+    pub seed: u64,
+    /// What went wrong (panic message, violated invariant, deadlock or watchdog report).
+    pub message: String,
+}
+
+/// Runs `body` as the registered main thread of a fresh simulation with `seed`, on real threads,
+/// and waits for it with a real-time watchdog: a deadlock (every thread waiting with nothing left
+/// to wake them) or a stall (no simulated progress for `limit` of real time) fails the run with a
+/// report of every thread and what it waits on. A panic in `body` fails the run with its message.
+pub fn simulate_on_threads<F, T>(seed: u64, limit: Duration, body: F) -> Result<T, SimFailure>
+where
+    F: FnOnce(&Sim) -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let clock = Arc::new(FakeClock::new());
+    let sim = Sim {
+        seed,
+        clock: clock.clone(),
+        rng: DetRng::new(seed),
+    };
+    let (done_sender, done) = mpsc::channel();
+    let ticket = clock.thread_register("sim-main");
+    let main = std::thread::Builder::new()
+        .name("sim-main".to_string())
+        .spawn(move || {
+            let outcome = catch_unwind(AssertUnwindSafe(|| body(&sim)));
+            let clock = sim.clock.clone();
+            drop(sim);
+            clock.thread_unregister(ticket);
+            let _ = done_sender.send(outcome.map_err(|payload| panic_message(&*payload)));
+        })
+        .expect("spawn the simulation's main thread");
+
+    let mut last = clock.progress();
+    let mut still_for = Duration::ZERO;
+    let poll = Duration::from_millis(100).min(limit);
+    loop {
+        match done.recv_timeout(poll) {
+            Ok(outcome) => {
+                main.join()
+                    .expect("simulation main thread caught its own panic");
+                return outcome.map_err(|message| SimFailure { seed, message });
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(SimFailure {
+                    seed,
+                    message: "simulation main thread vanished".into(),
+                });
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        let progress = clock.progress();
+        if progress.deadlocked {
+            return Err(SimFailure {
+                seed,
+                message: format!("deadlock\n{}", clock.report()),
+            });
+        }
+        if progress == last {
+            still_for += poll;
+            if still_for >= limit {
+                let message = format!(
+                    "watchdog: no simulated progress for {limit:?} of real time (a thread is stuck on a \
+                     lock or spinning)\n{}",
+                    clock.report()
+                );
+                return Err(SimFailure { seed, message });
+            }
+        } else {
+            last = progress;
+            still_for = Duration::ZERO;
+        }
+    }
+}
+
+/// The text of a panic payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        text.to_string()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "panic with a non-text payload".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::spawn;
+    use crate::sync::Mutex;
+
+    #[test]
+    fn a_thread_sleeping_while_holding_a_lock_stalls_time_and_the_watchdog_names_it() {
+        let failure = simulate_on_threads(7, Duration::from_secs(1), |sim| {
+            let clock = sim.clock();
+            let lock = Arc::new(Mutex::new(0u32));
+            let holder_lock = lock.clone();
+            let holder_clock = clock.clone();
+            let _holder = spawn(&clock, "fsync-holder", move || {
+                let mut guard = holder_lock.lock();
+                holder_clock.sleep(Duration::from_millis(5));
+                *guard += 1;
+            });
+            clock.sleep(Duration::from_millis(1));
+            // Blocked on the mutex: not durably blocked, so time cannot reach the holder's deadline.
+            *lock.lock() += 1;
+        })
+        .expect_err("the stall must fail the run");
+        assert_eq!(failure.seed, 7);
+        assert!(failure.message.contains("watchdog"), "{}", failure.message);
+        assert!(
+            failure
+                .message
+                .contains("fsync-holder: durably blocked on 'sleep'"),
+            "{}",
+            failure.message
+        );
+        assert!(
+            failure.message.contains("sim-main: NOT durably blocked"),
+            "{}",
+            failure.message
+        );
+    }
+
+    #[test]
+    fn a_panic_in_the_body_fails_the_run_with_its_message_and_seed() {
+        let failure =
+            simulate_on_threads(11, Duration::from_secs(60), |_| -> () { panic!("boom") })
+                .expect_err("the panic must fail the run");
+        assert_eq!((failure.seed, failure.message.as_str()), (11, "boom"));
+    }
+}
