@@ -82,7 +82,7 @@ pub fn kv_workload(mutations: MutationSet, apply_capacity: usize) {
         duration: Duration::from_secs(3),
         clients_with_old_leader: 1,
         mutations,
-        apply_capacity,
+        apply_capacity: Some(apply_capacity),
         ..KvWorkloadConfig::default()
     };
     let run = run_kv_workload(&sim, &config);

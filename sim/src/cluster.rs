@@ -2,6 +2,7 @@
 //! and the checks the tests build on (one leader, agreement, commit by k nodes).
 
 use crate::disk::Disk;
+use crate::events::Events;
 use crate::invariants::Invariants;
 use crate::network::{NetConfig, Network};
 use crate::runner::Sim;
@@ -67,6 +68,7 @@ struct Running {
 /// A simulated cluster. Dropping it crashes every node and joins every thread.
 pub struct Cluster {
     clock: ClockRef,
+    events: Events,
     config: ClusterConfig,
     network: Arc<Network>,
     disks: Vec<Arc<Disk>>,
@@ -86,7 +88,8 @@ impl Cluster {
     pub fn new(sim: &Sim, config: ClusterConfig) -> Cluster {
         assert!(config.nodes >= 1, "a cluster needs at least one node");
         let clock = sim.clock();
-        let network = Network::new(clock.clone(), config.net.clone(), sim.rng(NETWORK_STREAM));
+        let events = Events::new(clock.clone(), sim.trace().clone());
+        let network = Network::new(events.clone(), config.net.clone(), sim.rng(NETWORK_STREAM));
         let cluster = Cluster {
             disks: (0..config.nodes)
                 .map(|_| Arc::new(Disk::with_layout(disk_layout(&config))))
@@ -95,7 +98,8 @@ impl Cluster {
             network,
             running: Mutex::new(BTreeMap::new()),
             incarnations: Mutex::new(BTreeMap::new()),
-            invariants: Arc::new(Invariants::with_clock(sim.clock())),
+            invariants: Arc::new(Invariants::with_events(events.clone())),
+            events,
             node_seeds: sim.rng(NODE_STREAM),
             rng: Mutex::new(sim.rng(HARNESS_STREAM)),
             config,
@@ -219,7 +223,7 @@ impl Cluster {
     /// Crashes `node`: its instance stops sending and receiving at once, its threads are joined,
     /// and only its disk survives. No-op if it is already down.
     pub fn crash(&self, node: NodeId) {
-        tracing::info!(target: "interleave", "[{}] crash {node}", self.clock.now());
+        self.events.info(format!("crash {node}"));
         let running = self.running.lock().remove(&node);
         if let Some(running) = running {
             self.network.detach(node);
@@ -234,7 +238,7 @@ impl Cluster {
     /// Starts a new instance of `node` from its disk (crashing the current one first). Fails if
     /// the node refuses to start (corrupt storage).
     pub fn restart(&self, node: NodeId) -> Result<(), NodeError> {
-        tracing::info!(target: "interleave", "[{}] restart {node}", self.clock.now());
+        self.events.info(format!("restart {node}"));
         self.crash(node);
         self.disk(node).reboot();
         self.start_node(node)
@@ -242,7 +246,7 @@ impl Cluster {
 
     /// Pauses every thread of `node` (see [`Node::pause`]).
     pub fn pause(&self, node: NodeId) {
-        tracing::info!(target: "interleave", "[{}] pause {node}", self.clock.now());
+        self.events.info(format!("pause {node}"));
         if let Some(running) = self.running.lock().get(&node) {
             running.node.pause();
         }
@@ -250,7 +254,7 @@ impl Cluster {
 
     /// Resumes a paused node.
     pub fn resume(&self, node: NodeId) {
-        tracing::info!(target: "interleave", "[{}] resume {node}", self.clock.now());
+        self.events.info(format!("resume {node}"));
         if let Some(running) = self.running.lock().get(&node) {
             running.node.resume();
         }

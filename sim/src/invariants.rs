@@ -11,10 +11,10 @@
 //! A violation is recorded with the index or term and the nodes involved, printed at once, and
 //! turned into a test failure by the harness at its next call.
 
+use crate::events::Events;
 use node::{Applied, Command, LogIndex, NodeEvent, NodeId, Observer, Role, Term};
 use std::collections::BTreeMap;
 use threadsim::sync::Mutex;
-use threadsim::ClockRef;
 
 /// What the invariants have seen, for vacuity guards and progress output.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -46,7 +46,7 @@ struct State {
 #[derive(Default)]
 pub struct Invariants {
     state: Mutex<State>,
-    clock: Option<ClockRef>,
+    events: Option<Events>,
 }
 
 impl Invariants {
@@ -55,29 +55,36 @@ impl Invariants {
         Invariants::default()
     }
 
-    /// A checker whose trace events carry `clock`'s time.
-    pub fn with_clock(clock: ClockRef) -> Invariants {
+    /// A checker that records what it sees (roles, applied entries, violations) in `events`.
+    pub fn with_events(events: Events) -> Invariants {
         Invariants {
             state: Mutex::default(),
-            clock: Some(clock),
+            events: Some(events),
         }
     }
 
-    fn now(&self) -> String {
-        self.clock
-            .as_ref()
-            .map_or_else(String::new, |clock| clock.now().to_string())
+    fn info(&self, text: impl FnOnce() -> String) {
+        if let Some(events) = &self.events {
+            events.info(text());
+        }
     }
 
-    fn violation(state: &mut State, description: String) {
+    fn debug(&self, text: impl FnOnce() -> String) {
+        if let Some(events) = &self.events {
+            events.debug(text());
+        }
+    }
+
+    fn violation(&self, state: &mut State, description: String) {
         if state.violations.is_empty() {
-            tracing::error!(target: "interleave", "invariant violated: {description}");
+            self.info(|| format!("invariant violated: {description}"));
         }
         state.violations.push(description);
     }
 
     /// `node` applied `applied`: checks it against what every other node applied at that index.
     pub fn on_applied(&self, node: NodeId, applied: &Applied) {
+        self.debug(|| format!("{node} applied {} {}", applied.index, applied.command));
         let mut state = self.state.lock();
         let expected = state
             .applied_upto
@@ -86,7 +93,7 @@ impl Invariants {
             .unwrap_or_default()
             .next();
         if applied.index != expected {
-            Self::violation(
+            self.violation(
                 &mut state,
                 format!(
                     "{node} applied index {} but the next index to apply was {expected}",
@@ -103,7 +110,7 @@ impl Invariants {
                     "State Machine Safety: at index {} {node} applied {} but {first} applied {}",
                     applied.index, applied.command, command
                 );
-                Self::violation(&mut state, description);
+                self.violation(&mut state, description);
             }
             Some(_) => {}
             None => {
@@ -122,7 +129,7 @@ impl Invariants {
         let newest = state.leaders.keys().next_back().copied();
         if newest.is_some_and(|newest| newest > term) {
             state.observed.reads_by_deposed_leaders += 1;
-            tracing::debug!(target: "interleave", "[{}] {node} served a read as deposed leader of {term}", self.now());
+            self.debug(|| format!("{node} served a read as deposed leader of {term}"));
         }
     }
 
@@ -192,10 +199,10 @@ impl Observer for Invariants {
     fn on_event(&self, node: NodeId, event: &NodeEvent) {
         match event {
             NodeEvent::RoleChanged { term, role } => {
-                tracing::info!(target: "interleave", "[{}] {node} is {role:?} in {term}", self.now())
+                self.info(|| format!("{node} is {role:?} in {term}"))
             }
             NodeEvent::CommitAdvanced { commit_index } => {
-                tracing::debug!(target: "interleave", "[{}] {node} commits up to {commit_index}", self.now())
+                self.debug(|| format!("{node} commits up to {commit_index}"))
             }
             NodeEvent::InvariantViolated { .. } => {}
         }
@@ -208,7 +215,7 @@ impl Observer for Invariants {
                 Some(&other) if other != node => {
                     let description =
                         format!("Election Safety: {other} and {node} are both leaders of {term}");
-                    Self::violation(&mut state, description);
+                    self.violation(&mut state, description);
                 }
                 Some(_) => {}
                 None => {
@@ -216,7 +223,7 @@ impl Observer for Invariants {
                     state.observed.leaders_elected += 1;
                 }
             },
-            NodeEvent::InvariantViolated { description } => Self::violation(
+            NodeEvent::InvariantViolated { description } => self.violation(
                 &mut state,
                 format!("local invariant of {node}: {description}"),
             ),

@@ -43,8 +43,10 @@ pub struct KvWorkloadConfig {
     pub op_deadline: Duration,
     /// Clients kept on the old leader's side of each partition.
     pub clients_with_old_leader: usize,
-    /// Capacity of each node's apply channel.
-    pub apply_capacity: usize,
+    /// Capacity of each node's apply channel; `None` draws it from the seed among
+    /// [`APPLY_CAPACITIES`], so some runs have a service that falls behind and fills it
+    /// (backpressure on the node's applier).
+    pub apply_capacity: Option<usize>,
     /// Whether nodes are crashed and restarted now and then.
     pub crashes: bool,
 }
@@ -61,7 +63,7 @@ impl Default for KvWorkloadConfig {
             unreliable: true,
             op_deadline: Duration::from_millis(1000),
             clients_with_old_leader: 6,
-            apply_capacity: 64,
+            apply_capacity: None,
             crashes: true,
         }
     }
@@ -132,6 +134,10 @@ impl KvTransport for SimKvTransport {
 }
 
 const WORKLOAD_STREAM: u64 = 10;
+const APPLY_CAPACITY_STREAM: u64 = 11;
+
+/// The apply-channel capacities a run draws from when the configuration leaves it open.
+pub const APPLY_CAPACITIES: [usize; 4] = [1, 4, 16, 64];
 
 /// Runs the workload on a fresh cluster and returns its history (unchecked). Panics (failing
 /// the simulation) on a continuous-invariant violation.
@@ -143,7 +149,9 @@ pub fn run_kv_workload(sim: &Sim, config: &KvWorkloadConfig) -> KvRun {
     let mut cluster_config = ClusterConfig::new(config.nodes);
     cluster_config.net.unreliable = config.unreliable;
     cluster_config.node.mutations = config.mutations.clone();
-    cluster_config.apply_capacity = config.apply_capacity;
+    cluster_config.apply_capacity = config.apply_capacity.unwrap_or_else(|| {
+        APPLY_CAPACITIES[sim.rng(APPLY_CAPACITY_STREAM).index(APPLY_CAPACITIES.len())]
+    });
     cluster_config.kv = Some(KvServerConfig {
         read_mode: config.read_mode,
         mutations: config.mutations.clone(),
@@ -357,7 +365,7 @@ pub fn write_failure(
 /// The command that re-checks a history file written by [`write_failure`].
 pub fn recheck_command(file: &Path) -> String {
     format!(
-        "cargo run --release -p sim --bin interleave -- check --model kv --format json {} --html {}",
+        "cargo run --release -p interleave -- check --model kv --format json {} --html {}",
         file.display(),
         file.parent().map_or_else(|| ".".into(), |dir| dir.display().to_string())
     )

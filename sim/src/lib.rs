@@ -23,6 +23,7 @@
 pub mod chaos;
 pub mod cluster;
 pub mod disk;
+pub mod events;
 pub mod invariants;
 pub mod kv_workload;
 pub mod mutants;

@@ -6,6 +6,7 @@
 //! the reply waits its own delay and is checked again. A lost message or an unreachable target
 //! still costs the sender its full timeout.
 
+use crate::events::{node_list, Events};
 use node::messages::{Request, Response};
 use node::{NodeId, RpcHandler, Transport, TransportError};
 use std::collections::{BTreeMap, BTreeSet};
@@ -88,6 +89,7 @@ struct State {
 /// The simulated network shared by a cluster.
 pub struct Network {
     clock: ClockRef,
+    events: Events,
     state: Mutex<State>,
 }
 
@@ -133,11 +135,13 @@ impl State {
 }
 
 impl Network {
-    /// A network with every link up; `rng` is the stream its delays and losses come from.
-    pub fn new(clock: ClockRef, config: NetConfig, rng: DetRng) -> Arc<Network> {
+    /// A network with every link up; `rng` is the stream its delays and losses come from, and
+    /// faults are recorded in `events`.
+    pub fn new(events: Events, config: NetConfig, rng: DetRng) -> Arc<Network> {
         assert!(config.delay_min <= config.delay_max, "empty delay range");
         Arc::new(Network {
-            clock,
+            clock: events.clock().clone(),
+            events,
             state: Mutex::new(State {
                 config,
                 endpoints: BTreeMap::new(),
@@ -203,7 +207,9 @@ impl Network {
 
     /// Splits the nodes into `groups` that cannot reach each other; a node in no group is isolated.
     pub fn partition(&self, groups: &[Vec<NodeId>]) {
-        tracing::info!(target: "interleave", "[{}] partition {groups:?}", self.clock.now());
+        let groups_text: Vec<String> = groups.iter().map(|group| node_list(group)).collect();
+        self.events
+            .info(format!("partition {}", groups_text.join(" ")));
         let mut state = self.state.lock();
         let nodes: Vec<NodeId> = state.endpoints.keys().copied().collect();
         let group_of = |node: NodeId| groups.iter().position(|group| group.contains(&node));
@@ -220,13 +226,14 @@ impl Network {
 
     /// Cuts the link from `from` to `to` only: `to` can still send to `from`.
     pub fn partition_one_way(&self, from: NodeId, to: NodeId) {
-        tracing::info!(target: "interleave", "[{}] cut {from} -> {to}", self.clock.now());
+        self.events.info(format!("cut {from} -> {to}"));
         self.state.lock().cut.insert((from, to));
     }
 
     /// Takes `node`'s network interface down or up (its links stay as they are).
     pub fn set_up(&self, node: NodeId, up: bool) {
-        tracing::info!(target: "interleave", "[{}] {node} network {}", self.clock.now(), if up { "up" } else { "down" });
+        self.events
+            .info(format!("{node} network {}", if up { "up" } else { "down" }));
         let mut state = self.state.lock();
         state.endpoint(node).up = up;
     }
@@ -238,7 +245,7 @@ impl Network {
 
     /// Restores every link and interface.
     pub fn heal(&self) {
-        tracing::info!(target: "interleave", "[{}] heal", self.clock.now());
+        self.events.info("heal".to_string());
         let mut state = self.state.lock();
         state.cut.clear();
         for endpoint in state.endpoints.values_mut() {
@@ -248,7 +255,14 @@ impl Network {
 
     /// Turns message loss on or off.
     pub fn set_unreliable(&self, unreliable: bool) {
-        self.state.lock().config.unreliable = unreliable;
+        let mut state = self.state.lock();
+        if state.config.unreliable != unreliable {
+            self.events.info(format!(
+                "network {}",
+                if unreliable { "unreliable" } else { "reliable" }
+            ));
+        }
+        state.config.unreliable = unreliable;
     }
 
     /// The current delays, loss rates and timeout.

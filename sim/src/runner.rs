@@ -2,6 +2,7 @@
 //! command printed on failure. The run itself is [`threadsim::simulation`].
 
 use std::time::Duration;
+use threadsim::{Engine, Run, Scheduler};
 pub use threadsim::{Sim, SimFailure};
 
 /// Environment variable that replaces a test's seeds with one seed.
@@ -64,15 +65,43 @@ fn parse_watchdog(text: Option<&str>) -> Result<Duration, String> {
     }
 }
 
-/// Runs `body` as the registered main thread of a fresh simulation with `seed`, on real threads,
-/// under the watchdog ([`WATCHDOG_VARIABLE`]); see [`threadsim::simulation::simulate_on_threads`].
+/// Scheduling steps after which a controlled run fails as a livelock: far above the ~25M steps
+/// of the largest default workload.
+pub const MAX_CONTROLLED_STEPS: u64 = 2_000_000_000;
+
+/// The engine this build runs simulations on by default: real threads under the watchdog
+/// ([`WATCHDOG_VARIABLE`]), or, in the shuttle build, controlled executions with the random
+/// scheduler.
+pub fn default_engine() -> Engine {
+    if threadsim::sync::CONTROLLED_EXECUTIONS {
+        Engine::Controlled {
+            scheduler: Scheduler::Random,
+            max_steps: MAX_CONTROLLED_STEPS,
+        }
+    } else {
+        Engine::OsThreads {
+            watchdog: watchdog_limit().unwrap_or_else(|message| panic!("{message}")),
+        }
+    }
+}
+
+/// Runs `body` as the registered main thread of a fresh simulation with `seed` on the
+/// [`default_engine`]; see [`threadsim::simulate`].
 pub fn simulate<F, T>(seed: u64, body: F) -> Result<T, SimFailure>
 where
     F: FnOnce(&Sim) -> T + Send + 'static,
     T: Send + 'static,
 {
-    let limit = watchdog_limit().unwrap_or_else(|message| panic!("{message}"));
-    threadsim::simulation::simulate_on_threads(seed, limit, body)
+    simulate_on(seed, &default_engine(), body).result
+}
+
+/// [`simulate`] on `engine`, returning the trace and schedule too.
+pub fn simulate_on<F, T>(seed: u64, engine: &Engine, body: F) -> Run<T>
+where
+    F: FnOnce(&Sim) -> T + Send + 'static,
+    T: Send + 'static,
+{
+    threadsim::simulate(seed, engine, body)
 }
 
 /// Runs `body` once per seed of [`seeds`]`(defaults)`; on the first failure panics with the

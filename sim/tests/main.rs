@@ -3,7 +3,6 @@
 
 mod agreement;
 mod chaos;
-mod cli;
 mod election;
 mod faults;
 mod kv;

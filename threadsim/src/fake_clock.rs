@@ -14,7 +14,7 @@
 //! wake-up wakes exactly one thread.
 
 use crate::clock::{SignalId, ThreadTicket};
-use crate::sync::{thread, Arc, Condvar, Mutex, MutexGuard};
+use crate::sync::{thread, Arc, Condvar, Mutex, MutexGuard, Waiting};
 use crate::{Clock, Instant, Wake};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,7 +24,7 @@ pub struct FakeClock {
 }
 
 struct Slot {
-    label: String,
+    label: std::sync::Arc<str>,
     permit: bool,
     waiting: bool,
     waiter: Option<String>,
@@ -193,7 +193,7 @@ impl Clock for FakeClock {
     fn signal_create(&self, label: &str) -> SignalId {
         let mut state = self.lock();
         let slot = Slot {
-            label: label.to_string(),
+            label: label.into(),
             permit: false,
             waiting: false,
             waiter: None,
@@ -243,6 +243,10 @@ impl Clock for FakeClock {
             state.timers.insert((deadline, id));
         }
         state.durably_blocked += 1;
+        let _note = crate::sync::note_wait(|| Waiting::Signal {
+            label: state.slot(id).label.clone(),
+            deadline,
+        });
         state.advance_if_quiescent();
         while state.slot(id).waiting {
             state = wake.wait(state);

@@ -14,20 +14,26 @@
 //!   when it cannot move.
 //! - [`mod@channel`]: a bounded channel whose waits go through the clock.
 //! - [`DetRng`]: a seeded random source that splits into independent streams.
-//! - [`simulation`]: a run with one seed, its fake clock and a real-time watchdog.
+//! - [`simulation`]: a run with one seed, its fake clock and its event [`Trace`], on real threads
+//!   under a watchdog or, in a shuttle build, as one controlled execution whose every thread
+//!   switch is decided by the seed ([`Engine`]).
 #![deny(missing_docs)]
 
 pub mod channel;
 pub mod clock;
+pub mod digest;
 pub mod fake_clock;
 pub mod rng;
 pub mod simulation;
 pub mod sync;
 pub mod time;
+pub mod trace;
 
 pub use channel::{channel, Receiver, Sender};
 pub use clock::{spawn, Clock, ClockJoinHandle, ClockRef, Signal, SystemClock, Wake};
+pub use digest::Digest;
 pub use fake_clock::FakeClock;
 pub use rng::DetRng;
-pub use simulation::{Sim, SimFailure};
+pub use simulation::{simulate, Engine, Run, ScheduleSummary, Scheduler, Sim, SimFailure};
 pub use time::Instant;
+pub use trace::{Level, Trace, TraceLog};

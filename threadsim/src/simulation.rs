@@ -1,30 +1,45 @@
-//! Running one simulation: a seed, a fake clock, the registered main thread, and a real-time
-//! watchdog that turns a stall or a deadlock into a failure with a report of every thread.
+//! Running one simulation: a seed, a fake clock, an event trace and the registered main thread,
+//! on one of two [`Engine`]s:
+//!
+//! - **OS threads**: every thread is a real thread and the operating system schedules them; a
+//!   real-time watchdog turns a stall or a deadlock into a failure with a report of every thread.
+//!   Real preemption, but the interleaving is not reproducible.
+//! - **Controlled**: every thread is a shuttle task on one OS thread, and a scheduler seeded by
+//!   the run's seed picks which runs next at every synchronization point, so the whole run (the
+//!   schedule, and everything that follows from it) is a function of the seed. Only in builds with
+//!   `cfg(shuttle)` ([`crate::sync::CONTROLLED_EXECUTIONS`]).
 
 use crate::fake_clock::FakeClock;
 use crate::rng::DetRng;
 use crate::sync::Arc;
+use crate::trace::{Trace, TraceLog, DEFAULT_TRACE_LIMIT};
 use crate::{Clock, ClockRef};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::time::Duration;
 
-/// One simulation run: its seed, its fake clock and its root random stream.
+/// One simulation run: its seed, its fake clock, its root random stream and its event trace.
 pub struct Sim {
     seed: u64,
     clock: Arc<FakeClock>,
     rng: DetRng,
+    trace: Trace,
 }
 
 impl Sim {
-    /// A simulation with `seed` and a fresh fake clock, for callers that run the body themselves
-    /// (under shuttle, where shuttle owns every thread). The caller registers its own thread with
-    /// the clock.
+    /// A simulation with `seed`, a fresh fake clock and a fresh trace, for callers that run the
+    /// body themselves (under shuttle, where shuttle owns every thread). The caller registers its
+    /// own thread with the clock.
     pub fn new(seed: u64) -> Sim {
+        Sim::with_trace(seed, Trace::with_limit(DEFAULT_TRACE_LIMIT))
+    }
+
+    fn with_trace(seed: u64, trace: Trace) -> Sim {
         Sim {
             seed,
             clock: Arc::new(FakeClock::new()),
             rng: DetRng::new(seed),
+            trace,
         }
     }
 
@@ -43,6 +58,120 @@ impl Sim {
     /// An independent random stream for `purpose`, derived from the seed.
     pub fn rng(&self, purpose: u64) -> DetRng {
         self.rng.split(purpose)
+    }
+    /// The run's event trace.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+}
+
+/// Which controlled scheduler picks the next thread at each synchronization point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheduler {
+    /// A uniformly random runnable thread at every step.
+    Random,
+    /// Probabilistic concurrency testing: threads run by random priority, and at `depth - 1`
+    /// random steps within the first `horizon` scheduling decisions the running thread is demoted
+    /// below all others (Burckhardt et al., ASPLOS 2010). Finds bugs that need a few preemptions
+    /// at the right places.
+    Pct {
+        /// The bug depth: one more than the number of priority changes.
+        depth: u64,
+        /// How many scheduling decisions a run is expected to make (where change points fall).
+        horizon: u64,
+    },
+}
+
+/// What a controlled execution's scheduler did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScheduleSummary {
+    /// Scheduling decisions with more than one runnable thread.
+    pub decisions: u64,
+    /// Digest of every thread switch, in order: two runs with the same digest ran the same
+    /// schedule.
+    pub digest: u64,
+    /// Threads (shuttle tasks) the execution created.
+    pub tasks: u64,
+}
+
+/// How a simulation's threads are run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// Real threads scheduled by the operating system; the watchdog fails a run that makes no
+    /// simulated progress for this long.
+    OsThreads {
+        /// The watchdog period (real time).
+        watchdog: Duration,
+    },
+    /// Every thread a shuttle task, switched by `scheduler` seeded by the run's seed.
+    Controlled {
+        /// The scheduler.
+        scheduler: Scheduler,
+        /// The run fails after this many scheduling steps (a livelock bound).
+        max_steps: u64,
+    },
+}
+
+/// A finished simulation: the body's value or the failure, the trace, and for a controlled run
+/// its schedule.
+#[derive(Debug)]
+pub struct Run<T> {
+    /// The body's value, or why the run failed.
+    pub result: Result<T, SimFailure>,
+    /// Everything the run recorded.
+    pub trace: TraceLog,
+    /// The schedule of a controlled run.
+    pub schedule: Option<ScheduleSummary>,
+}
+
+/// Runs `body` as the registered main thread (`sim-main`) of a fresh simulation with `seed` on
+/// `engine`. A controlled engine in a build without shuttle, or OS threads in a shuttle build,
+/// fails the run with a message saying so.
+pub fn simulate<F, T>(seed: u64, engine: &Engine, body: F) -> Run<T>
+where
+    F: FnOnce(&Sim) -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let trace = Trace::with_limit(DEFAULT_TRACE_LIMIT);
+    match *engine {
+        Engine::OsThreads { watchdog } => {
+            let result = if crate::sync::CONTROLLED_EXECUTIONS {
+                Err(SimFailure {
+                    seed,
+                    message:
+                        "this build runs every thread under shuttle: use the controlled engine"
+                            .into(),
+                })
+            } else {
+                run_on_threads(Sim::with_trace(seed, trace.clone()), watchdog, body)
+            };
+            Run {
+                result,
+                trace: trace.take(),
+                schedule: None,
+            }
+        }
+        Engine::Controlled {
+            scheduler,
+            max_steps,
+        } => {
+            let run_trace = trace.clone();
+            let (result, schedule) =
+                crate::sync::run_controlled(seed, scheduler, max_steps, move || {
+                    let sim = Sim::with_trace(seed, run_trace);
+                    let clock = sim.clock.clone();
+                    let ticket = clock.thread_register("sim-main");
+                    let value = body(&sim);
+                    drop(sim);
+                    clock.thread_unregister(ticket);
+                    value
+                });
+            Run {
+                result: result.map_err(|message| SimFailure { seed, message }),
+                trace: trace.take(),
+                schedule: Some(schedule),
+            }
+        }
     }
 }
 
@@ -64,12 +193,16 @@ where
     F: FnOnce(&Sim) -> T + Send + 'static,
     T: Send + 'static,
 {
-    let clock = Arc::new(FakeClock::new());
-    let sim = Sim {
-        seed,
-        clock: clock.clone(),
-        rng: DetRng::new(seed),
-    };
+    run_on_threads(Sim::new(seed), limit, body)
+}
+
+fn run_on_threads<F, T>(sim: Sim, limit: Duration, body: F) -> Result<T, SimFailure>
+where
+    F: FnOnce(&Sim) -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let seed = sim.seed;
+    let clock = sim.clock.clone();
     let (done_sender, done) = mpsc::channel();
     let ticket = clock.thread_register("sim-main");
     let main = std::thread::Builder::new()

@@ -150,6 +150,8 @@ impl Shared {
         self.peer_wake.keys().copied().collect()
     }
 
+    /// The node's lock (a deadlock report names the caller's line).
+    #[track_caller]
     pub fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock()
     }

@@ -43,7 +43,9 @@ fn a_broken_node_exits_one_and_prints_a_replay_line() {
     ]);
     assert_eq!(code, 1, "{stdout}");
     assert!(
-        stdout.contains("FAILED seed") && stdout.contains("replay: cargo run"),
+        stdout.contains("FAILED seed")
+            && stdout.contains("replay: cargo run --release -p interleave -- replay --seed")
+            && stdout.contains("replay verified: rerun once, the same violation"),
         "{stdout}"
     );
     // A run stopped by its violation has no figures; the summary says they are left out.
@@ -153,4 +155,109 @@ fn an_impossible_duration_is_a_usage_error() {
     let (code, _, stderr) = interleave(&["chaos", "--duration", "0"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("--duration"), "{stderr}");
+}
+
+/// The arguments of a printed replay line (everything after `cargo run ... --`).
+fn replay_arguments(line: &str) -> Vec<String> {
+    let (_, arguments) = line.split_once(" -- ").expect("a cargo run line");
+    arguments.split_whitespace().map(str::to_string).collect()
+}
+
+/// For several broken variants: deterministic chaos finds a failing seed and verifies its replay;
+/// the printed replay line, run twice in fresh processes, gives the same violation and the same
+/// trace digest, and says it is the run that found it.
+#[test]
+fn deterministic_failures_replay_exactly_in_fresh_processes() {
+    let variants: [&[&str]; 4] = [
+        &["--mutation", "commit-old-term"],
+        &["--mutation", "no-step-down-on-higher-term"],
+        &["--mutation", "sleep-in-persist", "--scheduler", "pct"],
+        &["--workload", "kv", "--read-mode", "unsafe-local"],
+    ];
+    let out = std::env::temp_dir().join(format!("interleave-exact-{}", std::process::id()));
+    for variant in variants {
+        let mut args = vec![
+            "chaos",
+            "--seeds",
+            "100",
+            "--workers",
+            "1",
+            "--fail-fast",
+            "--json",
+        ];
+        args.extend_from_slice(variant);
+        args.extend_from_slice(&["--out", out.to_str().expect("UTF-8 path")]);
+        let (code, stdout, stderr) = interleave(&args);
+        assert_eq!(code, 1, "{variant:?} was not found: {stdout}{stderr}");
+        let failed: serde_json::Value = stdout
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("JSON"))
+            .find(|object| object["verdict"] == "failed")
+            .expect("a failing seed");
+        assert_eq!(failed["replay_verified"], true, "{failed}");
+        let replay = replay_arguments(failed["replay"].as_str().expect("a replay line"));
+        assert!(replay.contains(&"--expect".to_string()), "{replay:?}");
+        for _ in 0..2 {
+            let mut args: Vec<&str> = replay.iter().map(String::as_str).collect();
+            args.push("--json");
+            let (code, stdout, stderr) = interleave(&args);
+            assert_eq!(code, 1, "{args:?}: {stdout}{stderr}");
+            let replayed: serde_json::Value = serde_json::from_str(stdout.trim()).expect("JSON");
+            assert_eq!(replayed["violation"], failed["violation"], "{variant:?}");
+            assert_eq!(
+                replayed["trace_digest"], failed["trace_digest"],
+                "{variant:?}"
+            );
+            assert_eq!(
+                replayed["schedule_digest"], failed["schedule_digest"],
+                "{variant:?}"
+            );
+            assert_eq!(replayed["matches_expected"], true, "{variant:?}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_replay_on_os_threads_counts_how_often_it_fails_and_how_often_it_is_identical() {
+    let (code, stdout, stderr) = interleave(&[
+        "replay",
+        "--seed",
+        "1",
+        "--rounds",
+        "20",
+        "--scheduler",
+        "os",
+        "--attempts",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let replayed: serde_json::Value = serde_json::from_str(stdout.trim()).expect("JSON");
+    assert_eq!(replayed["attempts"], 3);
+    assert_eq!(replayed["failed"], 0);
+    assert!(replayed["identical"]
+        .as_u64()
+        .is_some_and(|n| (1..=3).contains(&n)));
+    assert_eq!(replayed["schedule_digest"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_deadlock_is_reported_with_every_thread_and_what_it_waits_for() {
+    let (code, stdout, stderr) = interleave(&[
+        "replay",
+        "--seed",
+        "1",
+        "--mutation",
+        "sleep-in-persist",
+        "--scheduler",
+        "pct",
+    ]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("deadlock: no thread can run:")
+            && stdout.contains("waits for the lock taken at node/src/node/")
+            && stdout.contains("n0-ticker: waits for"),
+        "{stdout}"
+    );
 }

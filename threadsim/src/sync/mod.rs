@@ -101,7 +101,10 @@ mod backend {
             Mutex(model::sync::Mutex::new(value))
         }
         /// Blocks until the lock is held.
+        #[track_caller]
         pub fn lock(&self) -> MutexGuard<'_, T> {
+            let caller = std::panic::Location::caller();
+            let _note = super::note_wait(|| super::Waiting::Lock(caller));
             if super::lock_stats::ENABLED {
                 if let Ok(guard) = self.0.try_lock() {
                     super::lock_stats::record_uncontended();
@@ -160,6 +163,81 @@ mod backend {
 }
 
 pub use backend::{atomic, thread, Arc, Condvar, Mutex, MutexGuard};
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_twin_source_path_is_shown_as_the_original() {
+        assert_eq!(
+            super::tidy_path("twins/node-shuttle/../../node/src/node/shared.rs"),
+            "node/src/node/shared.rs"
+        );
+        assert_eq!(super::tidy_path("../x/./y.rs"), "../x/y.rs");
+    }
+}
+
+#[cfg(shuttle)]
+mod controlled;
+#[cfg(not(shuttle))]
+#[path = "no_controlled.rs"]
+mod controlled;
+
+pub(crate) use controlled::note_wait;
+pub(crate) use controlled::run as run_controlled;
+/// Whether this build can run controlled executions (shuttle's scheduler, one seed deciding
+/// every thread switch): true in shuttle builds only.
+pub const CONTROLLED_EXECUTIONS: bool = controlled::AVAILABLE;
+
+/// What a task is about to wait for, noted for deadlock reports in controlled executions.
+#[derive(Clone, Debug)]
+pub(crate) enum Waiting {
+    /// The lock taken at this source location (noted by the shuttle backend's `lock`).
+    #[cfg_attr(not(any(loom, shuttle, interleave_std_mutex)), allow(dead_code))]
+    Lock(&'static std::panic::Location<'static>),
+    /// A clock signal, with the deadline of the wait if it has one.
+    Signal {
+        /// The signal's label.
+        label: std::sync::Arc<str>,
+        /// When the wait times out.
+        deadline: Option<crate::Instant>,
+    },
+}
+
+/// `a/b/../../c/d.rs` as `c/d.rs`: the twin packages compile sources through such paths.
+fn tidy_path(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            ".." if parts.last().is_some_and(|last| *last != "..") => {
+                parts.pop();
+            }
+            "." => {}
+            _ => parts.push(part),
+        }
+    }
+    parts.join("/")
+}
+
+impl std::fmt::Display for Waiting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Waiting::Lock(location) => write!(
+                f,
+                "the lock taken at {}:{}",
+                tidy_path(location.file()),
+                location.line()
+            ),
+            Waiting::Signal {
+                label,
+                deadline: None,
+            } => write!(f, "signal '{label}' (no deadline)"),
+            Waiting::Signal {
+                label,
+                deadline: Some(deadline),
+            } => write!(f, "signal '{label}' (until {deadline})"),
+        }
+    }
+}
 
 /// Counts of lock acquisitions, for the lock-contention benchmark. Only recorded when built with
 /// `--cfg interleave_lock_stats`; otherwise [`lock_stats::ENABLED`] is a constant `false` and

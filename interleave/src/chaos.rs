@@ -1,0 +1,334 @@
+//! `interleave chaos`: seeds in parallel, one independent run per seed, each failure replayed
+//! before it is reported, a progress line, and a summary.
+
+use crate::cli::{ChaosArgs, WorkloadKind};
+use crate::engines::{run_seed, EngineChoice};
+use crate::failure_folder;
+use crate::outcome::SeedOutcome;
+use crate::replay_line::replay_line;
+use crate::verify::Verification;
+use sim::ChaosReport;
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+
+/// Failing seeds whose folders are written (the rest are reported, not saved).
+const MAX_SAVED_FAILURES: usize = 100;
+
+/// A finished seed as a worker hands it over.
+struct Finished {
+    outcome: SeedOutcome,
+    /// For a failing seed: what its rerun showed.
+    verification: Option<Verification>,
+}
+
+/// Runs `args.seeds` seeds on `engine` with `workers` threads; exit 0 when nothing was found, 1
+/// when a seed failed or a replay diverged.
+pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
+    let workers = args
+        .workers
+        .map_or_else(
+            || std::thread::available_parallelism().map_or(2, |n| n.get()),
+            |n| n as usize,
+        )
+        .min(usize::try_from(args.seeds).unwrap_or(usize::MAX));
+    let Some(last_seed) = args.first_seed.checked_add(args.seeds - 1) else {
+        eprintln!(
+            "interleave: seeds {}.. plus {} seeds passes the largest seed {}",
+            args.first_seed,
+            args.seeds,
+            u64::MAX
+        );
+        return ExitCode::from(2);
+    };
+    if !args.json {
+        print_header(args, &engine, workers, last_seed);
+    }
+    let next_index = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (results, finished) = mpsc::channel::<Finished>();
+    let mut handles = Vec::new();
+    for worker in 0..workers {
+        let (next_index, stop, results) = (next_index.clone(), stop.clone(), results.clone());
+        let (args, engine) = (args.clone(), engine);
+        let spawned = std::thread::Builder::new()
+            .name(format!("chaos-worker-{worker}"))
+            .spawn(move || loop {
+                let index = next_index.fetch_add(1, Ordering::SeqCst);
+                if index >= args.seeds || stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                let seed = args.first_seed + index;
+                let finished = run_and_verify(&engine, &args, seed);
+                if results.send(finished).is_err() {
+                    return;
+                }
+            });
+        match spawned {
+            Ok(handle) => handles.push(handle),
+            Err(error) => {
+                eprintln!("interleave: cannot start a worker thread: {error}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    drop(results);
+
+    #[allow(clippy::disallowed_methods)] // wall time of the run, for the progress line
+    let wall = std::time::Instant::now();
+    let interactive = std::io::stderr().is_terminal() && !args.json;
+    let mut done = 0u64;
+    let mut failures = Vec::new();
+    let mut diverged = Vec::new();
+    let mut stopped_early = 0u64;
+    let mut saved = 0usize;
+    let mut totals = ChaosReport::default();
+    for Finished {
+        outcome,
+        verification,
+    } in finished
+    {
+        done += 1;
+        match &outcome.figures {
+            Some(figures) => add(&mut totals, figures),
+            None => stopped_early += 1,
+        }
+        match (&outcome.failure, &verification) {
+            (None, _) => {
+                if args.json {
+                    println!("{}", passed_json(&outcome, &engine));
+                }
+            }
+            (Some(failure), Some(verification)) => {
+                let replay = replay_line(
+                    outcome.seed,
+                    &args.workload,
+                    &args.engine,
+                    outcome.trace.digest,
+                );
+                let folder = if saved < MAX_SAVED_FAILURES {
+                    saved += 1;
+                    match failure_folder::save(&args.out, &outcome, &engine, &replay, verification)
+                    {
+                        Ok(dir) => Some(dir),
+                        Err(error) => {
+                            eprintln!(
+                                "interleave: cannot write the folder of seed {}: {error}",
+                                outcome.seed
+                            );
+                            None
+                        }
+                    }
+                } else {
+                    None
+                };
+                if args.json {
+                    println!(
+                        "{}",
+                        failed_json(
+                            &outcome,
+                            &engine,
+                            failure,
+                            &replay,
+                            verification,
+                            folder.as_deref()
+                        )
+                    );
+                } else {
+                    if interactive {
+                        eprint!("\r\x1b[K");
+                    }
+                    println!("FAILED seed {}: {failure}", outcome.seed);
+                    println!("replay: {replay}");
+                    println!("{}", verification.describe(&outcome));
+                    if let Some(dir) = &folder {
+                        println!("trace and history: {}", dir.display());
+                    }
+                }
+                failures.push(outcome.seed);
+                if verification.diverged() {
+                    diverged.push(outcome.seed);
+                }
+                if args.fail_fast {
+                    stop.store(true, Ordering::SeqCst);
+                }
+            }
+            (Some(_), None) => unreachable!("every failing seed is verified"),
+        }
+        let elapsed = wall.elapsed().as_secs_f64().max(1e-9);
+        let line = format!(
+            "[{done}/{}] failures {} | {:.0} simulated s | {:.0}x real time | {:.1} seeds/s",
+            args.seeds,
+            failures.len(),
+            totals.simulated.as_secs_f64(),
+            totals.simulated.as_secs_f64() / elapsed,
+            done as f64 / elapsed
+        );
+        if interactive {
+            eprint!("\r\x1b[K{line}");
+            let _ = std::io::stderr().flush();
+        } else if !args.json && (done.is_multiple_of(10) || done == args.seeds) {
+            eprintln!("{line}");
+        }
+    }
+    for handle in handles {
+        let _ = handle.join();
+    }
+    if interactive {
+        eprintln!();
+    }
+    let elapsed = wall.elapsed();
+    failures.sort_unstable();
+    diverged.sort_unstable();
+    if args.json {
+        let summary = serde_json::json!({
+            "summary": {
+                "seeds": done,
+                "engine": engine.describe(),
+                "failures": failures,
+                "nondeterministic": diverged,
+                "wall_s": elapsed.as_secs_f64(),
+                "simulated_s": totals.simulated.as_secs_f64(),
+            }
+        });
+        println!("{summary}");
+    } else {
+        println!(
+            "{done} seeds in {:.1} s wall, {:.0} s simulated: {} leaders elected, {} entries committed (max index per seed, summed), \
+             {} crashes, {} partitions, {} one-way cuts",
+            elapsed.as_secs_f64(),
+            totals.simulated.as_secs_f64(),
+            totals.leaders_elected,
+            totals.highest_applied,
+            totals.crashes,
+            totals.partitions,
+            totals.one_way_cuts
+        );
+        if stopped_early > 0 {
+            println!(
+                "({stopped_early} failing seed(s) stopped at their violation: their figures are not in the totals)"
+            );
+        }
+        if !diverged.is_empty() {
+            println!(
+                "UNCONTROLLED NONDETERMINISM in {} seed(s) {diverged:?}: their reruns differed",
+                diverged.len()
+            );
+        }
+        if failures.is_empty() {
+            if totals.operations_checked > 0 {
+                println!(
+                    "{} client operations checked: every history was linearizable",
+                    totals.operations_checked
+                );
+            }
+            println!("found nothing: every invariant held on every seed");
+        } else {
+            println!("found {} failing seed(s): {failures:?}", failures.len());
+        }
+    }
+    if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Runs one seed; a failing seed is run once more and compared. A passing seed keeps only its
+/// trace digest (its events are not needed).
+fn run_and_verify(engine: &EngineChoice, args: &ChaosArgs, seed: u64) -> Finished {
+    let mut outcome = run_seed(engine, &args.workload, seed);
+    if outcome.failure.is_none() {
+        outcome.trace.events = Vec::new();
+        return Finished {
+            outcome,
+            verification: None,
+        };
+    }
+    let replayed = run_seed(engine, &args.workload, seed);
+    let verification = Verification::compare(&outcome, replayed, engine.scheduler.deterministic());
+    Finished {
+        outcome,
+        verification: Some(verification),
+    }
+}
+
+fn print_header(args: &ChaosArgs, engine: &EngineChoice, workers: usize, last_seed: u64) {
+    let workload = &args.workload;
+    let shape = match workload.workload {
+        WorkloadKind::Raft => format!("{} rounds per seed", workload.rounds),
+        WorkloadKind::Kv => format!(
+            "key-value workload ({} reads, {} s per seed, linearizability checked)",
+            workload.read_mode,
+            workload
+                .duration
+                .map_or_else(|| "27".to_string(), |d| d.as_secs_f64().to_string())
+        ),
+    };
+    let mutations = if workload.mutations.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<&str> = workload.mutations.iter().map(|m| m.name()).collect();
+        format!(", mutations: {}", names.join(", "))
+    };
+    println!(
+        "interleave chaos: {} nodes, {shape}, seeds {}..={last_seed}, {} network, {}, {workers} workers{mutations}",
+        workload.nodes,
+        args.first_seed,
+        if workload.reliable {
+            "reliable"
+        } else {
+            "unreliable (10% request and 10% reply loss)"
+        },
+        engine.describe(),
+    );
+}
+
+/// Adds one seed's figures to the totals.
+fn add(totals: &mut ChaosReport, report: &ChaosReport) {
+    totals.simulated += report.simulated;
+    totals.leaders_elected += report.leaders_elected;
+    totals.highest_applied += report.highest_applied;
+    totals.crashes += report.crashes;
+    totals.partitions += report.partitions;
+    totals.one_way_cuts += report.one_way_cuts;
+    totals.operations_checked += report.operations_checked;
+}
+
+fn passed_json(outcome: &SeedOutcome, engine: &EngineChoice) -> serde_json::Value {
+    let figures = outcome.figures.clone().unwrap_or_default();
+    serde_json::json!({
+        "seed": outcome.seed,
+        "verdict": "passed",
+        "engine": engine.scheduler.name(),
+        "simulated_s": figures.simulated.as_secs_f64(),
+        "leaders_elected": figures.leaders_elected,
+        "highest_applied": figures.highest_applied,
+        "trace_digest": outcome.trace.digest.to_string(),
+        "schedule_digest": outcome.schedule.map(|s| format!("{:016x}", s.digest)),
+    })
+}
+
+fn failed_json(
+    outcome: &SeedOutcome,
+    engine: &EngineChoice,
+    failure: &str,
+    replay: &str,
+    verification: &Verification,
+    folder: Option<&std::path::Path>,
+) -> serde_json::Value {
+    serde_json::json!({
+        "seed": outcome.seed,
+        "verdict": "failed",
+        "engine": engine.scheduler.name(),
+        "violation": failure,
+        "replay": replay,
+        "replay_verified": verification.holds(),
+        "nondeterministic": verification.diverged(),
+        "verification": verification.describe(outcome),
+        "trace_digest": outcome.trace.digest.to_string(),
+        "schedule_digest": outcome.schedule.map(|s| format!("{:016x}", s.digest)),
+        "output": folder.map(|dir| dir.display().to_string()),
+    })
+}

@@ -1,0 +1,219 @@
+//! The command line: subcommands and their options (clap).
+
+use crate::engines::{EngineChoice, SchedulerKind};
+use clap::{Args, Parser, Subcommand};
+use node::kv::ReadMode;
+use node::Mutation;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "interleave",
+    about = "Makes the bugs of distributed systems common, fast and reproducible.",
+    long_about = "Runs a Raft cluster on threads in simulated time under random faults (message \
+                  loss and delay, crashes, restarts, symmetric and one-way partitions) and checks \
+                  State Machine Safety, Election Safety and in-order apply on every applied entry \
+                  and state change. By default one seed decides everything, thread switches \
+                  included, and every failure is replayed before it is reported. With no \
+                  subcommand, runs `chaos` with its defaults."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run the chaos workload over a range of seeds, in parallel, with a progress display.
+    Chaos(ChaosArgs),
+    /// Rerun one seed and print its event trace: elections and terms, partitions, cuts, crashes,
+    /// and the violation if there is one (`--verbose` adds commits and applied entries).
+    Replay(ReplayArgs),
+    /// Check history files for linearizability (the same tool as `lincheck`): exit 0 all
+    /// linearizable, 1 some not, 3 some unknown (budget exhausted), 2 bad input.
+    Check(models::cli::CheckArgs),
+    /// Run every deliberately broken variant against every detector that applies (continuous
+    /// invariants, KV linearizability, loom models, shuttle schedules) and print the kill
+    /// matrix; then run the same detectors on the correct build, which must show no failure.
+    /// Exit 0 when every variant is killed and the correct build passes, 1 otherwise. The loom
+    /// and shuttle columns build their own test binaries with cargo (minutes the first time).
+    Mutants(MutantsArgs),
+}
+
+#[derive(Args, Clone)]
+pub struct MutantsArgs {
+    /// Only these variants (repeatable; see the README's catalogue for the names).
+    #[arg(long = "only", value_name = "NAME")]
+    pub only: Vec<String>,
+    /// Skip the loom column (no `--cfg loom` build).
+    #[arg(long)]
+    pub skip_loom: bool,
+    /// Skip the shuttle column (no `--cfg shuttle` build).
+    #[arg(long)]
+    pub skip_shuttle: bool,
+    /// Skip the correct-build row.
+    #[arg(long)]
+    pub skip_correct: bool,
+    /// Run every seed of the simulation and key-value detectors instead of stopping at the
+    /// first kill, and report how many seeds killed each variant (how strong the detector is,
+    /// not only whether it can fail; slower). Loom models are exhaustive, and shuttle's
+    /// detectors have their own benchmark (`detector_strength`).
+    #[arg(long)]
+    pub every_seed: bool,
+    /// Print the matrix as one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// The workspace whose loom and shuttle tests to build (default: this binary's source tree).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+}
+
+/// What `chaos` runs on the cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum WorkloadKind {
+    /// Commands offered to every node, continuous invariants.
+    Raft,
+    /// The key-value store with a linearizability check.
+    Kv,
+}
+
+/// The workload's shape, shared by `chaos` and `replay`.
+#[derive(Args, Clone, Debug)]
+pub struct WorkloadArgs {
+    /// Number of nodes in the cluster (3 to 9).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(3..=9))]
+    pub nodes: u32,
+    /// Fault rounds per seed (each 50-500 ms of simulated time).
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub rounds: u32,
+    /// Keep the network reliable (no message loss); delays and partitions still happen.
+    #[arg(long)]
+    pub reliable: bool,
+    /// Switch on a deliberately broken behaviour (repeatable; an unknown name lists them all).
+    /// Many are only exposed by their targeted scenario, the key-value workload, a loom model or
+    /// shuttle, not by the chaos workload: `interleave mutants` prints which detector kills which.
+    #[arg(long = "mutation", value_name = "NAME")]
+    pub mutations: Vec<Mutation>,
+    /// What runs on the cluster: `raft` (commands offered to every node each round, continuous
+    /// invariants) or `kv` (30 clerks against the key-value store, continuous invariants, and
+    /// the client history checked for linearizability).
+    #[arg(long, value_enum, default_value_t = WorkloadKind::Raft)]
+    pub workload: WorkloadKind,
+    /// For `--workload kv`: how gets are served (log, read-index, or the broken unsafe-local).
+    #[arg(long, default_value = "read-index", value_name = "MODE")]
+    pub read_mode: ReadMode,
+    /// Simulated seconds per seed (raft: the rounds stop early once it has passed; kv: the
+    /// clients' run time, default 27).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Fault mix: no crashes or restarts.
+    #[arg(long)]
+    pub no_crashes: bool,
+    /// Fault mix: no symmetric partitions (raft workload).
+    #[arg(long)]
+    pub no_partitions: bool,
+    /// Fault mix: no one-way link cuts (raft workload).
+    #[arg(long)]
+    pub no_one_way: bool,
+}
+
+/// How the cluster's threads are scheduled, shared by `chaos` and `replay`.
+#[derive(Args, Clone, Debug)]
+pub struct EngineArgs {
+    /// Who decides every thread switch: `random` or `pct` (deterministic: the seed decides,
+    /// every failure replays exactly), or `os` (real OS threads: real preemption, not
+    /// reproducible).
+    #[arg(long, value_enum, default_value_t = SchedulerKind::Random)]
+    pub scheduler: SchedulerKind,
+    /// PCT's bug depth: one more than the number of priority changes per run.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=20))]
+    pub pct_depth: u64,
+}
+
+impl EngineArgs {
+    /// The engine, with the watchdog OS-thread runs get (checked by the caller).
+    pub fn choice(&self, watchdog: Duration) -> EngineChoice {
+        EngineChoice {
+            scheduler: self.scheduler,
+            pct_depth: self.pct_depth,
+            watchdog,
+        }
+    }
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !(0.1..=86_400.0).contains(&seconds) {
+        return Err(format!("{seconds} s is outside 0.1..=86400"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+fn parse_digest(text: &str) -> Result<u64, String> {
+    if text.len() != 16 {
+        return Err(format!("{text:?} is not a digest (16 hexadecimal digits)"));
+    }
+    u64::from_str_radix(text, 16)
+        .map_err(|_| format!("{text:?} is not a digest (16 hexadecimal digits)"))
+}
+
+#[derive(Args, Clone)]
+pub struct ReplayArgs {
+    /// The seed to rerun.
+    #[arg(long)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Run the seed this many times and say how many runs failed and how many were identical to
+    /// the first (same violation, same event trace, same schedule).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub attempts: u32,
+    /// The trace digest the run that found this seed printed: the replay says whether it ran
+    /// the identical run (a different digest means a different build, or uncontrolled
+    /// nondeterminism).
+    #[arg(long, value_name = "DIGEST", value_parser = parse_digest)]
+    pub expect: Option<u64>,
+    /// Print commits and applied entries too.
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// Print the verdict (and with `--attempts`, the counts) as one JSON object on standard
+    /// output; the trace still goes to standard error or `--out`.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the event trace to this file instead of standard error.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Args, Clone)]
+pub struct ChaosArgs {
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// How many seeds to run.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    pub seeds: u64,
+    /// The first seed; seeds run are first-seed, first-seed + 1, ...
+    #[arg(long, default_value_t = 1)]
+    pub first_seed: u64,
+    /// Parallel workers, each running one seed at a time (default: the number of cores).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub workers: Option<u64>,
+    /// Stop at the first failing seed.
+    #[arg(long)]
+    pub fail_fast: bool,
+    /// Print one JSON object per seed and a summary object on standard output, for CI.
+    #[arg(long)]
+    pub json: bool,
+    /// Where each failing seed's folder goes: the violation with its verified replay line, the
+    /// event trace and schedule of the failing run, and for the key-value workload its client
+    /// history and an HTML counterexample.
+    #[arg(long, value_name = "DIR", default_value = "target/interleave-runs")]
+    pub out: PathBuf,
+}

@@ -1,0 +1,101 @@
+//! The glue compiled against the twins: controlled executions under shuttle's scheduler.
+
+use node_shuttle as engine_node;
+use sim_shuttle as engine_sim;
+use threadsim_shuttle as engine_threadsim;
+
+// The same glue, compiled against this build on purpose (see `mod.rs`).
+#[allow(clippy::duplicate_mod)]
+#[path = "seed.rs"]
+pub mod seed;
+
+#[cfg(test)]
+mod tests {
+    use super::{engine_threadsim, seed};
+    use crate::verify::Verification;
+    use engine_threadsim::{Engine, Scheduler};
+    use std::time::Duration;
+
+    /// A run with a thread that reads the operating system's clock (uncontrolled
+    /// nondeterminism): how long it sleeps, and so when its event lands in the trace and which
+    /// thread switches follow, depends on the wall clock.
+    fn run_reading_the_os_clock(seed: u64) -> crate::outcome::SeedOutcome {
+        let engine = Engine::Controlled {
+            scheduler: Scheduler::Random,
+            max_steps: 1_000_000,
+        };
+        let run = engine_threadsim::simulate(seed, &engine, |sim| {
+            let clock = sim.clock();
+            let trace = sim.trace().clone();
+            let sleeper = engine_threadsim::spawn(&clock, "reads-the-os-clock", {
+                let clock = clock.clone();
+                move || {
+                    #[allow(clippy::disallowed_methods)] // the nondeterminism under test
+                    let nanos = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |elapsed| elapsed.subsec_nanos());
+                    clock.sleep(Duration::from_micros(u64::from(nanos % 1_000_000)));
+                    trace.record(clock.now(), engine_threadsim::Level::Info, "woke".into());
+                }
+            });
+            clock.sleep(Duration::from_millis(1));
+            sim.trace()
+                .record(clock.now(), engine_threadsim::Level::Info, "main".into());
+            sleeper.join();
+            panic!("the failure whose replay is checked");
+        });
+        seed::record(seed, run).1
+    }
+
+    #[test]
+    fn a_run_that_reads_the_os_clock_is_reported_as_nondeterministic() {
+        let first = run_reading_the_os_clock(5);
+        assert_eq!(
+            first.failure.as_deref(),
+            Some("the failure whose replay is checked")
+        );
+        let verification = Verification::compare(&first, run_reading_the_os_clock(5), true);
+        assert!(verification.diverged(), "{verification:?}");
+        let report = verification.describe(&first);
+        assert!(
+            report.starts_with("NONDETERMINISM") && report.contains("the trace"),
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn a_run_with_only_seeded_choices_replays_identically() {
+        let run = |seed| {
+            let engine = Engine::Controlled {
+                scheduler: Scheduler::Random,
+                max_steps: 1_000_000,
+            };
+            let run = engine_threadsim::simulate(seed, &engine, |sim| {
+                let clock = sim.clock();
+                let mut rng = sim.rng(1);
+                let workers: Vec<_> = (0..4)
+                    .map(|i| {
+                        let (clock, trace) = (clock.clone(), sim.trace().clone());
+                        let pause = Duration::from_micros(rng.range_inclusive(1, 1000));
+                        engine_threadsim::spawn(&clock.clone(), format!("worker-{i}"), move || {
+                            clock.sleep(pause);
+                            trace.record(
+                                clock.now(),
+                                engine_threadsim::Level::Info,
+                                format!("{i}"),
+                            );
+                        })
+                    })
+                    .collect();
+                for worker in workers {
+                    worker.join();
+                }
+                panic!("the failure whose replay is checked");
+            });
+            seed::record(seed, run).1
+        };
+        let first = run(5);
+        assert_eq!(first.trace.events.len(), 4);
+        assert!(Verification::compare(&first, run(5), true).holds());
+    }
+}

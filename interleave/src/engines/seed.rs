@@ -1,0 +1,190 @@
+//! One seed of a workload on one build of `sim`: compiled once per engine (see `mod.rs`), with
+//! `engine_sim`, `engine_node` and `engine_threadsim` naming that build's crates. Everything that
+//! leaves this file is converted into the ordinary build's types.
+
+use super::{engine_node, engine_sim, engine_threadsim};
+use crate::cli::{WorkloadArgs, WorkloadKind};
+use crate::engines::{EngineChoice, SchedulerKind};
+use crate::outcome::{KvEvidence, SeedOutcome};
+use engine_threadsim::{Engine, Scheduler};
+use std::str::FromStr;
+
+/// Runs `seed` of `workload` on `engine`.
+pub fn run(engine: &EngineChoice, workload: &WorkloadArgs, seed: u64) -> SeedOutcome {
+    let how = engine_for(engine, workload);
+    match workload.workload {
+        WorkloadKind::Raft => {
+            let config = chaos_config(workload);
+            let run = engine_sim::runner::simulate_on(seed, &how, move |sim| {
+                engine_sim::run_chaos(sim, &config)
+            });
+            let (report, mut outcome) = record(seed, run);
+            outcome.figures = report.as_ref().map(figures);
+            outcome
+        }
+        WorkloadKind::Kv => {
+            let config = kv_config(workload);
+            let run = engine_sim::runner::simulate_on(seed, &how, move |sim| {
+                engine_sim::run_kv_workload(sim, &config)
+            });
+            let (kv_run, mut outcome) = record(seed, run);
+            if let Some(kv_run) = kv_run {
+                // Checked outside the run: the checker's threads are real threads.
+                let report = engine_sim::check_kv_history(&kv_run.history);
+                outcome.figures = Some(sim::ChaosReport {
+                    simulated: kv_run.simulated,
+                    crashes: kv_run.crashes,
+                    leaders_elected: kv_run.leaders_elected,
+                    highest_applied: kv_run.highest_applied,
+                    partitions: kv_run.leader_isolations,
+                    leader_isolations: kv_run.leader_isolations,
+                    operations_checked: kv_run.history.len() as u64,
+                    ..sim::ChaosReport::default()
+                });
+                if report.verdict != models::Verdict::Linearizable {
+                    let key = report
+                        .counterexample()
+                        .map(|(partition, _)| format!(" (key {})", partition.name))
+                        .unwrap_or_default();
+                    outcome.failure = Some(format!(
+                        "client history {:?}{key}: {} operations, {} reads served by deposed leaders",
+                        report.verdict,
+                        kv_run.history.len(),
+                        kv_run.reads_by_deposed_leaders
+                    ));
+                }
+                outcome.kv = Some(KvEvidence {
+                    history: kv_run.history,
+                    report,
+                });
+            }
+            outcome
+        }
+    }
+}
+
+/// A finished run as a seed outcome (with no figures yet), and the body's value if it
+/// finished.
+pub fn record<T>(seed: u64, run: engine_threadsim::Run<T>) -> (Option<T>, SeedOutcome) {
+    let (value, failure) = match run.result {
+        Ok(value) => (Some(value), None),
+        Err(failure) => (None, Some(failure.message)),
+    };
+    let outcome = SeedOutcome {
+        seed,
+        failure,
+        figures: None,
+        trace: trace(run.trace),
+        schedule: run.schedule.map(schedule),
+        kv: None,
+    };
+    (value, outcome)
+}
+
+/// The engine for this build.
+fn engine_for(engine: &EngineChoice, workload: &WorkloadArgs) -> Engine {
+    let max_steps = engine_sim::runner::MAX_CONTROLLED_STEPS;
+    match engine.scheduler {
+        SchedulerKind::Os => Engine::OsThreads {
+            watchdog: engine.watchdog,
+        },
+        SchedulerKind::Random => Engine::Controlled {
+            scheduler: Scheduler::Random,
+            max_steps,
+        },
+        SchedulerKind::Pct => Engine::Controlled {
+            scheduler: Scheduler::Pct {
+                depth: engine.pct_depth,
+                horizon: crate::pct::horizon(workload),
+            },
+            max_steps,
+        },
+    }
+}
+
+fn mutations(workload: &WorkloadArgs) -> engine_node::MutationSet {
+    workload
+        .mutations
+        .iter()
+        .fold(engine_node::MutationSet::default(), |set, mutation| {
+            set.with(
+                engine_node::Mutation::from_str(mutation.name())
+                    .expect("both builds know the same mutations"),
+            )
+        })
+}
+
+fn chaos_config(workload: &WorkloadArgs) -> engine_sim::ChaosConfig {
+    engine_sim::ChaosConfig {
+        nodes: workload.nodes as usize,
+        rounds: workload.rounds,
+        unreliable: !workload.reliable,
+        mutations: mutations(workload),
+        faults: engine_sim::FaultMix {
+            crashes: !workload.no_crashes,
+            partitions: !workload.no_partitions,
+            one_way: !workload.no_one_way,
+        },
+        duration: workload.duration,
+        ..engine_sim::ChaosConfig::default()
+    }
+}
+
+fn kv_config(workload: &WorkloadArgs) -> engine_sim::KvWorkloadConfig {
+    let defaults = engine_sim::KvWorkloadConfig::default();
+    engine_sim::KvWorkloadConfig {
+        nodes: workload.nodes as usize,
+        read_mode: engine_node::kv::ReadMode::from_str(workload.read_mode.name())
+            .expect("both builds know the same read modes"),
+        mutations: mutations(workload),
+        duration: workload.duration.unwrap_or(defaults.duration),
+        unreliable: !workload.reliable,
+        crashes: !workload.no_crashes,
+        ..defaults
+    }
+}
+
+fn figures(report: &engine_sim::ChaosReport) -> sim::ChaosReport {
+    sim::ChaosReport {
+        simulated: report.simulated,
+        leaders_elected: report.leaders_elected,
+        highest_applied: report.highest_applied,
+        crashes: report.crashes,
+        crashes_mid_replication: report.crashes_mid_replication,
+        restarts: report.restarts,
+        partitions: report.partitions,
+        leader_isolations: report.leader_isolations,
+        one_way_cuts: report.one_way_cuts,
+        rounds_committing_under_faults: report.rounds_committing_under_faults,
+        commands_offered: report.commands_offered,
+        commands_accepted: report.commands_accepted,
+        operations_checked: report.operations_checked,
+    }
+}
+
+fn trace(log: engine_threadsim::TraceLog) -> threadsim::TraceLog {
+    threadsim::TraceLog {
+        events: log
+            .events
+            .into_iter()
+            .map(|event| threadsim::trace::TraceEvent {
+                at: threadsim::Instant::from_epoch(event.at.since_epoch()),
+                level: match event.level {
+                    engine_threadsim::Level::Info => threadsim::Level::Info,
+                    engine_threadsim::Level::Debug => threadsim::Level::Debug,
+                },
+                text: event.text,
+            })
+            .collect(),
+        digest: threadsim::Digest::from_value(log.digest.value()),
+        dropped: log.dropped,
+    }
+}
+
+fn schedule(summary: engine_threadsim::ScheduleSummary) -> threadsim::ScheduleSummary {
+    threadsim::ScheduleSummary {
+        decisions: summary.decisions,
+        digest: summary.digest,
+        tasks: summary.tasks,
+    }
+}

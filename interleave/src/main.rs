@@ -1,0 +1,61 @@
+//! `interleave`: hunts for bugs in the Raft cluster by running the chaos workload over many seeds
+//! in simulated time, and says what it found.
+//!
+//! Exit status: 0 nothing found, 1 a violation found, 2 usage or input error.
+
+mod chaos;
+mod cli;
+mod engines;
+mod failure_folder;
+mod mutants;
+mod outcome;
+mod pct;
+mod replay;
+mod replay_line;
+mod verify;
+
+use clap::Parser;
+use cli::{Cli, Command};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    // A failing simulation is reported with its seed and message by the runner; the default
+    // panic output of the simulation's own threads would only bury that report.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().name() == Some("main") {
+            default_hook(info);
+        }
+    }));
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let code = if error.use_stderr() { 2 } else { 0 };
+            let _ = error.print();
+            return ExitCode::from(code);
+        }
+    };
+    let command = match cli.command {
+        Some(command) => command,
+        // No subcommand: `chaos` with the defaults clap gives it.
+        None => match Cli::try_parse_from(["interleave", "chaos"]) {
+            Ok(Cli {
+                command: Some(command),
+            }) => command,
+            _ => unreachable!("`interleave chaos` parses"),
+        },
+    };
+    let watchdog = match sim::runner::watchdog_limit() {
+        Ok(watchdog) => watchdog,
+        Err(message) => {
+            eprintln!("interleave: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    match command {
+        Command::Chaos(args) => chaos::chaos(&args, args.engine.choice(watchdog)),
+        Command::Replay(args) => replay::replay(&args, args.engine.choice(watchdog)),
+        Command::Check(args) => ExitCode::from(models::cli::run(&args)),
+        Command::Mutants(args) => mutants::mutants(&args),
+    }
+}

@@ -1,0 +1,140 @@
+//! Controlled executions (shuttle builds only): one run of a body under a scheduler seeded by the
+//! run's seed, on the calling OS thread, so the schedule and everything that follows from it is
+//! a function of the seed. Several OS threads may each run their own executions at once.
+
+mod schedulers;
+mod witness;
+
+use crate::simulation::{ScheduleSummary, Scheduler};
+use shuttle::{Config, FailurePersistence, MaxSteps, Runner};
+use std::cell::Cell;
+use std::panic::{self, AssertUnwindSafe};
+use std::rc::Rc;
+use std::sync::{Arc, Mutex, Once};
+
+pub(crate) use witness::WaitNote;
+
+/// This build can run controlled executions.
+pub const AVAILABLE: bool = true;
+
+/// Stack of every task: node and checker code is deeper than shuttle's 60 KiB default.
+const STACK_SIZE: usize = 1 << 20;
+
+std::thread_local! {
+    /// Set while this OS thread runs a controlled execution: its panics are reported as the
+    /// run's failure, not printed.
+    static IN_EXECUTION: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Notes what the current task waits for (see [`witness`]).
+pub(crate) fn note_wait(what: impl FnOnce() -> super::Waiting) -> WaitNote {
+    witness::waiting(what())
+}
+
+/// Runs `body` once under `scheduler` seeded by `seed`, failing after `max_steps` scheduling
+/// steps. Returns the body's value or the failure (a panic's message, or a deadlock with what
+/// every task waits for), and the summary of the schedule it ran.
+pub(crate) fn run<T, F>(
+    seed: u64,
+    scheduler: Scheduler,
+    max_steps: u64,
+    body: F,
+) -> (Result<T, String>, ScheduleSummary)
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    quiet_panics_inside_executions();
+    witness::reset();
+    let summary = Rc::new(Cell::new(ScheduleSummary::default()));
+    let scheduler = schedulers::Controlled::new(seed, scheduler, summary.clone());
+    let mut config = Config::new();
+    config.stack_size = STACK_SIZE;
+    config.failure_persistence = FailurePersistence::None;
+    config.max_steps = MaxSteps::FailAfter(usize::try_from(max_steps).unwrap_or(usize::MAX));
+    config.silence_warnings = true;
+    let result: Arc<Mutex<Option<Result<T, String>>>> = Arc::default();
+    let body = Mutex::new(Some(body));
+    let slot = result.clone();
+    let runner = Runner::new(scheduler, config);
+    IN_EXECUTION.set(true);
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+        runner.run(move || {
+            let body = lock(&body).take().expect("a controlled run executes once");
+            // A panic of the body is the run's failure; caught here, shuttle sees a clean end.
+            let value = panic::catch_unwind(AssertUnwindSafe(body))
+                .map_err(|payload| crate::simulation::panic_message(&*payload));
+            *lock(&slot) = Some(value);
+        })
+    }));
+    IN_EXECUTION.set(false);
+    let summary = summary.get();
+    let value = match outcome {
+        Ok(_) => lock(&result)
+            .take()
+            .unwrap_or_else(|| Err("the execution ended without running its body".into())),
+        Err(payload) => {
+            let message = crate::simulation::panic_message(&*payload);
+            let waits = witness::report();
+            if message.starts_with("deadlock") && !waits.lines.is_empty() {
+                Err(format!(
+                    "{}\n{}{message}",
+                    deadlock_headline(&waits),
+                    waits.lines
+                ))
+            } else {
+                Err(message)
+            }
+        }
+    };
+    (value, summary)
+}
+
+/// The first line of a deadlock report: why nothing can run.
+fn deadlock_headline(waits: &witness::Report) -> String {
+    if waits.on_locks == 0 {
+        format!(
+            "deadlock: all {} threads wait on the clock and none has a deadline or a waker left",
+            waits.on_signals
+        )
+    } else {
+        format!(
+            "deadlock: no thread can run: {} wait for a lock, and simulated time cannot advance \
+             while they do ({} more wait on the clock)",
+            waits.on_locks, waits.on_signals
+        )
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Shuttle installs a panic hook of its own on its first execution in a process, which prints
+/// how to replay with shuttle's own tools; a failing run here is reported with its seed instead.
+/// This puts a hook in its place that stays silent for panics inside a controlled execution and
+/// hands every other panic to the hook that was there before.
+fn quiet_panics_inside_executions() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        type Hook = dyn Fn(&panic::PanicHookInfo<'_>) + Send + Sync;
+        let previous: Arc<Hook> = Arc::from(panic::take_hook());
+        let forward = previous.clone();
+        panic::set_hook(Box::new(move |info| forward(info)));
+        // Shuttle's first execution wraps the hook above in its own.
+        let summary = Rc::new(Cell::new(ScheduleSummary::default()));
+        let scheduler = schedulers::Controlled::new(0, Scheduler::Random, summary);
+        let mut config = Config::new();
+        config.failure_persistence = FailurePersistence::None;
+        config.silence_warnings = true;
+        Runner::new(scheduler, config).run(|| {});
+        drop(panic::take_hook());
+        panic::set_hook(Box::new(move |info| {
+            if !IN_EXECUTION.get() {
+                previous(info);
+            }
+        }));
+    });
+}

@@ -1,0 +1,149 @@
+//! The two controlled schedulers, seeded by the run's seed: a uniformly random walk, and PCT
+//! (Burckhardt et al., ASPLOS 2010) over a known horizon. Both implement shuttle's `Scheduler`
+//! and fold every choice into a [`ScheduleSummary`], so two runs can be compared step by step.
+
+use crate::digest::Digest;
+use crate::simulation::{ScheduleSummary, Scheduler as Choice};
+use crate::DetRng;
+use shuttle::scheduler::{Schedule, Scheduler, Task, TaskId};
+use std::cell::Cell;
+use std::rc::Rc;
+
+/// One execution's scheduler: picks the next task, records what it picked.
+pub(super) struct Controlled {
+    seed: u64,
+    started: bool,
+    policy: Policy,
+    rng: DetRng,
+    data: DetRng,
+    digest: Digest,
+    steps: u64,
+    tasks: u64,
+    summary: Rc<Cell<ScheduleSummary>>,
+}
+
+enum Policy {
+    Random,
+    Pct(Pct),
+}
+
+/// PCT's state: a priority per task (higher runs first) and the steps at which the running task
+/// is demoted below every task not yet demoted.
+struct Pct {
+    priorities: Vec<u64>,
+    change_points: Vec<u64>,
+    next_demoted: u64,
+}
+
+/// Priorities of tasks never demoted are drawn above this; demoted ones count down below it.
+const DEMOTED_CEILING: u64 = 1 << 32;
+
+impl Controlled {
+    pub(super) fn new(seed: u64, choice: Choice, summary: Rc<Cell<ScheduleSummary>>) -> Controlled {
+        let root = DetRng::new(seed);
+        let mut rng = root.split(0x5c4e_d01e);
+        let policy = match choice {
+            Choice::Random => Policy::Random,
+            Choice::Pct { depth, horizon } => {
+                assert!(depth >= 1, "PCT needs a depth of at least 1");
+                let horizon = horizon.max(2);
+                let mut change_points: Vec<u64> = (1..depth)
+                    .map(|_| rng.range_inclusive(1, horizon))
+                    .collect();
+                change_points.sort_unstable();
+                change_points.dedup();
+                Policy::Pct(Pct {
+                    priorities: Vec::new(),
+                    change_points,
+                    next_demoted: DEMOTED_CEILING - 1,
+                })
+            }
+        };
+        Controlled {
+            seed,
+            started: false,
+            policy,
+            rng,
+            data: root.split(0xda7a),
+            digest: Digest::default(),
+            steps: 0,
+            tasks: 0,
+            summary,
+        }
+    }
+}
+
+impl Pct {
+    fn priority(&mut self, task: usize, rng: &mut DetRng) -> u64 {
+        while self.priorities.len() <= task {
+            // A new task takes a random place among those never demoted.
+            self.priorities
+                .push(rng.range_inclusive(DEMOTED_CEILING, u64::MAX - 1));
+        }
+        self.priorities[task]
+    }
+
+    fn demote(&mut self, task: usize) {
+        self.priorities[task] = self.next_demoted;
+        self.next_demoted = self.next_demoted.saturating_sub(1);
+    }
+}
+
+impl Scheduler for Controlled {
+    fn new_execution(&mut self) -> Option<Schedule> {
+        if self.started {
+            return None;
+        }
+        self.started = true;
+        Some(Schedule::new(self.seed))
+    }
+
+    fn next_task(
+        &mut self,
+        runnable: &[&Task],
+        current: Option<TaskId>,
+        is_yielding: bool,
+    ) -> Option<TaskId> {
+        let highest = runnable.iter().map(|task| usize::from(task.id())).max();
+        self.tasks = self.tasks.max(highest.map_or(0, |id| id as u64 + 1));
+        let chosen = match &mut self.policy {
+            Policy::Random => runnable[self.rng.index(runnable.len())].id(),
+            Policy::Pct(pct) => {
+                if runnable.len() > 1 {
+                    // A change point (or a yield) demotes the task that was running.
+                    let change = pct.change_points.first() == Some(&self.steps);
+                    if change {
+                        pct.change_points.remove(0);
+                    }
+                    if let Some(current) = current.filter(|_| change || is_yielding) {
+                        let current = usize::from(current);
+                        pct.priority(current, &mut self.rng);
+                        pct.demote(current);
+                    }
+                }
+                let mut best: Option<(u64, TaskId)> = None;
+                for task in runnable {
+                    let priority = pct.priority(usize::from(task.id()), &mut self.rng);
+                    if best.is_none_or(|(top, _)| priority > top) {
+                        best = Some((priority, task.id()));
+                    }
+                }
+                best.expect("shuttle offers at least one runnable task").1
+            }
+        };
+        if runnable.len() > 1 {
+            self.steps += 1;
+        }
+        self.digest.write_u64(usize::from(chosen) as u64);
+        self.summary.set(ScheduleSummary {
+            decisions: self.steps,
+            digest: self.digest.value(),
+            tasks: self.tasks,
+        });
+        Some(chosen)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.data.next_u64()
+    }
+}
