@@ -7,6 +7,7 @@ use node::Mutation;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The command line.
 #[derive(Parser)]
 #[command(
     name = "interleave",
@@ -19,10 +20,12 @@ use std::time::Duration;
                   subcommand, runs `chaos` with its defaults."
 )]
 pub struct Cli {
+    /// The subcommand (none: `chaos`).
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
+/// The subcommands.
 #[derive(Subcommand)]
 pub enum Command {
     /// Run the chaos workload over a range of seeds, in parallel, with a progress display.
@@ -41,6 +44,7 @@ pub enum Command {
     Mutants(MutantsArgs),
 }
 
+/// `interleave mutants`.
 #[derive(Args, Clone)]
 pub struct MutantsArgs {
     /// Only these variants (repeatable; see the README's catalogue for the names).
@@ -67,6 +71,9 @@ pub struct MutantsArgs {
     /// The workspace whose loom and shuttle tests to build (default: this binary's source tree).
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
+    /// The engine of the chaos column.
+    #[command(flatten)]
+    pub engine: EngineArgs,
 }
 
 /// What `chaos` runs on the cluster.
@@ -142,6 +149,19 @@ impl EngineArgs {
     }
 }
 
+/// The workload `interleave chaos WORDS` describes (clap's defaults for the rest): how code that
+/// is not a command line builds one.
+pub fn workload_args(words: &[&str]) -> WorkloadArgs {
+    let line = ["interleave", "chaos"].iter().chain(words);
+    match Cli::try_parse_from(line) {
+        Ok(Cli {
+            command: Some(Command::Chaos(args)),
+        }) => args.workload,
+        Ok(_) => unreachable!("`interleave chaos` parses as chaos"),
+        Err(error) => panic!("`interleave chaos {}`: {error}", words.join(" ")),
+    }
+}
+
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text
         .parse()
@@ -160,13 +180,16 @@ fn parse_digest(text: &str) -> Result<u64, String> {
         .map_err(|_| format!("{text:?} is not a digest (16 hexadecimal digits)"))
 }
 
+/// `interleave replay`.
 #[derive(Args, Clone)]
 pub struct ReplayArgs {
     /// The seed to rerun.
     #[arg(long)]
     pub seed: u64,
+    /// The workload (as the run that found the seed had it).
     #[command(flatten)]
     pub workload: WorkloadArgs,
+    /// The engine.
     #[command(flatten)]
     pub engine: EngineArgs,
     /// Run the seed this many times and say how many runs failed and how many were identical to
@@ -190,10 +213,13 @@ pub struct ReplayArgs {
     pub out: Option<PathBuf>,
 }
 
+/// `interleave chaos`.
 #[derive(Args, Clone)]
 pub struct ChaosArgs {
+    /// The workload.
     #[command(flatten)]
     pub workload: WorkloadArgs,
+    /// The engine.
     #[command(flatten)]
     pub engine: EngineArgs,
     /// How many seeds to run.

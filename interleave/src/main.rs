@@ -3,19 +3,9 @@
 //!
 //! Exit status: 0 nothing found, 1 a violation found, 2 usage or input error.
 
-mod chaos;
-mod cli;
-mod engines;
-mod failure_folder;
-mod mutants;
-mod outcome;
-mod pct;
-mod replay;
-mod replay_line;
-mod verify;
-
 use clap::Parser;
-use cli::{Cli, Command};
+use interleave::cli::{Cli, Command};
+use interleave::{chaos, mutants, replay};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -56,6 +46,6 @@ fn main() -> ExitCode {
         Command::Chaos(args) => chaos::chaos(&args, args.engine.choice(watchdog)),
         Command::Replay(args) => replay::replay(&args, args.engine.choice(watchdog)),
         Command::Check(args) => ExitCode::from(models::cli::run(&args)),
-        Command::Mutants(args) => mutants::mutants(&args),
+        Command::Mutants(args) => mutants::mutants(&args, watchdog),
     }
 }

@@ -1,13 +1,87 @@
 //! `interleave mutants`: every broken variant against every detector that applies, and the
 //! correct build against the same detectors; printed as a table or JSON.
 
-use crate::cli::MutantsArgs;
+use crate::cli::{workload_args, MutantsArgs};
+use crate::engines::{run_seed, EngineChoice};
 use node::kv::ReadMode;
+use sim::mutants::{
+    first_line, run_detector, sweep_seeds, Broken, Cell, ChaosWorkload, Detector, Sweep,
+};
+use std::path::Path;
 use std::process::ExitCode;
 
+/// Runs one detector; the chaos column runs here, on `engine`, the others in `sim::mutants`.
+fn run_cell(
+    detector: &Detector,
+    broken: Option<Broken>,
+    workspace: &Path,
+    sweep: Sweep,
+    engine: &EngineChoice,
+) -> Cell {
+    let Detector::Chaos { workload, seeds } = *detector else {
+        return run_detector(detector, broken, workspace, sweep);
+    };
+    #[allow(clippy::disallowed_methods)] // the wall time a cell reports
+    let started = std::time::Instant::now();
+    let mut words: Vec<String> = match workload {
+        ChaosWorkload::Raft => vec![],
+        ChaosWorkload::Kv(read_mode) => {
+            // The correct build serves the unsafe mode's reads by ReadIndex.
+            let read_mode = match (broken, read_mode) {
+                (None, ReadMode::UnsafeLocal) => ReadMode::ReadIndex,
+                (Some(Broken::UnsafeLocalReads), _) => ReadMode::UnsafeLocal,
+                _ => read_mode,
+            };
+            vec![
+                "--workload".into(),
+                "kv".into(),
+                "--read-mode".into(),
+                read_mode.to_string(),
+            ]
+        }
+    };
+    if let Some(Broken::Node(mutation)) = broken {
+        words.extend(["--mutation".to_string(), mutation.to_string()]);
+    }
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let workload = workload_args(&words);
+    sweep_seeds(seeds, sweep, started, |seed| {
+        run_seed(engine, &workload, seed)
+            .failure
+            .map(|failure| first_line(&failure))
+    })
+}
+
+/// How a detector is named in the correct build's row (each distinct one runs once).
+fn correct_build_key(detector: &Detector) -> String {
+    match detector {
+        Detector::Scenario { name, .. } => format!("scenario {name}"),
+        // The correct build serves the unsafe mode's reads by ReadIndex.
+        Detector::Kv { read_mode, .. } if *read_mode == ReadMode::UnsafeLocal => {
+            "kv read-index".to_string()
+        }
+        Detector::Kv { read_mode, .. } => format!("kv {read_mode}"),
+        Detector::Loom { binary, .. } => format!("loom {binary}"),
+        Detector::Shuttle { .. } => "shuttle cluster".to_string(),
+        Detector::Chaos {
+            workload: ChaosWorkload::Raft,
+            ..
+        } => "chaos raft".to_string(),
+        Detector::Chaos {
+            workload: ChaosWorkload::Kv(ReadMode::UnsafeLocal),
+            ..
+        } => "chaos kv read-index".to_string(),
+        Detector::Chaos {
+            workload: ChaosWorkload::Kv(read_mode),
+            ..
+        } => format!("chaos kv {read_mode}"),
+    }
+}
+
 /// Runs the kill matrix; exit 0 when every variant is killed and the correct build passes.
-pub fn mutants(args: &MutantsArgs) -> ExitCode {
-    use sim::mutants::{catalogue, run_detector, Cell, Column, Detector, Sweep};
+pub fn mutants(args: &MutantsArgs, watchdog: std::time::Duration) -> ExitCode {
+    use sim::mutants::{catalogue, Column};
+    let engine = args.engine.choice(watchdog);
     let workspace = args
         .workspace
         .clone()
@@ -36,6 +110,7 @@ pub fn mutants(args: &MutantsArgs) -> ExitCode {
         Column::Shuttle => !args.skip_shuttle,
         _ => true,
     };
+    #[allow(clippy::disallowed_methods)] // the wall time of the whole matrix
     let started = std::time::Instant::now();
     let mut rows = Vec::new();
     for variant in &variants {
@@ -46,7 +121,7 @@ pub fn mutants(args: &MutantsArgs) -> ExitCode {
                 variant.broken.name(),
                 detector.column().title()
             );
-            let cell = run_detector(detector, Some(variant.broken), &workspace, sweep);
+            let cell = run_cell(detector, Some(variant.broken), &workspace, sweep, &engine);
             eprintln!("{}", cell.short());
             cells.push((detector.column(), cell));
         }
@@ -61,22 +136,13 @@ pub fn mutants(args: &MutantsArgs) -> ExitCode {
             .flat_map(|v| v.detectors.iter())
             .filter(|d| wanted(d))
         {
-            let key = match detector {
-                Detector::Scenario { name, .. } => format!("scenario {name}"),
-                // The correct build serves the unsafe mode's reads by ReadIndex.
-                Detector::Kv { read_mode, .. } if *read_mode == ReadMode::UnsafeLocal => {
-                    "kv read-index".to_string()
-                }
-                Detector::Kv { read_mode, .. } => format!("kv {read_mode}"),
-                Detector::Loom { binary, .. } => format!("loom {binary}"),
-                Detector::Shuttle { .. } => "shuttle cluster".to_string(),
-            };
+            let key = correct_build_key(detector);
             if seen.contains(&key) {
                 continue;
             }
             seen.push(key.clone());
             eprint!("{:<32} {:<22} ", "correct build", key);
-            let cell = run_detector(detector, None, &workspace, Sweep::FirstKill);
+            let cell = run_cell(detector, None, &workspace, Sweep::FirstKill, &engine);
             eprintln!("{}", if cell.killed() { "FAILED" } else { "passed" });
             correct.push((detector.column(), key, cell));
         }

@@ -367,6 +367,7 @@ pub fn recheck_command(file: &Path) -> String {
     format!(
         "cargo run --release -p interleave -- check --model kv --format json {} --html {}",
         file.display(),
-        file.parent().map_or_else(|| ".".into(), |dir| dir.display().to_string())
+        file.parent()
+            .map_or_else(|| ".".into(), |dir| dir.display().to_string())
     )
 }

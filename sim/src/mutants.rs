@@ -7,7 +7,6 @@
 //! and shuttle need their own builds (`--cfg loom` / `--cfg shuttle`), so they run their test
 //! through cargo.
 
-use crate::chaos::{run_chaos, ChaosConfig};
 use crate::kv_workload::{check_kv_history, simulate_kv, KvWorkloadConfig};
 use crate::runner::{simulate, Sim};
 use crate::scenarios;
@@ -47,15 +46,18 @@ pub enum Column {
     Loom,
     /// A shuttle exploration.
     Shuttle,
+    /// The chaos workload on the deterministic engine (`interleave chaos` itself).
+    Chaos,
 }
 
 impl Column {
     /// Every column, in order.
-    pub const ALL: [Column; 4] = [
+    pub const ALL: [Column; 5] = [
         Column::Invariants,
         Column::Linearizability,
         Column::Loom,
         Column::Shuttle,
+        Column::Chaos,
     ];
 
     /// The column's heading.
@@ -65,6 +67,7 @@ impl Column {
             Column::Linearizability => "linearizability (KV)",
             Column::Loom => "loom model",
             Column::Shuttle => "shuttle schedules",
+            Column::Chaos => "chaos (deterministic)",
         }
     }
 }
@@ -103,6 +106,38 @@ pub enum Detector {
         /// The test.
         test: &'static str,
     },
+    /// `interleave chaos` on seeds 1..=`seeds` with the default engine; any failure kills. Run
+    /// by the `interleave` binary, which has the deterministic engine.
+    Chaos {
+        /// Which workload.
+        workload: ChaosWorkload,
+        /// Seeds to try.
+        seeds: u64,
+    },
+}
+
+/// The workload a [`Detector::Chaos`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChaosWorkload {
+    /// Commands offered to every node, continuous invariants.
+    Raft,
+    /// The key-value store with gets served this way, and its history checked.
+    Kv(ReadMode),
+}
+
+/// Seeds the chaos column tries on the raft workload (a seed takes ~50 ms).
+pub const CHAOS_RAFT_SEEDS: u64 = 100;
+/// Seeds the chaos column tries on the key-value workload (a seed takes ~1 s).
+pub const CHAOS_KV_SEEDS: u64 = 20;
+const CHAOS_RAFT: Detector = Detector::Chaos {
+    workload: ChaosWorkload::Raft,
+    seeds: CHAOS_RAFT_SEEDS,
+};
+const fn chaos_kv(read_mode: ReadMode) -> Detector {
+    Detector::Chaos {
+        workload: ChaosWorkload::Kv(read_mode),
+        seeds: CHAOS_KV_SEEDS,
+    }
 }
 
 impl Detector {
@@ -113,6 +148,7 @@ impl Detector {
             Detector::Kv { .. } => Column::Linearizability,
             Detector::Loom { .. } => Column::Loom,
             Detector::Shuttle { .. } => Column::Shuttle,
+            Detector::Chaos { .. } => Column::Chaos,
         }
     }
 }
@@ -126,16 +162,6 @@ pub struct Variant {
     pub models: &'static str,
     /// The detectors that apply.
     pub detectors: Vec<Detector>,
-}
-
-fn chaos(sim: &Sim, mutations: &MutationSet) {
-    run_chaos(
-        sim,
-        &ChaosConfig {
-            mutations: mutations.clone(),
-            ..ChaosConfig::default()
-        },
-    );
 }
 
 fn figure8_constructed(sim: &Sim, mutations: &MutationSet) {
@@ -154,12 +180,6 @@ fn torn_persistence(sim: &Sim, mutations: &MutationSet) {
     scenarios::torn_persistence(sim, mutations);
 }
 
-const CHAOS: Detector = Detector::Scenario {
-    name: "chaos",
-    run: chaos,
-    seeds: 20,
-};
-
 /// Every broken variant, one line each.
 pub fn catalogue() -> Vec<Variant> {
     use Detector::*;
@@ -168,57 +188,57 @@ pub fn catalogue() -> Vec<Variant> {
         Variant {
             broken: node(Mutation::CommitOldTermByCounting),
             models: "commit of an old-term entry by counting replicas (Raft §5.4.2, Figure 8)",
-            detectors: vec![Scenario { name: "figure 8 (constructed)", run: figure8_constructed, seeds: 20 }],
+            detectors: vec![Scenario { name: "figure 8 (constructed)", run: figure8_constructed, seeds: 20 }, CHAOS_RAFT],
         },
         Variant {
             broken: node(Mutation::ForgetVote),
             models: "the vote is not persisted; a restarted node votes twice in a term (Raft Figure 2: persist votedFor)",
-            detectors: vec![Scenario { name: "vote storm", run: vote_storm, seeds: 60 }],
+            detectors: vec![Scenario { name: "vote storm", run: vote_storm, seeds: 60 }, CHAOS_RAFT],
         },
         Variant {
             broken: node(Mutation::VoteWithoutUpToDateCheck),
             models: "vote granted without the up-to-date check (Raft §5.4.1)",
-            detectors: vec![CHAOS],
+            detectors: vec![CHAOS_RAFT],
         },
         Variant {
             broken: node(Mutation::TruncateOnMatchingHeartbeat),
             models: "a follower truncates on a matching heartbeat (6.5840 lab 3B pitfall, Raft Figure 2 AppendEntries step 3)",
-            detectors: vec![Scenario { name: "long reordering", run: long_reordering, seeds: 30 }],
+            detectors: vec![Scenario { name: "long reordering", run: long_reordering, seeds: 30 }, CHAOS_RAFT],
         },
         Variant {
             broken: node(Mutation::NoStepDownOnHigherTermReply),
             models: "a leader ignores a higher term in a reply (Raft Figure 2, rules for all servers)",
-            detectors: vec![CHAOS],
+            detectors: vec![CHAOS_RAFT],
         },
         Variant {
             broken: node(Mutation::TickerLockstep),
             models: "polling on a shared grid erases election randomness (split votes forever; Raft §5.2)",
-            detectors: vec![Scenario { name: "repeated leader crashes", run: repeated_leader_crashes, seeds: 10 }],
+            detectors: vec![Scenario { name: "repeated leader crashes", run: repeated_leader_crashes, seeds: 10 }, CHAOS_RAFT],
         },
         Variant {
             broken: node(Mutation::AcceptTornWrites),
             models: "non-atomic persistence and a node that trusts a torn write (Alagappan et al., OSDI '16)",
-            detectors: vec![Scenario { name: "torn persistence", run: torn_persistence, seeds: 30 }],
+            detectors: vec![Scenario { name: "torn persistence", run: torn_persistence, seeds: 30 }, CHAOS_RAFT],
         },
         Variant {
             broken: node(Mutation::ReplyBeforePersist),
             models: "a vote or append answered before it is durable (Raft Figure 2: persist before responding)",
-            detectors: vec![Loom { binary: "persist_path", test: "a_node_that_replies_before_persisting_is_rejected" }],
+            detectors: vec![Loom { binary: "persist_path", test: "a_node_that_replies_before_persisting_is_rejected" }, CHAOS_RAFT],
         },
         Variant {
             broken: Broken::UnsafeLocalReads,
             models: "a deposed leader serves reads from local state (Raft thesis §6.4; etcd issue 741)",
-            detectors: vec![Kv { read_mode: ReadMode::UnsafeLocal, seeds: 5 }],
+            detectors: vec![Kv { read_mode: ReadMode::UnsafeLocal, seeds: 5 }, chaos_kv(ReadMode::UnsafeLocal)],
         },
         Variant {
             broken: node(Mutation::ReadIndexWithoutRound),
             models: "ReadIndex without the heartbeat round that confirms leadership (Raft thesis §6.4 step 3)",
-            detectors: vec![Kv { read_mode: ReadMode::ReadIndex, seeds: 5 }],
+            detectors: vec![Kv { read_mode: ReadMode::ReadIndex, seeds: 5 }, chaos_kv(ReadMode::ReadIndex)],
         },
         Variant {
             broken: node(Mutation::NoDuplicateSuppression),
             models: "retries applied twice without client sessions (Raft thesis §6.3)",
-            detectors: vec![Kv { read_mode: ReadMode::Log, seeds: 5 }],
+            detectors: vec![Kv { read_mode: ReadMode::Log, seeds: 5 }, chaos_kv(ReadMode::Log)],
         },
         Variant {
             broken: node(Mutation::ApplyWithLockHeld),
@@ -226,12 +246,13 @@ pub fn catalogue() -> Vec<Variant> {
             detectors: vec![
                 Loom { binary: "apply_path", test: "an_applier_that_sends_with_the_lock_held_deadlocks_with_the_service" },
                 Shuttle { test: "an_applier_blocked_on_the_service_with_the_node_lock_held_deadlocks_the_kv_store" },
+                chaos_kv(ReadMode::ReadIndex),
             ],
         },
         Variant {
             broken: node(Mutation::LostApplierWakeup),
             models: "notify before the state change: a lost wake-up (condition-variable misuse)",
-            detectors: vec![Loom { binary: "apply_path", test: "a_wakeup_sent_before_the_commit_is_lost" }],
+            detectors: vec![Loom { binary: "apply_path", test: "a_wakeup_sent_before_the_commit_is_lost" }, CHAOS_RAFT],
         },
         Variant {
             broken: node(Mutation::TickerCheckThenAct),
@@ -239,17 +260,18 @@ pub fn catalogue() -> Vec<Variant> {
             detectors: vec![
                 Loom { binary: "ticker_path", test: "a_ticker_that_checks_then_acts_across_a_lock_release_is_rejected" },
                 Shuttle { test: "a_ticker_that_checks_then_acts_is_found" },
+                CHAOS_RAFT,
             ],
         },
         Variant {
             broken: node(Mutation::SleepInPersist),
             models: "an fsync delay slept while holding the node's lock (the hang of the reference Go suite)",
-            detectors: vec![Shuttle { test: "sleeping_in_persist_with_the_lock_held_is_a_deadlock_naming_the_threads" }],
+            detectors: vec![Shuttle { test: "sleeping_in_persist_with_the_lock_held_is_a_deadlock_naming_the_threads" }, CHAOS_RAFT],
         },
         Variant {
             broken: node(Mutation::LostDeliveryHandoff),
             models: "a handler delivers what fits and strands the rest (a lost hand-off to the applier)",
-            detectors: vec![Loom { binary: "apply_path", test: "a_handler_that_strands_what_it_cannot_deliver_is_rejected" }],
+            detectors: vec![Loom { binary: "apply_path", test: "a_handler_that_strands_what_it_cannot_deliver_is_rejected" }, CHAOS_RAFT],
         },
     ]
 }
@@ -310,7 +332,8 @@ impl Cell {
     }
 }
 
-fn first_line(text: &str) -> String {
+/// The first line of `text`.
+pub fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or_default().to_string()
 }
 
@@ -325,7 +348,7 @@ pub enum Sweep {
 }
 
 /// Runs `fails` on seeds 1..=`seeds`; `fails` returns the first line of a failure.
-fn sweep_seeds(
+pub fn sweep_seeds(
     seeds: u64,
     sweep: Sweep,
     started: Instant,
@@ -408,6 +431,10 @@ pub fn run_detector(
             let selected = if broken.is_some() { Some(test) } else { None };
             run_cargo_test(workspace, "loom", "loom-tests", binary, selected, started)
         }
+        Detector::Chaos { .. } => Cell::Error(
+            "the chaos column needs the deterministic engine: run it with `interleave mutants`"
+                .into(),
+        ),
         Detector::Shuttle { test } => {
             let selected = if broken.is_some() { Some(test) } else { None };
             run_cargo_test(

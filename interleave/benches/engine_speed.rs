@@ -1,0 +1,97 @@
+//! Simulated seconds per wall second of the two engines on the same seeds, both workloads,
+//! measured alternately in one run (a chunk of seeds on OS threads, the same chunk on the
+//! deterministic engine, and so on), with one worker and with one worker per core.
+//!
+//! `cargo bench -p interleave --bench engine_speed` (100 seeds per workload); with `--test`
+//! (as `.ci/run` runs it) 4 seeds.
+
+use clap::Parser;
+use interleave::cli::{Cli, Command, WorkloadArgs};
+use interleave::engines::{run_seed, EngineChoice, SchedulerKind};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+fn workload(kind: &str) -> WorkloadArgs {
+    match Cli::try_parse_from(["interleave", "chaos", "--workload", kind]) {
+        Ok(Cli {
+            command: Some(Command::Chaos(args)),
+        }) => args.workload,
+        _ => unreachable!("chaos parses"),
+    }
+}
+
+/// Runs `seeds` on `workers` threads; returns the simulated time covered and the wall time.
+fn run_chunk(
+    engine: EngineChoice,
+    workload: &WorkloadArgs,
+    seeds: &[u64],
+    workers: usize,
+) -> (Duration, Duration) {
+    let next = AtomicU64::new(0);
+    let simulated_micros = AtomicU64::new(0);
+    #[allow(clippy::disallowed_methods)] // wall time is what is measured
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, Ordering::SeqCst) as usize;
+                let Some(&seed) = seeds.get(index) else {
+                    return;
+                };
+                let outcome = run_seed(&engine, workload, seed);
+                assert!(
+                    outcome.failure.is_none(),
+                    "seed {seed} failed: {:?}",
+                    outcome.failure
+                );
+                let simulated = outcome.figures.map_or(Duration::ZERO, |f| f.simulated);
+                simulated_micros.fetch_add(simulated.as_micros() as u64, Ordering::SeqCst);
+            });
+        }
+    });
+    (
+        Duration::from_micros(simulated_micros.load(Ordering::SeqCst)),
+        started.elapsed(),
+    )
+}
+
+fn main() {
+    // Failing runs are counted, not shown: their panics would bury the table.
+    std::panic::set_hook(Box::new(|_| {}));
+    let test_mode = std::env::args().any(|arg| arg == "--test");
+    let seeds: Vec<u64> = (1..=if test_mode { 4 } else { 100 }).collect();
+    let chunk = if test_mode { 2 } else { 10 };
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let engine = |scheduler| EngineChoice {
+        scheduler,
+        pct_depth: 3,
+        watchdog: Duration::from_secs(60),
+    };
+    println!("engine speed: simulated seconds per wall second, seeds {}..={}, chunks of {chunk} alternating", seeds[0], seeds[seeds.len() - 1]);
+    for kind in ["raft", "kv"] {
+        let workload = workload(kind);
+        for workers in [1, cores] {
+            let mut totals = [(Duration::ZERO, Duration::ZERO); 2];
+            for part in seeds.chunks(chunk) {
+                for (slot, scheduler) in [SchedulerKind::Os, SchedulerKind::Random]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let (simulated, wall) = run_chunk(engine(scheduler), &workload, part, workers);
+                    totals[slot].0 += simulated;
+                    totals[slot].1 += wall;
+                }
+            }
+            let rate = |(simulated, wall): (Duration, Duration)| {
+                simulated.as_secs_f64() / wall.as_secs_f64()
+            };
+            let (os, det) = (rate(totals[0]), rate(totals[1]));
+            println!(
+                "{kind:>4}, {workers} worker(s): OS threads {os:>7.0}x ({:.1} s), deterministic {det:>7.0}x ({:.1} s): deterministic / OS = {:.2}",
+                totals[0].1.as_secs_f64(),
+                totals[1].1.as_secs_f64(),
+                det / os
+            );
+        }
+    }
+}
