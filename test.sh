@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, every crate's tests, the loom and shuttle suites (each in
-# its own target dir, release), and every benchmark run once in test mode. `.ci/run` calls this script.
+# its own target dir, release), every benchmark run once in test mode, and the README's first
+# command exactly as a user types it. `.ci/run` calls this script.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -23,7 +24,11 @@ RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo test --release -
 
 step "benchmarks, each run once"
 cargo bench -p benches -- --test
+cargo bench -p interleave -- --test
 RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo bench -p shuttle-tests -- --test
+
+step "the README's first command, as a user types it (deterministic chaos, 100 seeds)"
+cargo run --release -p interleave -- chaos
 
 echo
 echo "all checks passed"
