@@ -389,6 +389,7 @@ pub fn run_detector(
     workspace: &Path,
     sweep: Sweep,
 ) -> Cell {
+    #[allow(clippy::disallowed_methods)] // the wall time a cell reports, not simulated time
     let started = Instant::now();
     let mutations = match broken {
         Some(Broken::Node(mutation)) => MutationSet::only(mutation),

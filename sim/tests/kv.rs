@@ -13,7 +13,6 @@ use sim::{check_kv_history, replay_command, KvRun, KvWorkloadConfig};
 use sim::{simulate, Cluster, ClusterConfig};
 use std::path::PathBuf;
 use std::time::Duration;
-use std::time::Instant;
 use threadsim::clock::spawn;
 use threadsim::sync::Arc;
 
@@ -27,7 +26,7 @@ fn failures_dir() -> PathBuf {
 /// Checks `run`'s history; on a violation (or a check that ran out of budget) writes it out and
 /// returns what happened and how to re-check the file.
 fn check_linearizable(name: &str, seed: u64, run: &KvRun) -> Result<(), String> {
-    let started = Instant::now();
+    let started = crate::support::stopwatch();
     let report = check_kv_history(&run.history);
     eprintln!(
         "{name} seed {seed}: {} operations ({} unknown), {:?} simulated, checked in {:?}, \
@@ -112,11 +111,11 @@ fn rejected_on_every_seed(name: &str, read_mode: ReadMode, mutations: MutationSe
         ..KvWorkloadConfig::default()
     };
     for seed in seeds(&[1, 2, 3, 4, 5]) {
-        let wall = Instant::now();
+        let wall = crate::support::stopwatch();
         let run = simulate_kv(seed, &config)
             .unwrap_or_else(|failure| panic!("{name} seed {seed}: {}", failure.message));
         let simulated_in = wall.elapsed();
-        let started = Instant::now();
+        let started = crate::support::stopwatch();
         let report = check_kv_history(&run.history);
         eprintln!(
             "{name} seed {seed}: simulated in {simulated_in:?}, {} operations, checked in {:?}, {} local reads, {} by deposed leaders: {:?}",

@@ -35,3 +35,10 @@ pub fn concurrent_starts(
         .collect();
     handles.into_iter().map(|handle| handle.join()).collect()
 }
+
+/// Starts a real-time stopwatch, for tests that report how long a check took (never for
+/// simulated time).
+#[allow(clippy::disallowed_methods)]
+pub fn stopwatch() -> std::time::Instant {
+    std::time::Instant::now()
+}
