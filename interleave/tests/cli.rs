@@ -256,7 +256,7 @@ fn a_deadlock_is_reported_with_every_thread_and_what_it_waits_for() {
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(
         stdout.contains("deadlock: no thread can run:")
-            && stdout.contains("waits for the lock taken at node/src/node/")
+            && stdout.contains("waits for the lock taken at node/src/shell/")
             && stdout.contains("n0-ticker: waits for"),
         "{stdout}"
     );

@@ -158,6 +158,7 @@ fn append(texts: &[&str], leader_commit: u64) -> Request {
             })
             .collect(),
         leader_commit: LogIndex(leader_commit),
+        read_round: 0,
     })
 }
 

@@ -130,6 +130,7 @@ fn vote_against_append(mutations: MutationSet) {
                 command: Command::from_text("x"),
             }],
             leader_commit: LogIndex(0),
+            read_round: 0,
         });
         let handles: Vec<_> = [vote, append]
             .into_iter()

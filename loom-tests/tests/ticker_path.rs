@@ -21,6 +21,7 @@ fn heartbeat() -> Request {
         prev_log_term: Term(0),
         entries: vec![],
         leader_commit: LogIndex(0),
+        read_round: 0,
     })
 }
 

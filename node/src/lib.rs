@@ -65,6 +65,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod broken;
 pub mod config;
 pub mod core;
 pub mod kv;
@@ -72,20 +73,20 @@ pub mod local_network;
 pub mod log;
 pub mod messages;
 pub mod mutation;
-pub mod node;
 pub mod observer;
 pub mod persist;
+pub mod shell;
 pub mod transport;
 pub mod types;
 
 pub use config::Config;
+pub use core::ReadIndexError;
 pub use local_network::LocalNetwork;
 pub use mutation::{Mutation, MutationSet};
-pub use node::{
-    Applied, Node, NodeError, NodeParams, NodeStatus, ReadIndexError, ReplicationStats, Step,
-    Workers,
-};
 pub use observer::{NoObserver, NodeEvent, Observer, Role};
 pub use persist::{MemoryPersister, PersistentState, Persister, StorageError};
+pub use shell::{
+    Applied, Node, NodeError, NodeParams, NodeStatus, Pass, ReplicationStats, Workers,
+};
 pub use transport::{RpcHandler, Transport, TransportError};
 pub use types::{Command, Entry, LogIndex, NodeId, Term};

@@ -42,6 +42,9 @@ pub struct AppendEntriesArgs {
     pub entries: Vec<Entry>,
     /// The leader's commit index.
     pub leader_commit: LogIndex,
+    /// The ReadIndex round in flight when this was sent (0: none); the follower echoes it, and an
+    /// answer in the leader's term acknowledges that round.
+    pub read_round: u64,
 }
 
 /// Where a follower's log stops agreeing with the leader's, for fast backtracking.
@@ -62,6 +65,8 @@ pub struct AppendEntriesReply {
     pub success: bool,
     /// On a mismatch, where to back up to.
     pub conflict: Option<Conflict>,
+    /// The request's `read_round`, echoed.
+    pub read_round: u64,
 }
 
 /// A request from one node to another.

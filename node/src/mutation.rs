@@ -1,7 +1,13 @@
 //! Deliberately broken behaviours, switched on at run time, that the test suite must detect.
 //!
-//! Each models a real bug. A detector (invariant, liveness check, linearizability check) that
-//! passes with a mutation on is a gap in the suite.
+//! Each models a real bug; its code path lives in a file of `broken/` named after it. A detector
+//! (invariant, liveness check, linearizability check) that passes with a mutation on is a gap in
+//! the suite.
+//!
+//! A production user cannot switch one on: a non-empty [`MutationSet`] can only be built with the
+//! `mutations` cargo feature, which the test crates (`sim`, `interleave`, `loom-tests`,
+//! `shuttle-tests`) enable. Without it, [`MutationSet::has`] is a constant `false` and the
+//! compiler removes every broken path.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -131,19 +137,24 @@ impl FromStr for Mutation {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MutationSet(BTreeSet<Mutation>);
 
+/// Whether this build can switch broken variants on.
+pub const MUTATIONS_AVAILABLE: bool = cfg!(any(test, feature = "mutations"));
+
 impl MutationSet {
-    /// A set with just `mutation`.
+    /// A set with just `mutation` (with the `mutations` feature only).
+    #[cfg(any(test, feature = "mutations"))]
     pub fn only(mutation: Mutation) -> MutationSet {
         MutationSet(BTreeSet::from([mutation]))
     }
-    /// This set with `mutation` switched on as well.
+    /// This set with `mutation` switched on as well (with the `mutations` feature only).
+    #[cfg(any(test, feature = "mutations"))]
     pub fn with(mut self, mutation: Mutation) -> MutationSet {
         self.0.insert(mutation);
         self
     }
-    /// Whether `mutation` is on.
+    /// Whether `mutation` is on (always false without the `mutations` feature).
     pub fn has(&self, mutation: Mutation) -> bool {
-        self.0.contains(&mutation)
+        MUTATIONS_AVAILABLE && self.0.contains(&mutation)
     }
     /// Whether no mutation is on.
     pub fn is_empty(&self) -> bool {

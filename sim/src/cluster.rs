@@ -260,12 +260,13 @@ impl Cluster {
         }
     }
 
-    /// Whether `node`'s instance stopped itself after a write crashed under it.
-    pub fn died_writing(&self, node: NodeId) -> bool {
+    /// Whether `node`'s running instance has stopped (a write crashed under it); it stays in
+    /// the cluster, stopped, until it is crashed or restarted.
+    pub fn is_stopped(&self, node: NodeId) -> bool {
         self.running
             .lock()
             .get(&node)
-            .is_some_and(|running| running.node.is_dead())
+            .is_some_and(|running| running.node.is_stopped())
     }
 
     /// Whether `node` has a running instance.

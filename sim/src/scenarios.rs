@@ -33,7 +33,7 @@ fn recover(cluster: &Cluster, tag: &str) {
     cluster.network().set_unreliable(false);
     for id in cluster.ids() {
         cluster.resume(id);
-        if !cluster.is_running(id) || cluster.died_writing(id) {
+        if !cluster.is_running(id) || cluster.is_stopped(id) {
             cluster
                 .restart(id)
                 .unwrap_or_else(|error| panic!("{id} cannot restart: {error}"));
@@ -316,7 +316,7 @@ pub fn torn_persistence(sim: &Sim, mutations: &MutationSet) {
     }
     cluster.disk(torn).tear_next_save(sim.rng(0x7e4));
     let mut value = 20;
-    while !cluster.died_writing(torn) {
+    while !cluster.is_stopped(torn) {
         value += 1;
         cluster.start(leader, command("t", value));
         cluster.sleep(Duration::from_millis(20));

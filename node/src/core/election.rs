@@ -1,34 +1,57 @@
-//! Leader election: starting an election, granting votes, counting them (Raft §5.2, §5.4.1).
+//! Leader election: pre-vote (thesis §9.6), starting an election, granting votes with the
+//! up-to-date check (Raft §5.2, §5.4.1) and the lease (thesis §4.2.3), counting them, and
+//! becoming leader.
 
-use super::{Effect, Effects, RaftCore, RoleState};
+use super::read_index::ReadRounds;
+use super::{Effect, Effects, LeaderState, Progress, RaftCore, RoleState};
 use crate::messages::{RequestVoteArgs, RequestVoteReply, Response};
 use crate::mutation::Mutation;
 use crate::observer::Role;
-use crate::NodeId;
+use crate::{LogIndex, NodeId};
 use std::collections::{BTreeMap, BTreeSet};
+use threadsim::Instant;
 
 impl RaftCore {
-    /// The election timeout fired: ask the peers whether they would vote for this node in the
-    /// next term (pre-vote) before changing anything. Only a majority of yes starts the election.
-    pub fn start_pre_vote(&mut self) -> Effects {
+    /// The election timeout fired at `now`: ask the peers whether they would vote for this node
+    /// in the next term (pre-vote) before changing anything. Only a majority of yes starts the
+    /// election. Checked continuously: an election whose deadline had not passed (a heartbeat
+    /// pushed it forward) is a check-then-act race in the caller.
+    pub fn start_pre_vote(&mut self, now: Instant) -> Effects {
         assert!(
-            !matches!(self.role, RoleState::Leader { .. }),
+            !matches!(self.role, RoleState::Leader(_)),
             "{}: a leader does not start elections",
             self.id
         );
+        let mut effects = Effects::default();
+        if now < self.timers.election_deadline {
+            effects.push(Effect::InvariantViolated(format!(
+                "{}: election started at {now} although a heartbeat had pushed the deadline to {}",
+                self.id, self.timers.election_deadline
+            )));
+        }
+        effects.extend(self.start_pre_vote_unchecked(now));
+        effects
+    }
+
+    /// [`RaftCore::start_pre_vote`] without the deadline check, for the broken lockstep ticker,
+    /// whose elections ignore the randomized deadline by design.
+    pub(crate) fn start_pre_vote_unchecked(&mut self, now: Instant) -> Effects {
+        assert!(
+            !matches!(self.role, RoleState::Leader(_)),
+            "{}: a leader does not start elections",
+            self.id
+        );
+        let mut effects = Effects::default();
         self.leader_hint = None;
         self.role = RoleState::Candidate {
             votes: BTreeSet::from([self.id]),
             requested: BTreeSet::new(),
             pre_vote: true,
         };
-        let mut effects = Effects::default();
-        effects.push(Effect::ResetElectionTimer);
+        self.reset_election_timer(now, &mut effects);
         effects.push(Effect::RoleChanged(Role::PreCandidate));
-        if self.is_majority(1) {
-            for effect in self.start_election().into_vec() {
-                effects.push(effect);
-            }
+        if self.quorum.is_majority(1) {
+            effects.extend(self.start_election(now));
         } else {
             effects.push(Effect::WakePeers);
         }
@@ -36,9 +59,9 @@ impl RaftCore {
     }
 
     /// Becomes a candidate in the next term and votes for itself.
-    pub fn start_election(&mut self) -> Effects {
+    pub fn start_election(&mut self, now: Instant) -> Effects {
         assert!(
-            !matches!(self.role, RoleState::Leader { .. }),
+            !matches!(self.role, RoleState::Leader(_)),
             "{}: a leader does not start elections",
             self.id
         );
@@ -52,38 +75,25 @@ impl RaftCore {
         };
         let mut effects = Effects::default();
         effects.push(Effect::Persist);
-        effects.push(Effect::ResetElectionTimer);
+        self.reset_election_timer(now, &mut effects);
         effects.push(Effect::RoleChanged(Role::Candidate));
-        if self.is_majority(1) {
-            self.become_leader(&mut effects);
+        if self.quorum.is_majority(1) {
+            self.become_leader(now, &mut effects);
         } else {
             effects.push(Effect::WakePeers);
         }
         effects
     }
 
-    /// Refuses a vote request without adopting its term, because this node heard from a current
-    /// leader less than a minimum election timeout ago (Raft thesis §4.2.3): a server cut off
-    /// from the leader cannot disrupt a working cluster by bumping terms.
-    pub fn refuse_vote_within_lease(&self) -> Effects {
-        let mut effects = Effects::default();
-        effects.push(Effect::Reply(Response::RequestVote(RequestVoteReply {
-            term: self.term(),
-            vote_granted: false,
-        })));
-        effects
+    /// A vote request for `peer` (once per peer per candidacy), if this node is a candidate.
+    pub(super) fn next_vote_request(&mut self, peer: NodeId) -> Option<RequestVoteArgs> {
+        let RoleState::Candidate { requested, .. } = &mut self.role else {
+            return None;
+        };
+        requested.insert(peer).then(|| self.vote_request())
     }
 
-    /// A leader that no longer hears from a majority steps down (check-quorum), so a leader cut
-    /// off from its followers stops accepting commands it can never commit.
-    pub fn step_down(&mut self) -> Effects {
-        let mut effects = Effects::default();
-        let term = self.term();
-        self.become_follower(term, &mut effects);
-        effects
-    }
-
-    pub(super) fn vote_request(&self) -> RequestVoteArgs {
+    fn vote_request(&self) -> RequestVoteArgs {
         let pre_vote = matches!(self.role, RoleState::Candidate { pre_vote: true, .. });
         RequestVoteArgs {
             pre_vote,
@@ -98,50 +108,74 @@ impl RaftCore {
         }
     }
 
-    pub(super) fn handle_request_vote(&mut self, args: &RequestVoteArgs) -> Effects {
+    /// A vote request to `peer` got no answer: it may be asked again in this candidacy.
+    pub(super) fn vote_request_lost(&mut self, peer: NodeId, args: &RequestVoteArgs) {
+        let current = self.state.current_term;
+        if let RoleState::Candidate {
+            requested,
+            pre_vote,
+            ..
+        } = &mut self.role
+        {
+            let asked_for = if *pre_vote { current.next() } else { current };
+            if args.pre_vote == *pre_vote && args.term == asked_for {
+                requested.remove(&peer);
+            }
+        }
+    }
+
+    /// Whether a candidate whose last entry is `args` is at least as up to date as this log.
+    fn candidate_up_to_date(&self, args: &RequestVoteArgs) -> bool {
+        let log = &self.state.log;
+        let up_to_date =
+            (args.last_log_term, args.last_log_index) >= (log.last_term(), log.last_index());
+        up_to_date || self.has(Mutation::VoteWithoutUpToDateCheck)
+    }
+
+    pub(super) fn handle_request_vote(&mut self, now: Instant, args: &RequestVoteArgs) -> Effects {
         let mut effects = Effects::default();
+        let reply = |core: &RaftCore, granted| {
+            Effect::Reply(Response::RequestVote(RequestVoteReply {
+                term: core.term(),
+                vote_granted: granted,
+            }))
+        };
         if args.pre_vote {
             // Would this node vote for the candidate in `args.term`? Nothing changes here.
-            let log = &self.state.log;
-            let up_to_date =
-                (args.last_log_term, args.last_log_index) >= (log.last_term(), log.last_index());
             let grant = args.term > self.term()
-                && (up_to_date || self.has(Mutation::VoteWithoutUpToDateCheck));
-            effects.push(Effect::Reply(Response::RequestVote(RequestVoteReply {
-                term: self.term(),
-                vote_granted: grant,
-            })));
+                && !self.within_lease(now)
+                && self.candidate_up_to_date(args);
+            effects.push(reply(self, grant));
+            return effects;
+        }
+        if args.term > self.term() && self.within_lease(now) {
+            // Heard from a current leader less than a minimum election timeout ago: refuse
+            // without adopting the term.
+            effects.push(reply(self, false));
             return effects;
         }
         if args.term > self.term() {
             self.become_follower(args.term, &mut effects);
         }
-        let log = &self.state.log;
-        let up_to_date =
-            (args.last_log_term, args.last_log_index) >= (log.last_term(), log.last_index());
         let free_to_vote = self
             .state
             .voted_for
             .is_none_or(|voted| voted == args.candidate);
-        let grant = args.term == self.term()
-            && free_to_vote
-            && (up_to_date || self.has(Mutation::VoteWithoutUpToDateCheck));
+        let grant = args.term == self.term() && free_to_vote && self.candidate_up_to_date(args);
         if grant {
             if self.state.voted_for != Some(args.candidate) {
                 self.state.voted_for = Some(args.candidate);
                 effects.push(Effect::Persist);
             }
-            effects.push(Effect::ResetElectionTimer);
+            self.reset_election_timer(now, &mut effects);
         }
-        effects.push(Effect::Reply(Response::RequestVote(RequestVoteReply {
-            term: self.term(),
-            vote_granted: grant,
-        })));
+        effects.push(reply(self, grant));
         effects
     }
 
     pub(super) fn handle_vote_reply(
         &mut self,
+        now: Instant,
         peer: NodeId,
         args: &RequestVoteArgs,
         reply: &RequestVoteReply,
@@ -159,45 +193,56 @@ impl RaftCore {
         if args.term != asked_for || !reply.vote_granted {
             return effects;
         }
+        let quorum = self.quorum;
         let won = match &mut self.role {
             RoleState::Candidate {
                 votes, pre_vote, ..
             } if *pre_vote == args.pre_vote => {
                 votes.insert(peer);
-                let count = votes.len();
-                self.is_majority(count)
+                quorum.is_majority(votes.len())
             }
             _ => false,
         };
         if won && args.pre_vote {
-            for effect in self.start_election().into_vec() {
-                effects.push(effect);
-            }
+            effects.extend(self.start_election(now));
         } else if won {
-            self.become_leader(&mut effects);
+            self.become_leader(now, &mut effects);
         }
         effects
     }
 
-    fn become_leader(&mut self, effects: &mut Effects) {
+    /// Becomes leader at `now`: every follower's next index is just past this log, a heartbeat
+    /// to each is due at once, and the new leader gets one quorum timeout to hear from a majority.
+    fn become_leader(&mut self, now: Instant, effects: &mut Effects) {
         let next_index = self.state.log.last_index().next();
-        let progress = self
-            .peers
-            .iter()
-            .map(|&peer| {
-                (
-                    peer,
-                    super::Progress {
-                        next_index,
-                        match_index: crate::LogIndex(0),
-                    },
-                )
-            })
-            .collect::<BTreeMap<_, _>>();
-        self.role = RoleState::Leader { progress };
+        let progress = Progress {
+            next_index,
+            match_index: LogIndex(0),
+        };
+        self.role = RoleState::Leader(LeaderState {
+            progress: each_peer(&self.peers, progress),
+            heartbeat_due: each_peer(&self.peers, now),
+            answered_at: each_peer(&self.peers, now),
+            reads: ReadRounds::default(),
+        });
         self.leader_hint = Some(self.id);
+        self.heard_from_leader(now);
         effects.push(Effect::RoleChanged(Role::Leader));
         effects.push(Effect::WakePeers);
         self.advance_commit(effects);
     }
+
+    /// A leader that no longer hears from a majority steps down (check-quorum), so a leader cut
+    /// off from its followers stops accepting commands it can never commit.
+    pub fn step_down(&mut self) -> Effects {
+        let mut effects = Effects::default();
+        let term = self.term();
+        self.become_follower(term, &mut effects);
+        effects
+    }
+}
+
+/// `value` for every one of `peers`.
+fn each_peer<T: Copy>(peers: &[NodeId], value: T) -> BTreeMap<NodeId, T> {
+    peers.iter().map(|&peer| (peer, value)).collect()
 }

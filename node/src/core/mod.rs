@@ -1,54 +1,90 @@
 //! The Raft rules as plain functions over plain state.
 //!
-//! [`RaftCore`] holds no locks, spawns no threads and never reads a clock. Each handler changes the
-//! state and returns the [`Effect`]s the shell must carry out, **in order**: persist before the
-//! reply or send that depends on the persisted state, reset the election timer, wake the peer
-//! workers, advance the commit index. The unit tests in `tests.rs` assert those lists.
+//! [`RaftCore`] holds no locks, spawns no threads and never reads a clock: it is told the time on
+//! every input (`now`) and keeps every rule that depends on it: the randomized election deadline,
+//! the leader lease that refuses disruptive votes, check-quorum, the heartbeat schedule and the
+//! confirmation of ReadIndex rounds. Each input changes the state and returns the [`Effect`]s the
+//! shell must carry out, **in order**: persist before the reply or send that depends on the
+//! persisted state, wake the workers that have something to do, advance the commit index, answer
+//! confirmed reads. The unit tests in `tests/` assert those lists, rule by rule.
+//!
+//! - `election.rs`: pre-vote, votes, becoming leader or follower (Raft §5.2, §5.4.1, thesis §9.6);
+//! - `replication.rs`: AppendEntries on both sides and the commit rule (§5.3, §5.4.2);
+//! - `timing.rs`: the election timer, the lease, check-quorum, heartbeats (thesis §4.2.3, §6.2);
+//! - `read_index.rs`: ReadIndex rounds, batched (thesis §6.4);
+//! - `quorum.rs`: majority arithmetic.
 
 mod election;
+mod quorum;
+mod read_index;
 mod replication;
 #[cfg(test)]
 mod tests;
+mod timing;
 
+pub use quorum::Quorum;
+pub use read_index::{ReadIndexError, ReadOutcome, ReadTicket};
+pub use timing::HeartbeatDue;
+
+use crate::config::Config;
 use crate::messages::{Request, Response};
-use crate::mutation::{Mutation, MutationSet};
+use crate::mutation::Mutation;
 use crate::observer::Role;
 use crate::persist::PersistentState;
 use crate::{Command, LogIndex, NodeId, Term};
+use read_index::ReadRounds;
 use std::collections::{BTreeMap, BTreeSet};
+use threadsim::Instant;
+use timing::Timers;
 
-/// Something the shell must do after a handler returns, in the order given.
+/// Something the shell must do after the core returns, in the order given.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Effect {
     /// Write current term, vote and log to stable storage before anything that follows.
     Persist,
-    /// Draw a new randomized election deadline.
-    ResetElectionTimer,
+    /// The ticker must look again: the next timer the core decides on moved earlier than the
+    /// time the ticker was told to wait until.
+    WakeTicker,
     /// The node's role or term changed.
     RoleChanged(Role),
-    /// Peer workers have something to send (vote requests, new entries, heartbeats of a new leader).
+    /// Replicators have something to send (vote requests, new entries, a new leader's entries).
     WakePeers,
+    /// Heartbeaters must send now: a ReadIndex round waits for their answers.
+    WakeHeartbeaters,
     /// The commit index advanced to this index; the applier has work.
     CommitAdvanced(LogIndex),
+    /// These reads are decided (confirmed with their read index, or failed).
+    ReadsDone(Vec<(ReadTicket, ReadOutcome)>),
     /// A local invariant broke (reachable only with a mutation on).
     InvariantViolated(String),
     /// The reply to the request being handled. Always last.
     Reply(Response),
 }
 
-/// The effects of one handler call, with `Persist` recorded at most once.
+/// The effects of one call, with `Persist` recorded at most once.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Effects(Vec<Effect>);
 
 impl Effects {
     fn push(&mut self, effect: Effect) {
-        if effect == Effect::Persist && self.0.contains(&Effect::Persist) {
+        if matches!(effect, Effect::Persist | Effect::WakeTicker) && self.0.contains(&effect) {
             return;
         }
         if let Some(Effect::Reply(_)) = self.0.last() {
             panic!("effect {effect:?} after the reply");
         }
         self.0.push(effect);
+    }
+
+    /// Adds a write of the persistent state (for a broken variant's path outside the core).
+    pub(crate) fn push_persist(&mut self) {
+        self.push(Effect::Persist);
+    }
+
+    fn extend(&mut self, more: Effects) {
+        for effect in more.0 {
+            self.push(effect);
+        }
     }
 
     /// The effects in the order they must happen.
@@ -61,15 +97,9 @@ impl Effects {
         &self.0
     }
 
-    /// These effects without the persist (for a caller that writes later, before anything
-    /// depends on the write).
-    pub fn without_persist(self) -> Effects {
-        Effects(
-            self.0
-                .into_iter()
-                .filter(|e| *e != Effect::Persist)
-                .collect(),
-        )
+    /// Whether there is nothing to do.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }
 
@@ -82,6 +112,18 @@ pub struct Progress {
     pub match_index: LogIndex,
 }
 
+/// What a leader keeps about each follower.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct LeaderState {
+    progress: BTreeMap<NodeId, Progress>,
+    /// When each peer's next heartbeat is due.
+    heartbeat_due: BTreeMap<NodeId, Instant>,
+    /// When each peer last answered in this term (check-quorum).
+    answered_at: BTreeMap<NodeId, Instant>,
+    /// ReadIndex rounds.
+    reads: ReadRounds,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum RoleState {
     Follower,
@@ -91,9 +133,7 @@ enum RoleState {
         /// Collecting pre-votes for `term + 1` rather than votes for `term`.
         pre_vote: bool,
     },
-    Leader {
-        progress: BTreeMap<NodeId, Progress>,
-    },
+    Leader(LeaderState),
 }
 
 /// `start` was called on a node that does not believe it is leader.
@@ -109,41 +149,49 @@ pub struct NotLeader {
 pub struct RaftCore {
     id: NodeId,
     peers: Vec<NodeId>,
+    quorum: Quorum,
     state: PersistentState,
     role: RoleState,
     commit_index: LogIndex,
     leader_hint: Option<NodeId>,
-    mutations: MutationSet,
-    max_entries_per_append: usize,
+    config: Config,
+    timers: Timers,
+    /// As leader: entries appended by `propose` that are not yet durable. They are written once
+    /// per round, before any follower can receive them (Raft thesis §10.2.1).
+    own_entries_unsaved: bool,
 }
 
 impl RaftCore {
-    /// A follower restored from `state`, with every volatile field at its initial value.
+    /// A follower restored from `state` at time `now`, with every volatile field at its initial
+    /// value and an election deadline drawn from `config`'s seed.
     pub fn new(
         id: NodeId,
         peers: Vec<NodeId>,
         state: PersistentState,
-        mutations: MutationSet,
-        max_entries_per_append: usize,
+        config: Config,
+        now: Instant,
     ) -> RaftCore {
         assert!(!peers.contains(&id), "{id} is listed among its own peers");
         assert!(
-            max_entries_per_append > 0,
+            config.max_entries_per_append > 0,
             "max_entries_per_append must be positive"
         );
         let mut unique = peers.clone();
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), peers.len(), "duplicate peer ids in {peers:?}");
+        let timers = Timers::new(&config, now);
         RaftCore {
             id,
+            quorum: Quorum::of_peers(unique.len()),
             peers: unique,
             state,
             role: RoleState::Follower,
             commit_index: LogIndex(0),
             leader_hint: None,
-            mutations,
-            max_entries_per_append,
+            config,
+            timers,
+            own_entries_unsaved: false,
         }
     }
 
@@ -165,7 +213,7 @@ impl RaftCore {
             RoleState::Follower => Role::Follower,
             RoleState::Candidate { pre_vote: true, .. } => Role::PreCandidate,
             RoleState::Candidate { .. } => Role::Candidate,
-            RoleState::Leader { .. } => Role::Leader,
+            RoleState::Leader(_) => Role::Leader,
         }
     }
     /// The highest index known to be committed.
@@ -182,25 +230,27 @@ impl RaftCore {
     }
     /// Whether `mutation` is switched on.
     pub fn has(&self, mutation: Mutation) -> bool {
-        self.mutations.has(mutation)
+        self.config.mutations.has(mutation)
     }
     /// The leader's progress for `peer` (None unless leader).
     pub fn progress(&self, peer: NodeId) -> Option<Progress> {
+        self.leader()
+            .and_then(|leader| leader.progress.get(&peer).copied())
+    }
+    /// The cluster's majority arithmetic.
+    pub fn quorum(&self) -> Quorum {
+        self.quorum
+    }
+
+    fn leader(&self) -> Option<&LeaderState> {
         match &self.role {
-            RoleState::Leader { progress } => progress.get(&peer).copied(),
+            RoleState::Leader(leader) => Some(leader),
             _ => None,
         }
     }
 
-    fn cluster_size(&self) -> usize {
-        self.peers.len() + 1
-    }
-
-    fn is_majority(&self, count: usize) -> bool {
-        2 * count > self.cluster_size()
-    }
-
-    /// Adopts `term` (if newer) and becomes a follower, reporting what changed.
+    /// Adopts `term` (if newer) and becomes a follower, reporting what changed. A leader's
+    /// pending reads fail.
     fn become_follower(&mut self, term: Term, effects: &mut Effects) {
         assert!(
             term >= self.state.current_term,
@@ -214,15 +264,24 @@ impl RaftCore {
             self.leader_hint = None;
             effects.push(Effect::Persist);
         }
+        if let RoleState::Leader(leader) = &mut self.role {
+            let failed = leader.reads.fail_all(ReadIndexError::NotConfirmed);
+            if !failed.is_empty() {
+                effects.push(Effect::ReadsDone(failed));
+            }
+        }
         if term_changed || self.role != RoleState::Follower {
             self.role = RoleState::Follower;
+            self.timers.lost_leadership();
             effects.push(Effect::RoleChanged(Role::Follower));
         }
     }
 
-    /// Appends `command` if leader; returns its index and term, and what to do.
+    /// Appends `command` if leader; returns its index and term, and what to do. The new entry is
+    /// written before any follower receives it (see [`RaftCore::next_request`]); a node alone
+    /// commits it at once, so it is written now.
     pub fn propose(&mut self, command: Command) -> Result<(LogIndex, Term, Effects), NotLeader> {
-        if !matches!(self.role, RoleState::Leader { .. }) {
+        if self.leader().is_none() {
             return Err(NotLeader {
                 leader_hint: self.leader_hint,
             });
@@ -230,90 +289,43 @@ impl RaftCore {
         let term = self.term();
         let index = self.state.log.append(crate::Entry { term, command });
         let mut effects = Effects::default();
-        effects.push(Effect::Persist);
+        if self.peers.is_empty() {
+            effects.push(Effect::Persist);
+        } else {
+            self.own_entries_unsaved = true;
+        }
         effects.push(Effect::WakePeers);
         self.advance_commit(&mut effects);
         Ok((index, term, effects))
     }
 
-    /// Handles a request from another node; the last effect is the reply.
-    pub fn handle_request(&mut self, request: &Request) -> Effects {
+    /// Handles a request from another node at time `now`; the last effect is the reply.
+    pub fn handle_request(&mut self, now: Instant, request: &Request) -> Effects {
         match request {
-            Request::RequestVote(args) => self.handle_request_vote(args),
-            Request::AppendEntries(args) => self.handle_append_entries(args),
-        }
-    }
-
-    /// What the replicator for `peer` should send now, if anything: a vote request (once per
-    /// peer per candidacy) or AppendEntries carrying entries `peer` lacks. Heartbeats come from
-    /// [`RaftCore::heartbeat_request`].
-    pub fn next_request(&mut self, peer: NodeId) -> Option<Request> {
-        assert!(
-            self.peers.contains(&peer),
-            "{peer} is not a peer of {}",
-            self.id
-        );
-        match &mut self.role {
-            RoleState::Follower => None,
-            RoleState::Candidate { requested, .. } => requested
-                .insert(peer)
-                .then(|| Request::RequestVote(self.vote_request())),
-            RoleState::Leader { progress } => {
-                let next_index = progress[&peer].next_index;
-                let has_entries = next_index <= self.state.log.last_index();
-                has_entries.then(|| {
-                    Request::AppendEntries(
-                        self.append_request(next_index, self.max_entries_per_append),
-                    )
-                })
-            }
-        }
-    }
-
-    /// A heartbeat for `peer` if this node leads: an AppendEntries with no entries that carries
-    /// the commit index and checks the follower's log at `next_index - 1`.
-    pub fn heartbeat_request(&self, peer: NodeId) -> Option<Request> {
-        match &self.role {
-            RoleState::Leader { progress } => {
-                let next_index = progress
-                    .get(&peer)
-                    .expect("progress for every peer")
-                    .next_index;
-                Some(Request::AppendEntries(self.append_request(next_index, 0)))
-            }
-            _ => None,
+            Request::RequestVote(args) => self.handle_request_vote(now, args),
+            Request::AppendEntries(args) => self.handle_append_entries(now, args),
         }
     }
 
     /// Handles the outcome of a request sent to `peer`: its response, or `None` if none came.
     pub fn handle_response(
         &mut self,
+        now: Instant,
         peer: NodeId,
         request: &Request,
         response: Option<&Response>,
     ) -> Effects {
         match (request, response) {
             (Request::RequestVote(args), None) => {
-                let current = self.state.current_term;
-                if let RoleState::Candidate {
-                    requested,
-                    pre_vote,
-                    ..
-                } = &mut self.role
-                {
-                    let asked_for = if *pre_vote { current.next() } else { current };
-                    if args.pre_vote == *pre_vote && args.term == asked_for {
-                        requested.remove(&peer);
-                    }
-                }
+                self.vote_request_lost(peer, args);
                 Effects::default()
             }
             (Request::AppendEntries(_), None) => Effects::default(),
             (Request::RequestVote(args), Some(Response::RequestVote(reply))) => {
-                self.handle_vote_reply(peer, args, reply)
+                self.handle_vote_reply(now, peer, args, reply)
             }
             (Request::AppendEntries(args), Some(Response::AppendEntries(reply))) => {
-                self.handle_append_reply(peer, args, reply)
+                self.handle_append_reply(now, peer, args, reply)
             }
             (request, Some(response)) => {
                 panic!("response {response:?} does not answer request {request:?}")
@@ -321,7 +333,7 @@ impl RaftCore {
         }
     }
 
-    /// Local invariants that hold after every handler on a correct node.
+    /// Local invariants that hold after every call on a correct node.
     pub fn check_invariants(&self) -> Result<(), String> {
         let last = self.state.log.last_index();
         if self.commit_index > last {
@@ -330,7 +342,7 @@ impl RaftCore {
                 self.id, self.commit_index
             ));
         }
-        if let RoleState::Leader { .. } = self.role {
+        if let RoleState::Leader(_) = self.role {
             if self.state.voted_for != Some(self.id) {
                 return Err(format!(
                     "{}: leader of {} did not vote for itself",

@@ -1,12 +1,47 @@
-//! Log replication: AppendEntries on both sides, fast backtracking of `next_index`, and the
-//! leader's commit rule (Raft §5.3, §5.4.2).
+//! Log replication: what a replicator sends (the leader's own new entries made durable first),
+//! AppendEntries on both sides, fast backtracking of `next_index`, and the leader's commit rule
+//! (Raft §5.3, §5.4.2).
 
 use super::{Effect, Effects, Progress, RaftCore, RoleState};
-use crate::messages::{AppendEntriesArgs, AppendEntriesReply, Conflict, Response};
+use crate::broken;
+use crate::messages::{AppendEntriesArgs, AppendEntriesReply, Conflict, Request, Response};
 use crate::mutation::Mutation;
 use crate::{LogIndex, NodeId};
+use threadsim::Instant;
 
 impl RaftCore {
+    /// What the replicator for `peer` should send now, if anything: a vote request (once per
+    /// peer per candidacy) or AppendEntries carrying entries `peer` lacks. Heartbeats come from
+    /// [`RaftCore::heartbeat`]. The effects come first: before the first send of entries that
+    /// `propose` appended, the leader's own copy is written ([`Effect::Persist`]), so no majority
+    /// can count it before it is durable (thesis §10.2.1); entries that arrive while a round is
+    /// in flight share that one write.
+    pub fn next_request(&mut self, peer: NodeId) -> Option<(Effects, Request)> {
+        assert!(
+            self.peers.contains(&peer),
+            "{peer} is not a peer of {}",
+            self.id
+        );
+        if let Some(args) = self.next_vote_request(peer) {
+            return Some((Effects::default(), Request::RequestVote(args)));
+        }
+        let RoleState::Leader(leader) = &mut self.role else {
+            return None;
+        };
+        let next_index = leader.progress[&peer].next_index;
+        if next_index > self.state.log.last_index() {
+            return None;
+        }
+        let read_round = leader.reads.stamp(peer);
+        let mut effects = Effects::default();
+        if std::mem::take(&mut self.own_entries_unsaved) {
+            effects.push(Effect::Persist);
+        }
+        let mut args = self.append_request(next_index, self.config.max_entries_per_append);
+        args.read_round = read_round;
+        Some((effects, Request::AppendEntries(args)))
+    }
+
     /// AppendEntries for a follower whose next index is `next_index`, carrying at most
     /// `max_entries` entries (0: a heartbeat).
     pub(super) fn append_request(
@@ -26,16 +61,22 @@ impl RaftCore {
                 .expect("next_index within log + 1"),
             entries: self.state.log.slice_from(next_index, max_entries),
             leader_commit: self.commit_index,
+            read_round: 0,
         }
     }
 
-    pub(super) fn handle_append_entries(&mut self, args: &AppendEntriesArgs) -> Effects {
+    pub(super) fn handle_append_entries(
+        &mut self,
+        now: Instant,
+        args: &AppendEntriesArgs,
+    ) -> Effects {
         let mut effects = Effects::default();
         let reply = |core: &RaftCore, success: bool, conflict: Option<Conflict>| {
             Effect::Reply(Response::AppendEntries(AppendEntriesReply {
                 term: core.term(),
                 success,
                 conflict,
+                read_round: args.read_round,
             }))
         };
         if args.term < self.term() {
@@ -44,7 +85,8 @@ impl RaftCore {
         }
         self.become_follower(args.term, &mut effects);
         self.leader_hint = Some(args.leader);
-        effects.push(Effect::ResetElectionTimer);
+        self.heard_from_leader(now);
+        self.reset_election_timer(now, &mut effects);
 
         let log = &self.state.log;
         let conflict = match log.term_at(args.prev_log_index) {
@@ -63,12 +105,11 @@ impl RaftCore {
             return effects;
         }
 
-        if self.has(Mutation::TruncateOnMatchingHeartbeat)
-            && args.entries.is_empty()
-            && args.prev_log_index < self.state.log.last_index()
-        {
-            self.state.log.truncate_from(args.prev_log_index.next());
-            effects.push(Effect::Persist);
+        if self.has(Mutation::TruncateOnMatchingHeartbeat) {
+            effects.extend(broken::truncate_on_matching_heartbeat::truncate(
+                &mut self.state.log,
+                args,
+            ));
         }
         let outcome = self.state.log.merge(args.prev_log_index, &args.entries);
         if outcome.changed {
@@ -94,27 +135,33 @@ impl RaftCore {
 
     pub(super) fn handle_append_reply(
         &mut self,
+        now: Instant,
         peer: NodeId,
         args: &AppendEntriesArgs,
         reply: &AppendEntriesReply,
     ) -> Effects {
         let mut effects = Effects::default();
         if reply.term > self.term() {
-            let stubborn = matches!(self.role, RoleState::Leader { .. })
+            let stubborn = matches!(self.role, RoleState::Leader(_))
                 && self.has(Mutation::NoStepDownOnHigherTermReply);
             if !stubborn {
                 self.become_follower(reply.term, &mut effects);
             }
             return effects;
         }
-        if args.term != self.term() {
+        if args.term != self.term() || reply.term != self.term() {
             return effects;
         }
+        self.peer_answered(peer, now);
+        self.read_round_answered(peer, reply.read_round, &mut effects);
         let last_index = self.state.log.last_index();
-        let RoleState::Leader { progress } = &mut self.role else {
+        let RoleState::Leader(leader) = &mut self.role else {
             return effects;
         };
-        let entry = progress.get_mut(&peer).expect("progress for every peer");
+        let entry = leader
+            .progress
+            .get_mut(&peer)
+            .expect("progress for every peer");
         if reply.success {
             let matched = LogIndex(args.prev_log_index.0 + args.entries.len() as u64);
             assert!(
@@ -139,7 +186,7 @@ impl RaftCore {
     /// Commits the highest index replicated on a majority, counting only entries of the current
     /// term (Raft §5.4.2); earlier entries are committed indirectly.
     pub(super) fn advance_commit(&mut self, effects: &mut Effects) {
-        let RoleState::Leader { progress } = &self.role else {
+        let RoleState::Leader(leader) = &self.role else {
             return;
         };
         let term = self.term();
@@ -147,14 +194,15 @@ impl RaftCore {
         let mut candidate = log.last_index();
         while candidate > self.commit_index {
             let entry_term = log.term_at(candidate).expect("candidate within the log");
-            if entry_term != term && !self.mutations.has(Mutation::CommitOldTermByCounting) {
+            if entry_term != term && !self.has(Mutation::CommitOldTermByCounting) {
                 break;
             }
-            let replicas = 1 + progress
+            let replicas = 1 + leader
+                .progress
                 .values()
                 .filter(|p| p.match_index >= candidate)
                 .count();
-            if self.is_majority(replicas) {
+            if self.quorum.is_majority(replicas) {
                 self.commit_index = candidate;
                 effects.push(Effect::CommitAdvanced(candidate));
                 return;

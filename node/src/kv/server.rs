@@ -4,7 +4,8 @@ use super::{
     ClientId, KvCommand, KvOp, KvReply, KvRequest, KvResult, KvStateMachine, ReadMode, Seq,
 };
 use crate::mutation::{Mutation, MutationSet};
-use crate::node::{Applied, Node, ReadIndexError};
+use crate::shell::{Applied, Node};
+use crate::ReadIndexError;
 use crate::{LogIndex, NodeId, Term};
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -134,48 +134,21 @@ impl PersistentState {
     }
 }
 
-impl PersistentState {
-    /// What the broken node of [`crate::Mutation::AcceptTornWrites`] does with bytes that fail
-    /// their check: ignores lengths and checksum and keeps every entry that decodes completely.
-    /// Never use this in a correct node: it trusts a half-written state.
-    pub fn salvage(bytes: &[u8]) -> PersistentState {
-        let mut reader = Reader {
-            bytes: bytes.get(HEADER_LEN..).unwrap_or_default(),
-        };
-        let mut state = PersistentState::default();
-        let Ok(term) = reader.u64() else { return state };
-        state.current_term = Term(term);
-        state.voted_for = match (reader.u8(), reader.u32()) {
-            (Ok(1), Ok(node)) => Some(NodeId(node)),
-            _ => None,
-        };
-        let Ok(count) = reader.u64() else {
-            return state;
-        };
-        let mut entries = Vec::new();
-        for _ in 0..count.min(1 << 20) {
-            let (Ok(term), Ok(len)) = (reader.u64(), reader.u32()) else {
-                break;
-            };
-            let Ok(command) = reader.take(len as usize) else {
-                break;
-            };
-            entries.push(Entry {
-                term: Term(term),
-                command: Command(command.to_vec()),
-            });
-        }
-        state.log = RaftLog::from_entries(entries);
-        state
+/// A reader of the encoded body just after the header, ignoring the header's length and the
+/// checksum: only for the broken variant that trusts a torn write
+/// ([`crate::broken::accept_torn_writes`]).
+pub(crate) fn body_reader(bytes: &[u8]) -> Reader<'_> {
+    Reader {
+        bytes: bytes.get(HEADER_LEN..).unwrap_or_default(),
     }
 }
 
-struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, len: usize) -> Result<&'a [u8], StorageError> {
+    pub(crate) fn take(&mut self, len: usize) -> Result<&'a [u8], StorageError> {
         if self.bytes.len() < len {
             return Err(StorageError::Corrupt("body ends early".to_string()));
         }
@@ -183,15 +156,15 @@ impl<'a> Reader<'a> {
         self.bytes = rest;
         Ok(head)
     }
-    fn u8(&mut self) -> Result<u8, StorageError> {
+    pub(crate) fn u8(&mut self) -> Result<u8, StorageError> {
         Ok(self.take(1)?[0])
     }
-    fn u32(&mut self) -> Result<u32, StorageError> {
+    pub(crate) fn u32(&mut self) -> Result<u32, StorageError> {
         Ok(u32::from_le_bytes(
             self.take(4)?.try_into().expect("4 bytes"),
         ))
     }
-    fn u64(&mut self) -> Result<u64, StorageError> {
+    pub(crate) fn u64(&mut self) -> Result<u64, StorageError> {
         Ok(u64::from_le_bytes(
             self.take(8)?.try_into().expect("8 bytes"),
         ))
@@ -289,18 +262,6 @@ mod tests {
         }
         let loaded = persister.load().unwrap().unwrap();
         assert_eq!(PersistentState::decode(&loaded), Ok(state));
-    }
-
-    #[test]
-    fn salvage_keeps_the_entries_a_torn_prefix_still_holds() {
-        let bytes = sample().encode();
-        let salvaged = PersistentState::salvage(&bytes[..bytes.len() - 10]);
-        assert_eq!(salvaged.current_term, Term(3));
-        assert_eq!(
-            salvaged.log.last_index(),
-            crate::LogIndex(1),
-            "the second entry was torn off"
-        );
     }
 
     #[test]

@@ -7,23 +7,33 @@
 //! commit index delivers the new entries itself when that cannot block, and leaves the rest to
 //! the applier. All protocol state sits behind one mutex; no thread holds it while it calls the
 //! transport or blocks on the apply channel.
+//!
+//! The shell decides nothing about the protocol: the core ([`crate::core::RaftCore`]) is told the
+//! time and returns effects; the shell carries them out ([`effects`]), writes the state
+//! ([`persistence`]), hands committed entries over ([`delivery`]), and checks its own
+//! invariants independently of the core ([`invariants`]).
 
 mod applier;
-mod heartbeat;
-mod peer;
+mod delivery;
+mod effects;
+mod heartbeater;
+mod invariants;
+mod persistence;
 mod read_index;
-mod shared;
+mod replicator;
+mod rpc_handler;
+mod state;
 mod ticker;
 
+use crate::broken;
 use crate::config::{Config, ConfigError};
-use crate::core::{NotLeader, RaftCore};
+use crate::core::{NotLeader, RaftCore, ReadIndexError};
 use crate::mutation::Mutation;
 use crate::observer::{Observer, Role};
 use crate::persist::{PersistentState, Persister, StorageError};
 use crate::transport::{RpcHandler, Transport};
 use crate::{Command, LogIndex, NodeId, Term};
-pub use read_index::ReadIndexError;
-use shared::Shared;
+pub(crate) use state::{Locked, Shell};
 use threadsim::channel::Sender;
 use threadsim::clock::{spawn, ClockJoinHandle, ClockRef};
 use threadsim::sync::{Arc, Mutex};
@@ -101,21 +111,21 @@ pub enum NodeError {
     Storage(#[from] StorageError),
 }
 
-/// What one pass of a worker (ticker, applier, peer worker) ended with.
+/// What one pass of a worker (ticker, applier, replicator, heartbeater) ended with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
-    /// The node was killed (or its service is gone): the worker exits.
+pub enum Pass {
+    /// The node stopped (or its service is gone): the worker exits.
     Exit,
     /// It did something; run another pass at once.
-    Continue,
+    Again,
     /// Nothing to do until notified or until the deadline, if any.
     WaitUntil(Option<threadsim::Instant>),
 }
 
 /// Which workers [`Node::new`] runs on threads of their own. A worker that is not spawned can be
 /// driven one pass at a time from the caller's thread ([`Node::tick_once`],
-/// [`Node::apply_once`], [`Node::replicate_once`], [`Node::heartbeat_once`]), which is how loom models exercise exactly
-/// the code the threads run.
+/// [`Node::apply_once`], [`Node::replicate_once`], [`Node::heartbeat_once`]), which is how loom
+/// models and the shell's own tests exercise exactly the code the threads run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Workers {
     /// The ticker thread (election timeout).
@@ -150,12 +160,12 @@ impl Default for Workers {
 
 /// Runs a worker: pass after pass, waiting on `wake` (until the pass's deadline, if any) when a
 /// pass found nothing to do, until a pass says the node is dead.
-fn drive(wake: &threadsim::clock::Signal, mut pass: impl FnMut() -> Step) {
+fn drive(wake: &threadsim::clock::Signal, mut pass: impl FnMut() -> Pass) {
     loop {
         match pass() {
-            Step::Exit => return,
-            Step::Continue => {}
-            Step::WaitUntil(deadline) => {
+            Pass::Exit => return,
+            Pass::Again => {}
+            Pass::WaitUntil(deadline) => {
                 wake.wait_until(deadline);
             }
         }
@@ -218,7 +228,7 @@ impl ReplicationStats {
 
 /// A running Raft node. Dropping it kills it.
 pub struct Node {
-    shared: Arc<Shared>,
+    shell: Arc<Shell>,
     threads: Mutex<Vec<ClockJoinHandle<()>>>,
 }
 
@@ -230,7 +240,7 @@ impl Node {
             Some(bytes) => match PersistentState::decode(&bytes) {
                 Ok(state) => state,
                 Err(_) if params.config.mutations.has(Mutation::AcceptTornWrites) => {
-                    PersistentState::salvage(&bytes)
+                    broken::accept_torn_writes::salvage(&bytes)
                 }
                 Err(error) => return Err(error.into()),
             },
@@ -240,66 +250,67 @@ impl Node {
             params.id,
             params.peers.clone(),
             state,
-            params.config.mutations.clone(),
-            params.config.max_entries_per_append,
+            params.config.clone(),
+            params.clock.now(),
         );
         let workers = params.workers;
-        let shared = Arc::new(Shared::new(params, core));
-        let clock = shared.clock.clone();
-        let id = shared.id;
+        let shell = Arc::new(Shell::new(params, core));
+        let clock = shell.clock.clone();
+        let id = shell.id;
         let mut threads = Vec::new();
         if workers.ticker {
-            let ticker = shared.clone();
+            let ticker = shell.clone();
             threads.push(spawn(&clock, format!("{id}-ticker"), move || {
-                drive(&ticker.ticker_wake, || ticker::step(&ticker))
+                drive(&ticker.ticker_wake, || ticker::pass(&ticker))
             }));
         }
         if workers.applier {
-            let applier = shared.clone();
+            let applier = shell.clone();
             threads.push(spawn(&clock, format!("{id}-applier"), move || {
-                drive(&applier.applier_wake, || applier::step(&applier))
+                drive(&applier.applier_wake, || applier::pass(&applier))
             }));
         }
         if workers.peers {
-            for peer in shared.peers() {
-                let replicator = shared.clone();
+            for peer in shell.peers() {
+                let replicator = shell.clone();
                 threads.push(spawn(&clock, format!("{id}-to-{peer}"), move || {
-                    let mut state = peer::Replicator::default();
-                    drive(&replicator.peer_wake[&peer], || {
-                        peer::step(&replicator, peer, &mut state)
+                    let mut state = replicator::Replicator::default();
+                    drive(&replicator.replicator_wake[&peer], || {
+                        replicator::pass(&replicator, peer, &mut state)
                     })
                 }));
-                let beater = shared.clone();
+                let beater = shell.clone();
                 threads.push(spawn(&clock, format!("{id}-beat-{peer}"), move || {
                     drive(&beater.heartbeat_wake[&peer], || {
-                        heartbeat::step(&beater, peer)
+                        heartbeater::pass(&beater, peer)
                     })
                 }));
             }
         }
         Ok(Node {
-            shared,
+            shell,
             threads: Mutex::new(threads),
         })
     }
 
     /// This node's id.
     pub fn id(&self) -> NodeId {
-        self.shared.id
+        self.shell.id
     }
 
     /// Appends `command` to the log if this node believes it is leader. Returns the index and
     /// term the entry will have if it is committed; there is no guarantee that it will be.
     pub fn start(&self, command: Command) -> Result<(LogIndex, Term), NotLeader> {
-        self.shared.start(command)
+        self.shell.start(command)
     }
 
-    /// ReadIndex (Raft thesis §6.4): as leader with an entry of its own term committed, confirms
-    /// with a round of heartbeats answered by a majority that it still leads, and returns the
-    /// commit index it had before the round. A state machine that has applied up to it may
-    /// serve a linearizable read locally. Blocks for the round (on the caller's thread).
+    /// ReadIndex (Raft thesis §6.4): as leader with an entry of its own term committed, waits
+    /// until a round of AppendEntries sent after the call is answered by a majority in its term,
+    /// and returns the commit index it had when called. Reads that arrive together share one
+    /// round. A state machine that has applied up to the index may serve a linearizable read
+    /// locally. Blocks the caller for the round (at most one minimum election timeout).
     pub fn read_index(&self) -> Result<LogIndex, ReadIndexError> {
-        read_index::read_index(&self.shared)
+        read_index::read_index(&self.shell)
     }
 
     /// The current term and whether this node believes it is leader.
@@ -310,60 +321,61 @@ impl Node {
 
     /// Counters for tests and tools.
     pub fn status(&self) -> NodeStatus {
-        self.shared.status()
+        self.shell.status()
     }
 
     /// Runs one pass of the ticker on the caller's thread (for nodes built without a ticker
     /// thread).
-    pub fn tick_once(&self) -> Step {
-        ticker::step(&self.shared)
+    pub fn tick_once(&self) -> Pass {
+        ticker::pass(&self.shell)
     }
 
     /// Runs one pass of the applier on the caller's thread (for nodes built without an applier
     /// thread).
-    pub fn apply_once(&self) -> Step {
-        applier::step(&self.shared)
+    pub fn apply_once(&self) -> Pass {
+        applier::pass(&self.shell)
     }
 
     /// Runs one pass of the worker for `peer` on the caller's thread (for nodes built without
     /// peer threads).
-    pub fn replicate_once(&self, peer: NodeId) -> Step {
-        peer::step(&self.shared, peer, &mut peer::Replicator::default())
+    pub fn replicate_once(&self, peer: NodeId) -> Pass {
+        replicator::pass(&self.shell, peer, &mut replicator::Replicator::default())
     }
 
     /// Runs one pass of the heartbeater for `peer` on the caller's thread (for nodes built
     /// without peer threads).
-    pub fn heartbeat_once(&self, peer: NodeId) -> Step {
-        heartbeat::step(&self.shared, peer)
+    pub fn heartbeat_once(&self, peer: NodeId) -> Pass {
+        heartbeater::pass(&self.shell, peer)
     }
 
     /// The handler a transport calls to deliver requests to this node.
     pub fn rpc_handler(&self) -> Arc<dyn RpcHandler> {
-        self.shared.clone()
+        self.shell.clone()
     }
 
     /// Freezes the node as a stopped process would be: its threads stop at their next step with
     /// their state intact, it answers no request, and replies to calls it had in flight wait
     /// until [`Node::resume`].
     pub fn pause(&self) {
-        self.shared.set_paused(true);
+        self.shell.set_paused(true);
     }
 
     /// Lets a paused node go on as if nothing happened (its late messages go out, late replies
     /// are handled).
     pub fn resume(&self) {
-        self.shared.set_paused(false);
+        self.shell.set_paused(false);
     }
 
-    /// Whether the node stopped itself because a write crashed (see [`crate::Persister::save`]).
-    pub fn is_dead(&self) -> bool {
-        self.shared.is_killed()
+    /// Whether the node has stopped: killed, or stopped itself because a write crashed under it
+    /// (see [`crate::Persister::save`]).
+    pub fn is_stopped(&self) -> bool {
+        self.shell.is_stopped()
     }
 
     /// Stops every thread of the node and joins them. Afterwards the node sends, applies and
     /// persists nothing, and answers no request. Idempotent.
     pub fn kill(&self) {
-        self.shared.kill();
+        self.shell.kill();
         let threads = std::mem::take(&mut *self.threads.lock());
         for thread in threads {
             thread.join();

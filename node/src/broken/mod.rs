@@ -1,0 +1,17 @@
+//! The deliberately broken variants' code paths, one file per bug, named after it.
+//!
+//! Each models a real bug (see [`crate::Mutation`] for the list and the references). A protocol
+//! or shell site that a variant changes is one line: `if the variant is on { call its file }`, or
+//! a condition in the rule itself where the bug is one (`up_to_date || broken`). A production
+//! build cannot switch any of them on: a non-empty [`crate::MutationSet`] can only be built with
+//! the `mutations` cargo feature, which only the test crates enable.
+
+pub mod accept_torn_writes;
+pub mod apply_with_lock_held;
+pub mod forget_vote;
+pub mod lost_applier_wakeup;
+pub mod reply_before_persist;
+pub mod sleep_in_persist;
+pub mod ticker_check_then_act;
+pub mod ticker_lockstep;
+pub mod truncate_on_matching_heartbeat;

@@ -1,0 +1,181 @@
+//! Election: pre-vote, votes persisted before the reply, the up-to-date check, majorities.
+
+use super::*;
+
+#[test]
+fn an_election_persists_the_vote_before_asking_for_votes() {
+    let mut core = core(0, 3);
+    let effects = core.start_election(t(500));
+    assert!(
+        position(&effects, |e| *e == Effect::Persist)
+            < position(&effects, |e| *e == Effect::WakePeers)
+    );
+    assert_eq!(core.term(), Term(1));
+    assert_eq!(core.persistent().voted_for, Some(n(0)));
+    let Some((_, Request::RequestVote(args))) = core.next_request(n(1)) else {
+        panic!()
+    };
+    assert_eq!(args.term, Term(1));
+    assert_eq!(
+        core.next_request(n(1)),
+        None,
+        "one vote request per peer per term"
+    );
+}
+
+#[test]
+fn a_granted_vote_is_persisted_before_the_reply_and_never_given_twice_in_a_term() {
+    let mut voter = core(2, 3);
+    let ask = |candidate| {
+        Request::RequestVote(RequestVoteArgs {
+            pre_vote: false,
+            term: Term(1),
+            candidate: n(candidate),
+            last_log_index: LogIndex(0),
+            last_log_term: Term(0),
+        })
+    };
+    let effects = voter.handle_request(t(10), &ask(0));
+    assert!(
+        position(&effects, |e| *e == Effect::Persist)
+            < position(&effects, |e| matches!(e, Effect::Reply(_)))
+    );
+    assert_eq!(reply_of(&effects), vote_granted(Term(1)));
+    let second = voter.handle_request(t(11), &ask(1));
+    assert_eq!(
+        reply_of(&second),
+        Response::RequestVote(RequestVoteReply {
+            term: Term(1),
+            vote_granted: false
+        })
+    );
+    assert!(!second.as_slice().contains(&Effect::Persist));
+}
+
+#[test]
+fn a_vote_needs_an_up_to_date_log_unless_the_check_is_mutated_away() {
+    let state = PersistentState {
+        current_term: Term(2),
+        voted_for: None,
+        log: log_of(&[1, 2]),
+    };
+    let stale = Request::RequestVote(RequestVoteArgs {
+        pre_vote: false,
+        term: Term(3),
+        candidate: n(0),
+        last_log_index: LogIndex(5),
+        last_log_term: Term(1),
+    });
+    let mut correct = core_with(1, 3, state.clone(), MutationSet::default());
+    let Response::RequestVote(reply) = reply_of(&correct.handle_request(t(10), &stale)) else {
+        panic!()
+    };
+    assert!(!reply.vote_granted);
+    assert_eq!(
+        correct.term(),
+        Term(3),
+        "the higher term is adopted even without a vote"
+    );
+    let mut broken = core_with(
+        1,
+        3,
+        state,
+        MutationSet::only(Mutation::VoteWithoutUpToDateCheck),
+    );
+    let Response::RequestVote(reply) = reply_of(&broken.handle_request(t(10), &stale)) else {
+        panic!()
+    };
+    assert!(reply.vote_granted);
+}
+
+#[test]
+fn a_candidate_wins_with_a_majority_of_an_even_cluster_and_not_with_half() {
+    // Four nodes: the candidate and one yes are half, not a majority.
+    let mut candidate = core(0, 4);
+    candidate.start_election(t(500));
+    let (_, request) = candidate.next_request(n(1)).expect("vote request");
+    candidate.handle_response(t(501), n(1), &request, Some(&vote_granted(Term(1))));
+    assert_eq!(
+        candidate.role(),
+        Role::Candidate,
+        "2 of 4 is not a majority"
+    );
+    let (_, request) = candidate.next_request(n(2)).expect("vote request");
+    candidate.handle_response(t(502), n(2), &request, Some(&vote_granted(Term(1))));
+    assert_eq!(candidate.role(), Role::Leader, "3 of 4 is");
+}
+
+#[test]
+fn a_single_node_elects_itself_and_commits_alone() {
+    let mut solo = core(0, 1);
+    solo.start_election(t(500));
+    assert_eq!(solo.role(), Role::Leader);
+    let (index, term, effects) = solo.propose(Command::from_text("x")).unwrap();
+    assert_eq!((index, term), (LogIndex(1), Term(1)));
+    assert!(
+        position(&effects, |e| *e == Effect::Persist)
+            < position(&effects, |e| *e == Effect::CommitAdvanced(LogIndex(1))),
+        "alone, the entry is durable before it commits: {effects:?}"
+    );
+}
+
+#[test]
+fn propose_on_a_follower_is_refused_with_a_hint() {
+    let mut follower = core(1, 3);
+    follower.handle_request(t(10), &heartbeat_from(0, 1));
+    assert_eq!(
+        follower.propose(Command::default()).unwrap_err(),
+        NotLeader {
+            leader_hint: Some(n(0))
+        }
+    );
+}
+
+#[test]
+fn a_leader_that_steps_down_keeps_its_term() {
+    let mut leader = core(0, 3);
+    elect(&mut leader);
+    let effects = leader.step_down();
+    assert_eq!(leader.role(), Role::Follower);
+    assert_eq!(leader.term(), Term(1));
+    assert_eq!(effects.as_slice(), &[Effect::RoleChanged(Role::Follower)]);
+}
+
+#[test]
+fn a_pre_vote_changes_nothing_and_only_a_majority_of_yes_starts_the_election() {
+    let mut candidate = core(0, 3);
+    let deadline = candidate.election_deadline();
+    let effects = candidate.start_pre_vote(deadline);
+    assert!(
+        !effects.as_slice().contains(&Effect::Persist),
+        "a pre-vote persists nothing"
+    );
+    assert_eq!(
+        (candidate.term(), candidate.role()),
+        (Term(0), Role::PreCandidate)
+    );
+    let Some((_, Request::RequestVote(args))) = candidate.next_request(n(1)) else {
+        panic!()
+    };
+    assert!(args.pre_vote && args.term == Term(1));
+    // The voter answers without adopting the term or recording a vote.
+    let mut voter = core(1, 3);
+    let answer = voter.handle_request(t(10), &Request::RequestVote(args.clone()));
+    assert_eq!(reply_of(&answer), vote_granted(Term(0)));
+    assert_eq!(
+        (voter.term(), voter.persistent().voted_for),
+        (Term(0), None)
+    );
+    // One yes is a majority of three: the real election starts, persisted first.
+    let effects = candidate.handle_response(
+        deadline,
+        n(1),
+        &Request::RequestVote(args),
+        Some(&reply_of(&answer)),
+    );
+    assert_eq!(
+        (candidate.term(), candidate.role()),
+        (Term(1), Role::Candidate)
+    );
+    assert_eq!(effects.as_slice()[0], Effect::Persist);
+}

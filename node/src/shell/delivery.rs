@@ -1,0 +1,81 @@
+//! Handing committed entries to the service, in index order, exactly once: by the applier
+//! thread, or by the AppendEntries handler that advanced a follower's commit index when that
+//! cannot block. A token under the lock (`delivering`) lets one thread at a time do it.
+
+use super::state::{Locked, Shell};
+use super::Applied;
+use crate::mutation::Mutation;
+use crate::LogIndex;
+use threadsim::sync::MutexGuard;
+
+impl Shell {
+    /// Takes up to `limit` committed entries not yet handed to the service.
+    pub fn take_committed(&self, locked: &mut Locked, limit: usize) -> Vec<Applied> {
+        let log = &locked.core.persistent().log;
+        let ready = locked.core.commit_index().min(log.last_index());
+        let upto = LogIndex(ready.0.min(locked.last_applied.0 + limit as u64));
+        let batch: Vec<Applied> = (locked.last_applied.0 + 1..=upto.0)
+            .map(|index| {
+                let entry = log
+                    .entry(LogIndex(index))
+                    .expect("committed entry in the log");
+                Applied {
+                    index: LogIndex(index),
+                    term: entry.term,
+                    command: entry.command.clone(),
+                }
+            })
+            .collect();
+        if let Some(last) = batch.last() {
+            locked.last_applied = last.index;
+        }
+        batch
+    }
+
+    /// Whether committed entries wait to be handed to the service.
+    pub fn apply_pending(locked: &Locked) -> bool {
+        let log = &locked.core.persistent().log;
+        locked.core.commit_index().min(log.last_index()) > locked.last_applied
+    }
+
+    /// After a handler's effects advanced the commit index: hands the newly committed entries to
+    /// the service from this thread, after releasing the lock, when that cannot block (nobody
+    /// else is delivering and they fit in the apply channel); otherwise wakes the applier. A
+    /// follower's commit index moves only in its AppendEntries handler, so this saves it a
+    /// hand-off to the applier thread on every round.
+    pub fn deliver_on_this_thread(&self, mut locked: MutexGuard<'_, Locked>) {
+        if !std::mem::take(&mut locked.apply_due) {
+            return;
+        }
+        // Broken variant `lost-delivery-handoff`: what is not delivered here is stranded.
+        let hand_off = !self.config.mutations.has(Mutation::LostDeliveryHandoff);
+        let room = if locked.delivering || locked.stopped {
+            0
+        } else {
+            self.apply_sender.room()
+        };
+        let batch = self.take_committed(
+            &mut locked,
+            room.min(self.config.max_entries_per_apply_batch),
+        );
+        if batch.is_empty() {
+            if hand_off {
+                self.applier_wake.notify();
+            }
+            return;
+        }
+        assert!(!locked.delivering, "{}: two threads delivering", self.id);
+        locked.delivering = true;
+        drop(locked);
+        // Fits without blocking: while `delivering` is set this thread is the only sender, so
+        // the room seen above can only have grown. A failed send means the node was stopped
+        // meanwhile (the channel is closed); nothing more is delivered then.
+        let _ = self.apply_sender.send_all(batch);
+        let mut locked = self.lock();
+        assert!(locked.delivering, "{}: delivery token lost", self.id);
+        locked.delivering = false;
+        if Self::apply_pending(&locked) && hand_off {
+            self.applier_wake.notify();
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! Carrying out the core's effects, in order, under the node's lock.
+
+use super::state::{Locked, Shell};
+use crate::broken;
+use crate::core::{Effect, Effects};
+use crate::messages::Response;
+use crate::mutation::Mutation;
+use crate::observer::{NodeEvent, Role};
+
+impl Shell {
+    /// Carries out `effects` in order and returns the reply if there is one. A write that
+    /// crashes stops the node: nothing after it happens, not even the reply.
+    pub fn execute(&self, locked: &mut Locked, effects: Effects) -> Option<Response> {
+        assert!(!locked.stopped, "{}: effects executed after stop", self.id);
+        let defer_persist = self.config.mutations.has(Mutation::ReplyBeforePersist);
+        if defer_persist && !broken::reply_before_persist::write_owed(self, locked) {
+            return None;
+        }
+        let mut reply = None;
+        for effect in effects.into_vec() {
+            match effect {
+                Effect::Persist if defer_persist => locked.persist_owed = true,
+                Effect::Persist => {
+                    if self.persist(locked).is_err() {
+                        self.stop(locked);
+                        return None;
+                    }
+                }
+                Effect::WakeTicker => self.ticker_wake.notify(),
+                Effect::RoleChanged(role) => {
+                    let term = locked.core.term();
+                    self.observer
+                        .on_event(self.id, &NodeEvent::RoleChanged { term, role });
+                    self.ticker_wake.notify();
+                    if role == Role::Leader {
+                        for signal in self.heartbeat_wake.values() {
+                            signal.notify();
+                        }
+                    }
+                }
+                Effect::WakePeers => {
+                    for signal in self.replicator_wake.values() {
+                        signal.notify();
+                    }
+                }
+                Effect::WakeHeartbeaters => {
+                    for signal in self.heartbeat_wake.values() {
+                        signal.notify();
+                    }
+                }
+                Effect::CommitAdvanced(commit_index) => {
+                    self.observer
+                        .on_event(self.id, &NodeEvent::CommitAdvanced { commit_index });
+                    if self.config.mutations.has(Mutation::LostApplierWakeup) {
+                        // Broken: no wake-up after the commit (see `broken::lost_applier_wakeup`).
+                    } else if locked.delivers_itself {
+                        locked.apply_due = true;
+                    } else {
+                        self.applier_wake.notify();
+                    }
+                }
+                Effect::ReadsDone(outcomes) => {
+                    for (ticket, outcome) in outcomes {
+                        if let Some(waiter) = locked.reads.get_mut(&ticket) {
+                            waiter.outcome = Some(outcome);
+                            waiter.signal.notify();
+                        }
+                    }
+                }
+                Effect::InvariantViolated(description) => self.report(description),
+                Effect::Reply(response) => reply = Some(response),
+            }
+        }
+        self.check_invariants(locked);
+        reply
+    }
+}

@@ -1,0 +1,91 @@
+//! The replicator of one peer: vote requests and AppendEntries carrying entries, one call in
+//! flight. Heartbeats go on a thread of their own ([`super::heartbeater`]), so a reply held up for
+//! seconds does not silence the leader.
+
+use super::state::{Locked, Shell};
+use super::Pass;
+use crate::messages::{Request, Response};
+use crate::NodeId;
+use threadsim::sync::MutexGuard;
+
+/// What one peer's replicator carries from pass to pass.
+#[derive(Debug, Default)]
+pub(super) struct Replicator {
+    /// How many entries its last AppendEntries carried.
+    last_batch: usize,
+}
+
+/// One pass of the replicator for `peer`: the request is built under the lock (with the write
+/// of the leader's own new entries the core asks for first), the call is made without it, and
+/// the reply is handled under the lock again.
+///
+/// When the last round carried more than one entry, several clients are appending, and the ones
+/// the last commit released are being woken as this pass starts: the replicator first yields its
+/// core once, so those that are ready run `start` before the next round is built and share it
+/// instead of waiting for the round after (5 nodes, 8 clients: 3.5 -> 5.7 entries per
+/// AppendEntries; see docs/figures.md). A lone client's rounds carry one entry, so its chain
+/// never yields. No timer: the yield returns at once when nothing else is runnable.
+pub(super) fn pass(shell: &Shell, peer: NodeId, replicator: &mut Replicator) -> Pass {
+    if replicator.last_batch > 1 {
+        threadsim::sync::thread::yield_now();
+    }
+    let request = {
+        let mut locked = shell.lock();
+        if let Some(pass) = locked.gate() {
+            return pass;
+        }
+        let Some((effects, request)) = locked.core.next_request(peer) else {
+            return Pass::WaitUntil(None);
+        };
+        shell.execute(&mut locked, effects);
+        if locked.stopped {
+            return Pass::Exit;
+        }
+        if let Request::AppendEntries(args) = &request {
+            locked.sent.appends += 1;
+            locked.sent.entries += args.entries.len() as u64;
+            replicator.last_batch = args.entries.len();
+        }
+        request
+    };
+    let response = shell
+        .transport
+        .call(peer, request.clone(), shell.config.rpc_timeout)
+        .ok();
+    handle_reply(
+        shell,
+        &shell.replicator_wake[&peer],
+        peer,
+        &request,
+        response,
+    )
+}
+
+/// Handles the outcome of a call to `peer` (shared by the replicator and the heartbeater). A
+/// reply that arrives while the node is paused is handled, late, after it resumes.
+pub(super) fn handle_reply(
+    shell: &Shell,
+    wake: &threadsim::clock::Signal,
+    peer: NodeId,
+    request: &Request,
+    response: Option<Response>,
+) -> Pass {
+    let mut locked: MutexGuard<'_, Locked> = shell.lock();
+    while locked.paused && !locked.stopped {
+        drop(locked);
+        wake.wait();
+        locked = shell.lock();
+    }
+    if locked.stopped {
+        return Pass::Exit;
+    }
+    let now = shell.clock.now();
+    let effects = locked
+        .core
+        .handle_response(now, peer, request, response.as_ref());
+    shell.execute(&mut locked, effects);
+    if let Some(response) = &response {
+        shell.check_term_adopted(&locked, response.term(), "reply");
+    }
+    Pass::Again
+}
