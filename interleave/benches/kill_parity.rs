@@ -7,11 +7,9 @@
 //! `cargo bench -p interleave --bench kill_parity`; with `--test` (as `.ci/run` runs it) only
 //! `vote-without-up-to-date-check` on 3 seeds.
 
-use interleave::cli::workload_args;
 use interleave::engines::{run_seed, EngineChoice, SchedulerKind};
-use sim::mutants::{
-    catalogue, first_line, sweep_seeds, Broken, Cell, ChaosWorkload, Detector, Sweep,
-};
+use interleave::mutants::chaos_workload;
+use sim::mutants::{catalogue, first_line, sweep_seeds, Cell, ChaosWorkload, Detector, Sweep};
 use std::time::Duration;
 
 fn main() {
@@ -28,29 +26,14 @@ fn main() {
             continue;
         }
         for detector in &variant.detectors {
-            let Detector::Chaos { workload, seeds } = *detector else {
+            let Detector::Chaos {
+                workload, seeds, ..
+            } = *detector
+            else {
                 continue;
             };
             let seeds = if test_mode { 3 } else { seeds };
-            let mut words: Vec<String> = match workload {
-                ChaosWorkload::Raft => vec![],
-                ChaosWorkload::Kv(read_mode) => {
-                    vec![
-                        "--workload".into(),
-                        "kv".into(),
-                        "--read-mode".into(),
-                        read_mode.to_string(),
-                    ]
-                }
-            };
-            match variant.broken {
-                Broken::Node(mutation) => {
-                    words.extend(["--mutation".to_string(), mutation.to_string()])
-                }
-                Broken::UnsafeLocalReads => {}
-            }
-            let words: Vec<&str> = words.iter().map(String::as_str).collect();
-            let args = workload_args(&words);
+            let args = chaos_workload(workload, Some(variant.broken));
             let mut cells = Vec::new();
             for scheduler in schedulers {
                 let engine = EngineChoice {

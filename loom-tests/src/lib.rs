@@ -1,20 +1,11 @@
-//! Support for the loom models: a clock loom can run, and a persister that remembers every save
-//! so a crash can be taken at any point.
+//! Support for the loom models: the node a model runs, and running a model that must deadlock in a
+//! child process. The models use `threadsim::ManualClock` (a clock loom can run) and
+//! `node::RecordingPersister` (every save kept, so a crash can be taken at any point).
 //!
 //! The models themselves are in `tests/`, one binary each (a loom deadlock aborts its whole
 //! binary). They only build and run with `RUSTFLAGS="--cfg loom"`; without it this crate is
 //! empty.
 #![deny(missing_docs)]
-
-#[cfg(loom)]
-mod loom_clock;
-#[cfg(loom)]
-mod recording_persister;
-
-#[cfg(loom)]
-pub use loom_clock::LoomClock;
-#[cfg(loom)]
-pub use recording_persister::RecordingPersister;
 
 /// Runs one `#[ignore]`d test of the current test binary in a child process and returns whether
 /// it failed, with its output. A loom deadlock aborts the whole process, so a model that is

@@ -1,6 +1,5 @@
-//! The node a loom model runs: the real [`Node`] with no network, over a [`LoomClock`].
+//! The node a loom model runs: the real [`Node`] with no network, over a [`ManualClock`].
 
-use crate::LoomClock;
 use node::messages::{Request, Response};
 use node::{
     Applied, Config, MutationSet, NoObserver, Node, NodeId, NodeParams, Persister, Transport,
@@ -8,6 +7,7 @@ use node::{
 };
 use std::time::Duration;
 use threadsim::sync::Arc;
+use threadsim::ManualClock;
 use threadsim::{channel, ClockRef, Receiver};
 
 /// A transport on which every call goes unanswered (the models drive RPCs by hand).
@@ -24,7 +24,7 @@ impl Transport for NoNetwork {
 pub fn model_node(
     id: NodeId,
     peers: Vec<NodeId>,
-    clock: &LoomClock,
+    clock: &ManualClock,
     persister: Arc<dyn Persister>,
     mutations: &MutationSet,
     workers: Workers,

@@ -11,7 +11,7 @@
 //! applier and the service, every entry arrives exactly once, in order, and none is stranded.
 #![cfg(loom)]
 
-use loom_tests::{model_node, preemption_bound, run_isolated, LoomClock};
+use loom_tests::{model_node, preemption_bound, run_isolated};
 use node::messages::{AppendEntriesArgs, Request};
 use node::{
     Applied, Command, Entry, LogIndex, MemoryPersister, Mutation, MutationSet, Node, NodeId, Term,
@@ -20,11 +20,12 @@ use node::{
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use threadsim::sync::{thread, Arc};
+use threadsim::ManualClock;
 use threadsim::Receiver;
 
 /// A one-node cluster with only its applier on a thread, made leader by one ticker pass.
 fn leader_alone(mutations: &MutationSet) -> (Node, Receiver<Applied>) {
-    let loom_clock = LoomClock::new();
+    let loom_clock = ManualClock::new();
     let workers = Workers {
         applier: true,
         ..Workers::NONE
@@ -135,7 +136,7 @@ fn follower(mutations: &MutationSet) -> (Node, Receiver<Applied>) {
     model_node(
         NodeId(1),
         vec![NodeId(0)],
-        &LoomClock::new(),
+        &ManualClock::new(),
         persister,
         mutations,
         workers,

@@ -4,16 +4,18 @@
 //! at that moment would keep the promise.
 #![cfg(loom)]
 
-use loom_tests::{model_node, panic_message, LoomClock, RecordingPersister};
+use loom_tests::{model_node, panic_message};
 use node::messages::{AppendEntriesArgs, Request, RequestVoteArgs, Response};
+use node::RecordingPersister;
 use node::{Command, Entry, LogIndex, Mutation, MutationSet, Node, NodeId, Term, Workers};
 use threadsim::sync::{thread, Arc};
+use threadsim::ManualClock;
 
 /// Node n2 of a three-node cluster, built without threads (the model's threads drive it), over a
 /// clock loom can run and a persister that keeps every save.
 fn node_without_threads(disk: &Arc<RecordingPersister>, mutations: &MutationSet) -> Node {
     let peers = vec![NodeId(0), NodeId(1)];
-    let clock = LoomClock::new();
+    let clock = ManualClock::new();
     let (node, _receiver) = model_node(
         NodeId(2),
         peers,

@@ -6,12 +6,13 @@
 //! (otherwise `kill`, which joins it, would deadlock).
 #![cfg(loom)]
 
-use loom_tests::{model_node, panic_message, preemption_bound, LoomClock};
+use loom_tests::{model_node, panic_message, preemption_bound};
 use node::messages::{AppendEntriesArgs, Request, Response};
 use node::{LogIndex, MemoryPersister, Mutation, MutationSet, NodeId, Role, Term, Workers};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use threadsim::sync::{thread, Arc};
+use threadsim::ManualClock;
 
 fn heartbeat() -> Request {
     Request::AppendEntries(AppendEntriesArgs {
@@ -34,7 +35,7 @@ fn ticker_model(mutations: MutationSet) {
     builder.preemption_bound = Some(preemption_bound(BOUND));
     builder.check(move || {
         EXECUTIONS.fetch_add(1, Ordering::SeqCst);
-        let loom_clock = LoomClock::new();
+        let loom_clock = ManualClock::new();
         let workers = Workers {
             ticker: true,
             ..Workers::NONE

@@ -83,8 +83,8 @@ pub use config::Config;
 pub use core::ReadIndexError;
 pub use local_network::LocalNetwork;
 pub use mutation::{Mutation, MutationSet};
-pub use observer::{NoObserver, NodeEvent, Observer, Role};
-pub use persist::{MemoryPersister, PersistentState, Persister, StorageError};
+pub use observer::{LoggedEntry, NoObserver, NodeEvent, Observer, Role};
+pub use persist::{MemoryPersister, PersistentState, Persister, RecordingPersister, StorageError};
 pub use shell::{
     Applied, Node, NodeError, NodeParams, NodeStatus, Pass, ReplicationStats, Workers,
 };

@@ -26,6 +26,8 @@ impl Eq for RaftLog {}
 pub struct MergeOutcome {
     /// The first index removed because it conflicted, if any entry was removed.
     pub truncated_from: Option<LogIndex>,
+    /// The first index written, if any entry was appended.
+    pub appended_from: Option<LogIndex>,
     /// Whether anything was appended or removed.
     pub changed: bool,
 }
@@ -112,6 +114,7 @@ impl RaftLog {
         );
         let mut outcome = MergeOutcome {
             truncated_from: None,
+            appended_from: None,
             changed: false,
         };
         for (offset, entry) in entries.iter().enumerate() {
@@ -125,6 +128,7 @@ impl RaftLog {
                 None => {}
             }
             self.entries.extend_from_slice(&entries[offset..]);
+            outcome.appended_from = Some(index);
             outcome.changed = true;
             break;
         }
@@ -171,6 +175,7 @@ mod tests {
         let mut log = log_of(&[1, 1, 2, 2]);
         let outcome = log.merge(LogIndex(1), &[entry(1), entry(3)]);
         assert_eq!(outcome.truncated_from, Some(LogIndex(3)));
+        assert_eq!(outcome.appended_from, Some(LogIndex(3)));
         assert_eq!(log, log_of(&[1, 1, 3]));
         assert_eq!(log.removals(), 1);
     }
@@ -194,6 +199,7 @@ mod tests {
             outcome,
             MergeOutcome {
                 truncated_from: None,
+                appended_from: None,
                 changed: false
             }
         );

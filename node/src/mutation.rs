@@ -68,11 +68,15 @@ pub enum Mutation {
     /// applier for what it could not deliver (the apply channel was full, or another thread was
     /// delivering): those entries wait for the next commit, forever if none comes.
     LostDeliveryHandoff,
+    /// A follower skips AppendEntries' consistency check (Raft Figure 2, AppendEntries step 2):
+    /// it places the entries after `prev_log_index` even when its entry there has another term,
+    /// so two logs can hold the same index and term after different histories.
+    SkipConsistencyCheck,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 15] = [
+    pub const ALL: [Mutation; 16] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -88,6 +92,7 @@ impl Mutation {
         Mutation::TickerCheckThenAct,
         Mutation::SleepInPersist,
         Mutation::LostDeliveryHandoff,
+        Mutation::SkipConsistencyCheck,
     ];
 
     /// The mutation's command-line name.
@@ -108,6 +113,7 @@ impl Mutation {
             Mutation::TickerCheckThenAct => "ticker-check-then-act",
             Mutation::SleepInPersist => "sleep-in-persist",
             Mutation::LostDeliveryHandoff => "lost-delivery-handoff",
+            Mutation::SkipConsistencyCheck => "skip-consistency-check",
         }
     }
 }

@@ -25,6 +25,15 @@ pub enum NodeEvent {
         /// The new role.
         role: Role,
     },
+    /// The node's log changed: entries from `truncated_from` on were removed (if any), then
+    /// `appended` were added. A restarted node reports its whole restored log. Only sent to
+    /// observers that [watch logs](Observer::watches_logs).
+    LogChanged {
+        /// The first index removed.
+        truncated_from: Option<LogIndex>,
+        /// The entries added, in index order.
+        appended: Vec<LoggedEntry>,
+    },
     /// The node's commit index advanced.
     CommitAdvanced {
         /// The new commit index.
@@ -37,10 +46,27 @@ pub enum NodeEvent {
     },
 }
 
+/// One log entry as an observer sees it: where it is, its term, and a digest of its command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoggedEntry {
+    /// Its index.
+    pub index: LogIndex,
+    /// The term it was created in.
+    pub term: Term,
+    /// A digest of its command.
+    pub digest: u64,
+}
+
 /// Receives every [`NodeEvent`]. Called with the node's lock held: it must not call into a node.
 pub trait Observer: Send + Sync {
     /// `node` went through `event`.
     fn on_event(&self, node: NodeId, event: &NodeEvent);
+
+    /// Whether this observer wants [`NodeEvent::LogChanged`] (building it costs a digest per
+    /// entry, so a node skips it for observers that do not).
+    fn watches_logs(&self) -> bool {
+        false
+    }
 }
 
 /// An observer that ignores everything.

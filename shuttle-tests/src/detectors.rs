@@ -1,4 +1,4 @@
-//! [`Detector`]: a broken variant of the node that a shuttle scenario must find, with the
+//! [`ShuttleDetector`]: a broken variant of the node that a shuttle scenario must find, with the
 //! scheduler and the budget of schedules it gets. The tests in `tests/cluster.rs` run each one
 //! once with the default scheduler seed; the `detector_strength` benchmark runs each over many
 //! seeds, to show how many schedules it needs and how likely its budget is to miss.
@@ -8,7 +8,7 @@ use crate::Schedules;
 use node::{Mutation, MutationSet};
 
 /// One broken variant and the scenario that must expose it.
-pub struct Detector {
+pub struct ShuttleDetector {
     /// The test that runs it (also names its schedule folder).
     pub test: &'static str,
     /// The broken behaviour switched on.
@@ -26,8 +26,8 @@ pub struct Detector {
 }
 
 /// Every shuttle detector.
-pub const DETECTORS: [Detector; 3] = [
-    Detector {
+pub const DETECTORS: [ShuttleDetector; 3] = [
+    ShuttleDetector {
         test: "sleeping_in_persist_with_the_lock_held_is_a_deadlock_naming_the_threads",
         mutation: Mutation::SleepInPersist,
         schedules: Schedules::Random,
@@ -35,7 +35,7 @@ pub const DETECTORS: [Detector; 3] = [
         expected: "deadlock",
         scenario: || elections_and_replication(3, MutationSet::only(Mutation::SleepInPersist)),
     },
-    Detector {
+    ShuttleDetector {
         test: "an_applier_blocked_on_the_service_with_the_node_lock_held_deadlocks_the_kv_store",
         mutation: Mutation::ApplyWithLockHeld,
         schedules: Schedules::Random,
@@ -43,7 +43,7 @@ pub const DETECTORS: [Detector; 3] = [
         expected: "deadlock",
         scenario: || kv_workload(MutationSet::only(Mutation::ApplyWithLockHeld), 1),
     },
-    Detector {
+    ShuttleDetector {
         test: "a_ticker_that_checks_then_acts_is_found",
         mutation: Mutation::TickerCheckThenAct,
         schedules: Schedules::Random,
@@ -54,7 +54,7 @@ pub const DETECTORS: [Detector; 3] = [
 ];
 
 /// The detector run by `test`.
-pub fn detector(test: &str) -> &'static Detector {
+pub fn detector(test: &str) -> &'static ShuttleDetector {
     DETECTORS
         .iter()
         .find(|detector| detector.test == test)

@@ -44,7 +44,7 @@ pub fn elections_and_replication(nodes: usize, mutations: MutationSet) {
             .network()
             .partition(&[vec![leader], cluster.others(leader)]);
         cluster.sleep(Duration::from_secs(1));
-        cluster.network().heal();
+        cluster.heal();
         cluster.one(cmd(3), nodes, true);
     });
 }

@@ -181,6 +181,29 @@ fn a_ticker_that_checks_then_acts_is_found() {
     detector_finds_its_bug("a_ticker_that_checks_then_acts_is_found");
 }
 
+/// The shuttle detectors here are exactly those the catalogue (`sim::mutants::catalogue`) names,
+/// each for the variant the catalogue gives it.
+#[test]
+fn the_shuttle_detectors_are_the_catalogues() {
+    use sim::mutants::{catalogue, Broken, Detector};
+    let mut catalogued = Vec::new();
+    for variant in catalogue() {
+        for detector in &variant.detectors {
+            if let (Detector::Shuttle { test }, Broken::Node(mutation)) = (detector, variant.broken)
+            {
+                catalogued.push((*test, mutation));
+            }
+        }
+    }
+    let mut here: Vec<_> = DETECTORS.iter().map(|d| (d.test, d.mutation)).collect();
+    catalogued.sort();
+    here.sort();
+    assert_eq!(
+        here, catalogued,
+        "shuttle-tests/src/detectors.rs differs from the catalogue"
+    );
+}
+
 #[test]
 fn every_detector_has_a_test() {
     let source = include_str!("cluster.rs");

@@ -131,8 +131,8 @@ pub fn run_chaos(sim: &Sim, config: &ChaosConfig) -> ChaosReport {
         }
     }
     // Heal everything; the cluster must recover.
-    cluster.network().heal();
-    cluster.network().set_unreliable(false);
+    cluster.heal();
+    cluster.set_unreliable(false);
     for &id in &ids {
         if !cluster.is_running(id) {
             cluster
@@ -209,11 +209,11 @@ fn inject_fault(
             let from = pick(ids);
             let to = pick(ids);
             if from != to {
-                cluster.network().partition_one_way(from, to);
+                cluster.partition_one_way(from, to);
                 report.one_way_cuts += 1;
             }
         }
-        7 => cluster.network().heal(),
+        7 => cluster.heal(),
         8 if faults.partitions => {
             // Cut the current leader off with at most one companion: the partition that matters.
             if let Some(leader) = cluster.current_leader() {
@@ -228,7 +228,7 @@ fn inject_fault(
                     .copied()
                     .filter(|id| !minority.contains(id))
                     .collect();
-                cluster.network().partition(&[minority, majority]);
+                cluster.partition(&[minority, majority]);
                 report.partitions += 1;
                 report.leader_isolations += 1;
             }

@@ -249,10 +249,10 @@ fn inject_faults(
                 .filter(|id| *id != leader && *id != companion)
                 .collect();
             majority.extend_from_slice(with_majority);
-            cluster.network().partition(&[minority, majority]);
+            cluster.partition(&[minority, majority]);
             run.leader_isolations += 1;
             cluster.sleep(before_end(cluster.random_duration(ms(1500), ms(3000))));
-            cluster.network().heal();
+            cluster.heal();
         }
         if config.crashes && cluster.random(3) == 0 && clock.now() < end {
             let victim = ids[cluster.random(ids.len())];
@@ -264,7 +264,7 @@ fn inject_faults(
                 .unwrap_or_else(|error| panic!("{victim} cannot restart: {error}"));
         }
     }
-    cluster.network().heal();
+    cluster.heal();
 }
 
 /// One client thread: operations back to back until `end`.

@@ -29,8 +29,8 @@ fn command(tag: &str, value: u64) -> Command {
 /// Heals every fault, restarts every node, and requires a command to commit on all of them
 /// within [`RECOVERY_BOUND`] (`Cluster::one` enforces the bound).
 fn recover(cluster: &Cluster, tag: &str) {
-    cluster.network().heal();
-    cluster.network().set_unreliable(false);
+    cluster.heal();
+    cluster.set_unreliable(false);
     for id in cluster.ids() {
         cluster.resume(id);
         if !cluster.is_running(id) || cluster.is_stopped(id) {
@@ -99,7 +99,7 @@ pub fn long_reordering(sim: &Sim, mutations: &MutationSet) {
     }
     let mut healed = cluster.network().config();
     healed.long_reordering = false;
-    cluster.network().set_config(healed);
+    cluster.set_net_config(healed);
     recover(&cluster, "r");
     cluster.shutdown();
 }
@@ -121,7 +121,7 @@ pub fn unreliable_agreement(sim: &Sim, rounds: u64, mutations: &MutationSet) {
             client.join();
         }
     }
-    cluster.network().set_unreliable(false);
+    cluster.set_unreliable(false);
     cluster.one(command("u", 1_000_000), 5, true);
     cluster.shutdown();
 }
@@ -208,7 +208,7 @@ pub fn leader_can_only_send(sim: &Sim, mutations: &MutationSet) {
     let leader = cluster.check_one_leader();
     let (term, _) = cluster.state(leader).expect("leader running");
     for id in cluster.ids().into_iter().filter(|&id| id != leader) {
-        cluster.network().partition_one_way(id, leader);
+        cluster.partition_one_way(id, leader);
     }
     cluster.sleep(Duration::from_secs(2));
     let (new_leader, _) = cluster.leader_after(term, RECOVERY_BOUND);
@@ -228,7 +228,7 @@ pub fn follower_can_only_receive(sim: &Sim, mutations: &MutationSet) {
         .find(|&id| id != leader)
         .expect("a follower");
     for id in cluster.ids().into_iter().filter(|&id| id != mute) {
-        cluster.network().partition_one_way(mute, id);
+        cluster.partition_one_way(mute, id);
     }
     for value in 0..5 {
         cluster.one(command("mute", value), 4, true);
@@ -369,8 +369,8 @@ pub fn vote_storm(sim: &Sim, rounds: u32, mutations: &MutationSet) {
     let cluster = cluster(sim, 3, false, mutations);
     let ids = cluster.ids();
     let (a, b, voter) = (ids[0], ids[1], ids[2]);
-    cluster.network().partition_one_way(a, b);
-    cluster.network().partition_one_way(b, a);
+    cluster.partition_one_way(a, b);
+    cluster.partition_one_way(b, a);
     for _ in 0..rounds {
         cluster.crash(voter);
         // Long enough for a leader to lose its quorum and step down (2.4 s), so both compete.
@@ -402,7 +402,7 @@ pub fn figure8_constructed(sim: &Sim, mutations: &MutationSet) {
     let s2 = rest[0];
     let others = rest[1..].to_vec();
     // (a) The leader replicates an entry of its term to one follower only.
-    cluster.network().partition(&[vec![s1, s2], others.clone()]);
+    cluster.partition(&[vec![s1, s2], others.clone()]);
     cluster
         .start(s1, command("f8-old-term-", 2))
         .expect("s1 still leads");
@@ -419,7 +419,7 @@ pub fn figure8_constructed(sim: &Sim, mutations: &MutationSet) {
     cluster.sleep(Duration::from_millis(100));
     // (c) s1 or s2 is elected by four nodes and replicates the old-term entry to a majority.
     let four = [vec![s1, s2], stay.clone()].concat();
-    cluster.network().partition(&[four.clone(), vec![s5]]);
+    cluster.partition(&[four.clone(), vec![s5]]);
     let (_, term_c) = cluster.leader_among(&[s1, s2], term_b, Duration::from_secs(5));
     cluster.sleep(Duration::from_millis(600));
     // (d) s5, whose last entry has the newer term, is elected by the others and commits its own

@@ -97,7 +97,7 @@ fn a_minority_cannot_commit_and_its_entries_are_overwritten() {
                 .collect();
             let minority = vec![leader, others[0]];
             let majority = others[1..].to_vec();
-            cluster.network().partition(&[minority, majority.clone()]);
+            cluster.partition(&[minority, majority.clone()]);
             let (index, _) = cluster.start(leader, cmd(20)).expect("leader accepts");
             assert_eq!(index, LogIndex(2));
             // The majority elects its own leader and commits at the same index.
@@ -112,7 +112,7 @@ fn a_minority_cannot_commit_and_its_entries_are_overwritten() {
             );
             cluster.wait_applied(LogIndex(2), 3, None);
             assert_eq!(cluster.applied_at(index).1, Some(cmd(30)));
-            cluster.network().heal();
+            cluster.heal();
             cluster.one(cmd(1000), 5, true);
             // Every node, the old leader included, applied 30 at index 2 (State Machine Safety is
             // checked on every applied entry, so a node applying 20 there would have failed the run).
@@ -228,11 +228,7 @@ fn fast_backtracking_over_two_partitioned_leaders() {
                 .copied()
                 .find(|&id| id != leader2 && id != stay)
                 .expect("third");
-            cluster.network().partition(&[
-                vec![leader2, stay],
-                vec![gone],
-                vec![leader1, others[0]],
-            ]);
+            cluster.partition(&[vec![leader2, stay], vec![gone], vec![leader1, others[0]]]);
             for _ in 0..50 {
                 cluster.start(leader2, next());
             }
@@ -244,7 +240,7 @@ fn fast_backtracking_over_two_partitioned_leaders() {
             for _ in 0..50 {
                 cluster.one(next(), 3, true);
             }
-            cluster.network().heal();
+            cluster.heal();
             cluster.one(next(), 5, true);
             cluster.shutdown();
         },

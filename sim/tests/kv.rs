@@ -207,9 +207,9 @@ fn concurrent_appends(seed: u64, mutations: MutationSet) -> (String, Vec<Vec<Str
         cluster.sleep(Duration::from_secs(1));
         if let Some(leader) = cluster.current_leader() {
             let others = cluster.others(leader);
-            cluster.network().partition(&[vec![leader], others]);
+            cluster.partition(&[vec![leader], others]);
             cluster.sleep(Duration::from_secs(2));
-            cluster.network().heal();
+            cluster.heal();
         }
         let acknowledged: Vec<Vec<String>> = clients.into_iter().map(|c| c.join()).collect();
         let mut reader = new_clerk(&cluster, CLIENTS, ClerkConfig::default());

@@ -2,10 +2,10 @@
 //! invariants on. A failure prints its seed and the command that replays it.
 
 mod agreement;
+mod catalogue;
 mod chaos;
 mod election;
 mod faults;
 mod kv;
-mod mutants;
 mod persistence;
 mod support;

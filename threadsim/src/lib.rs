@@ -12,6 +12,8 @@
 //! - [`FakeClock`]: simulated time that jumps to the next deadline only when every registered
 //!   thread is durably blocked (Go's `testing/synctest` semantics), and reports who waits on what
 //!   when it cannot move.
+//! - [`ManualClock`]: time that moves only when a test says so, for driving code step by step
+//!   (on one thread, or in a loom model).
 //! - [`mod@channel`]: a bounded channel whose waits go through the clock.
 //! - [`DetRng`]: a seeded random source that splits into independent streams.
 //! - [`simulation`]: a run with one seed, its fake clock and its event [`Trace`], on real threads
@@ -23,6 +25,7 @@ pub mod channel;
 pub mod clock;
 pub mod digest;
 pub mod fake_clock;
+pub mod manual_clock;
 pub mod rng;
 pub mod simulation;
 pub mod sync;
@@ -33,6 +36,7 @@ pub use channel::{channel, Receiver, Sender};
 pub use clock::{spawn, Clock, ClockJoinHandle, ClockRef, Signal, SystemClock, Wake};
 pub use digest::Digest;
 pub use fake_clock::FakeClock;
+pub use manual_clock::ManualClock;
 pub use rng::DetRng;
 pub use simulation::{simulate, Engine, Run, ScheduleSummary, Scheduler, Sim, SimFailure};
 pub use time::Instant;

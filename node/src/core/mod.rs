@@ -51,6 +51,14 @@ pub enum Effect {
     WakePeers,
     /// Heartbeaters must send now: a ReadIndex round waits for their answers.
     WakeHeartbeaters,
+    /// The log changed: entries from `truncated_from` on were removed (if any), then entries
+    /// from `appended_from` to the end were added (if any). Reported before any commit of them.
+    LogChanged {
+        /// The first index removed.
+        truncated_from: Option<LogIndex>,
+        /// The first index added.
+        appended_from: Option<LogIndex>,
+    },
     /// The commit index advanced to this index; the applier has work.
     CommitAdvanced(LogIndex),
     /// These reads are decided (confirmed with their read index, or failed).
@@ -76,9 +84,9 @@ impl Effects {
         self.0.push(effect);
     }
 
-    /// Adds a write of the persistent state (for a broken variant's path outside the core).
-    pub(crate) fn push_persist(&mut self) {
-        self.push(Effect::Persist);
+    /// Adds an effect (for a broken variant's path outside the core).
+    pub(crate) fn push_from_outside(&mut self, effect: Effect) {
+        self.push(effect);
     }
 
     fn extend(&mut self, more: Effects) {
@@ -289,6 +297,10 @@ impl RaftCore {
         let term = self.term();
         let index = self.state.log.append(crate::Entry { term, command });
         let mut effects = Effects::default();
+        effects.push(Effect::LogChanged {
+            truncated_from: None,
+            appended_from: Some(index),
+        });
         if self.peers.is_empty() {
             effects.push(Effect::Persist);
         } else {

@@ -94,10 +94,14 @@ impl RaftCore {
                 term: None,
                 first_index: log.last_index().next(),
             }),
-            Some(term) if term != args.prev_log_term => Some(Conflict {
-                term: Some(term),
-                first_index: log.first_index_of_term_run(args.prev_log_index),
-            }),
+            Some(term)
+                if term != args.prev_log_term && !self.has(Mutation::SkipConsistencyCheck) =>
+            {
+                Some(Conflict {
+                    term: Some(term),
+                    first_index: log.first_index_of_term_run(args.prev_log_index),
+                })
+            }
             Some(_) => None,
         };
         if conflict.is_some() {
@@ -114,6 +118,10 @@ impl RaftCore {
         let outcome = self.state.log.merge(args.prev_log_index, &args.entries);
         if outcome.changed {
             effects.push(Effect::Persist);
+            effects.push(Effect::LogChanged {
+                truncated_from: outcome.truncated_from,
+                appended_from: outcome.appended_from,
+            });
         }
         if let Some(from) = outcome.truncated_from {
             if from <= self.commit_index {

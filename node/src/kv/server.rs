@@ -43,9 +43,9 @@ pub trait KvObserver: Send + Sync {
     fn on_local_read(&self, node: NodeId, term: Term);
 }
 
-/// How a waiting request handler's entry (or read index) turned out.
+/// How a waiting request handler's entry (or read index) settled.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Outcome {
+enum Settled {
     /// The expected command was applied at the index with this result.
     Applied(KvResult),
     /// The index was applied (a read index was reached).
@@ -57,7 +57,7 @@ enum Outcome {
 struct Waiter {
     index: LogIndex,
     expect: Option<(ClientId, Seq)>,
-    outcome: Option<Outcome>,
+    outcome: Option<Settled>,
     signal: Arc<Signal>,
 }
 
@@ -220,7 +220,7 @@ impl ServerShared {
         };
         if let Some(waiter) = waited {
             match self.wait(waiter)? {
-                Some(Outcome::Reached) => {}
+                Some(Settled::Reached) => {}
                 Some(other) => unreachable!("a read index ended with {other:?}"),
                 None => return Some(KvReply::Timeout),
             }
@@ -252,9 +252,9 @@ impl ServerShared {
             self.register(&mut state, index, Some((request.client, request.seq)))
         };
         Some(match self.wait(waiter)? {
-            Some(Outcome::Applied(result)) => KvReply::Ok(result),
-            Some(Outcome::Displaced) => KvReply::WrongLeader { leader_hint: None },
-            Some(Outcome::Reached) => unreachable!("an expected command was only reached"),
+            Some(Settled::Applied(result)) => KvReply::Ok(result),
+            Some(Settled::Displaced) => KvReply::WrongLeader { leader_hint: None },
+            Some(Settled::Reached) => unreachable!("an expected command was only reached"),
             None => KvReply::Timeout,
         })
     }
@@ -277,7 +277,7 @@ impl ServerShared {
 
     /// Waits for the waiter's outcome until the wait timeout. `None`: killed (no answer);
     /// `Some(None)`: timed out.
-    fn wait(&self, ticket: u64) -> Option<Option<Outcome>> {
+    fn wait(&self, ticket: u64) -> Option<Option<Settled>> {
         let deadline = self.clock.now() + self.config.wait_timeout;
         loop {
             let signal = {
@@ -328,13 +328,13 @@ impl ServerShared {
                 continue;
             }
             waiter.outcome = Some(match (waiter.expect, &result) {
-                (None, _) => Outcome::Reached,
+                (None, _) => Settled::Reached,
                 (Some(expected), Some(result))
                     if waiter.index == index && sender == Some(expected) =>
                 {
-                    Outcome::Applied(result.clone())
+                    Settled::Applied(result.clone())
                 }
-                (Some(_), _) => Outcome::Displaced,
+                (Some(_), _) => Settled::Displaced,
             });
             woken.push(waiter.signal.clone());
         }

@@ -53,6 +53,9 @@ pub enum StorageError {
 }
 
 mod encoder;
+mod recording;
+
+pub use recording::RecordingPersister;
 
 use encoder::{
     chain, seal, CHAIN_START, CHECKSUM_LEN, ENTRY_HEADER_LEN, HEADER_LEN, MAGIC, PREFIX_LEN,

@@ -5,9 +5,46 @@ use crate::broken;
 use crate::core::{Effect, Effects};
 use crate::messages::Response;
 use crate::mutation::Mutation;
-use crate::observer::{NodeEvent, Role};
+use crate::observer::{LoggedEntry, NodeEvent, Role};
+use crate::LogIndex;
 
 impl Shell {
+    /// Tells an observer that watches logs what changed: the truncation point, and each new
+    /// entry with a digest of its command.
+    pub fn report_log_change(
+        &self,
+        locked: &Locked,
+        truncated_from: Option<LogIndex>,
+        appended_from: Option<LogIndex>,
+    ) {
+        if !self.watches_logs {
+            return;
+        }
+        let log = &locked.core.persistent().log;
+        let appended = appended_from.map_or_else(Vec::new, |from| {
+            (from.0..=log.last_index().0)
+                .map(|index| {
+                    let index = LogIndex(index);
+                    let entry = log.entry(index).expect("an appended entry");
+                    let mut digest = threadsim::Digest::default();
+                    digest.write(&entry.command.0);
+                    LoggedEntry {
+                        index,
+                        term: entry.term,
+                        digest: digest.value(),
+                    }
+                })
+                .collect()
+        });
+        self.observer.on_event(
+            self.id,
+            &NodeEvent::LogChanged {
+                truncated_from,
+                appended,
+            },
+        );
+    }
+
     /// Carries out `effects` in order and returns the reply if there is one. A write that
     /// crashes stops the node: nothing after it happens, not even the reply.
     pub fn execute(&self, locked: &mut Locked, effects: Effects) -> Option<Response> {
@@ -27,6 +64,10 @@ impl Shell {
                     }
                 }
                 Effect::WakeTicker => self.ticker_wake.notify(),
+                Effect::LogChanged {
+                    truncated_from,
+                    appended_from,
+                } => self.report_log_change(locked, truncated_from, appended_from),
                 Effect::RoleChanged(role) => {
                     let term = locked.core.term();
                     self.observer

@@ -23,6 +23,8 @@ mod read_index;
 mod replicator;
 mod rpc_handler;
 mod state;
+#[cfg(test)]
+mod tests;
 mod ticker;
 
 use crate::broken;
@@ -255,6 +257,21 @@ impl Node {
         );
         let workers = params.workers;
         let shell = Arc::new(Shell::new(params, core));
+        {
+            // What the new instance restored, before anything else happens to it: its term and
+            // role, and (for an observer of logs) its log.
+            let locked = shell.lock();
+            let term = locked.core.term();
+            if term > Term(0) {
+                let role = locked.core.role();
+                shell
+                    .observer
+                    .on_event(shell.id, &crate::NodeEvent::RoleChanged { term, role });
+            }
+            if locked.core.persistent().log.last_index() > LogIndex(0) {
+                shell.report_log_change(&locked, None, Some(LogIndex(1)));
+            }
+        }
         let clock = shell.clock.clone();
         let id = shell.id;
         let mut threads = Vec::new();

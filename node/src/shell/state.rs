@@ -76,6 +76,8 @@ pub(crate) struct Shell {
     pub heartbeat_wake: BTreeMap<NodeId, Signal>,
     pub persister: Arc<dyn Persister>,
     pub observer: Arc<dyn Observer>,
+    /// Whether the observer wants log changes (asked once).
+    pub watches_logs: bool,
     locked: Mutex<Locked>,
 }
 
@@ -103,6 +105,7 @@ impl Shell {
             config: params.config,
             apply_sender: params.apply_sender,
             persister: params.persister,
+            watches_logs: params.observer.watches_logs(),
             observer: params.observer,
             locked: Mutex::new(Locked {
                 core,

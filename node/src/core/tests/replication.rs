@@ -265,3 +265,36 @@ fn a_truncating_heartbeat_is_only_possible_with_the_mutation() {
         assert_eq!(follower.persistent().log.last_index(), expected_last);
     }
 }
+
+#[test]
+fn entries_after_a_mismatching_entry_are_refused_unless_the_check_is_skipped() {
+    for (mutations, accepted) in [
+        (MutationSet::default(), false),
+        (MutationSet::only(Mutation::SkipConsistencyCheck), true),
+    ] {
+        let state = PersistentState {
+            current_term: Term(2),
+            voted_for: None,
+            log: log_of(&[1, 1]),
+        };
+        let mut follower = core_with(1, 3, state, mutations);
+        let effects = follower.handle_request(
+            t(10),
+            &Request::AppendEntries(AppendEntriesArgs {
+                term: Term(3),
+                leader: n(0),
+                prev_log_index: LogIndex(2),
+                prev_log_term: Term(2),
+                entries: log_of(&[3]).entries().to_vec(),
+                leader_commit: LogIndex(0),
+                read_round: 0,
+            }),
+        );
+        let Response::AppendEntries(reply) = reply_of(&effects) else {
+            panic!()
+        };
+        assert_eq!(reply.success, accepted);
+        let last = if accepted { LogIndex(3) } else { LogIndex(2) };
+        assert_eq!(follower.persistent().log.last_index(), last);
+    }
+}

@@ -1,7 +1,7 @@
-//! [`RecordingPersister`]: keeps every save in order, so a model can take a crash at any point
-//! (any prefix of the saves) and check what a restarted node would believe.
+//! [`RecordingPersister`]: keeps every save in order, so a test or a loom model can take a crash
+//! at any point (any prefix of the saves) and check what a restarted node would believe.
 
-use node::{PersistentState, Persister, StorageError};
+use super::{PersistentState, Persister, StorageError};
 use threadsim::sync::Mutex;
 
 /// A persister that remembers every state it was asked to save.

@@ -1,16 +1,17 @@
-//! [`LoomClock`]: a [`Clock`] for loom, which has no time. `now` moves only when the model calls
-//! [`LoomClock::advance`]; a wait whose deadline has passed returns at once (unless its permit is
-//! set), any other wait blocks on a loom condvar until notified or until the model advances time
-//! past its deadline. So a worker that waits for a future deadline is blocked, not spinning, and
-//! a model decides exactly when a timeout may fire.
+//! [`ManualClock`]: a [`Clock`] whose time moves only when the caller says so, for tests that
+//! drive code one step at a time (a unit test on one thread, a loom model, which has no time).
+//! `now` moves only on [`ManualClock::advance`]; a wait whose deadline has passed returns at once
+//! (unless its permit is set), any other wait blocks on a condvar of the sync facade until
+//! notified or until time is advanced past its deadline. So a worker that waits for a future
+//! deadline is blocked, not spinning, and the test decides exactly when a timeout may fire.
 
-use threadsim::clock::{SignalId, ThreadTicket};
-use threadsim::sync::{Arc, Condvar, Mutex};
-use threadsim::{Clock, Instant, Wake};
+use crate::clock::{SignalId, ThreadTicket};
+use crate::sync::{Arc, Condvar, Mutex};
+use crate::{Clock, Instant, Wake};
 
-/// A clock whose time moves only when the model says so. Clones share one clock.
+/// A clock whose time moves only when the test says so. Clones share one clock.
 #[derive(Clone, Default)]
-pub struct LoomClock {
+pub struct ManualClock {
     inner: Arc<Inner>,
 }
 
@@ -21,10 +22,10 @@ struct Inner {
     changed: Condvar,
 }
 
-impl LoomClock {
+impl ManualClock {
     /// A clock with no signals.
-    pub fn new() -> LoomClock {
-        LoomClock::default()
+    pub fn new() -> ManualClock {
+        ManualClock::default()
     }
 
     /// Moves time forward by `by` and wakes every waiter so it can see its deadline pass.
@@ -37,7 +38,7 @@ impl LoomClock {
     }
 }
 
-impl Clock for LoomClock {
+impl Clock for ManualClock {
     fn now(&self) -> Instant {
         *self.inner.now.lock()
     }

@@ -1,0 +1,285 @@
+//! `interleave mutants`: every broken variant against every detector the catalogue names for it,
+//! and the correct build against the same detectors; printed as a table (`table.rs`) or JSON
+//! (`json.rs`).
+
+use crate::cli::{workload_args, MutantsArgs, WorkloadArgs};
+use crate::engines::{run_seed, EngineChoice};
+use node::kv::ReadMode;
+use sim::mutants::{
+    catalogue, first_line, run_detector, sweep_seeds, Broken, Cell, ChaosWorkload, Column,
+    Detector, Sweep, Variant,
+};
+use std::path::Path;
+use std::process::ExitCode;
+
+/// The workload a chaos detector runs for `broken` (none: the correct build, which serves the
+/// unsafe mode's reads by ReadIndex).
+pub fn chaos_workload(workload: ChaosWorkload, broken: Option<Broken>) -> WorkloadArgs {
+    let mut words: Vec<String> = match workload {
+        ChaosWorkload::Raft => vec![],
+        ChaosWorkload::Kv(read_mode) => {
+            let read_mode = match (broken, read_mode) {
+                (None, ReadMode::UnsafeLocal) => ReadMode::ReadIndex,
+                (Some(Broken::UnsafeLocalReads), _) => ReadMode::UnsafeLocal,
+                _ => read_mode,
+            };
+            vec![
+                "--workload".into(),
+                "kv".into(),
+                "--read-mode".into(),
+                read_mode.to_string(),
+            ]
+        }
+    };
+    if let Some(Broken::Node(mutation)) = broken {
+        words.extend(["--mutation".to_string(), mutation.to_string()]);
+    }
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    workload_args(&words)
+}
+
+/// Runs one detector; the chaos column runs here, on `engine`, the others in `sim::mutants`.
+pub fn run_cell(
+    detector: &Detector,
+    broken: Option<Broken>,
+    workspace: &Path,
+    sweep: Sweep,
+    engine: &EngineChoice,
+) -> Cell {
+    let Detector::Chaos {
+        workload, seeds, ..
+    } = *detector
+    else {
+        return run_detector(detector, broken, workspace, sweep);
+    };
+    #[allow(clippy::disallowed_methods)] // the wall time a cell reports
+    let started = std::time::Instant::now();
+    let workload = chaos_workload(workload, broken);
+    sweep_seeds(seeds, sweep, started, |seed| {
+        run_seed(engine, &workload, seed)
+            .failure
+            .map(|failure| first_line(&failure))
+    })
+}
+
+/// How a detector is named in the correct build's row (each distinct one runs once).
+fn correct_build_key(detector: &Detector) -> String {
+    match detector {
+        Detector::Scenario { name, .. } => format!("scenario {name}"),
+        // The correct build serves the unsafe mode's reads by ReadIndex.
+        Detector::Kv { read_mode, .. } if *read_mode == ReadMode::UnsafeLocal => {
+            "kv read-index".to_string()
+        }
+        Detector::Kv { read_mode, .. } => format!("kv {read_mode}"),
+        Detector::Loom { binary, .. } => format!("loom {binary}"),
+        Detector::Shuttle { .. } => "shuttle cluster".to_string(),
+        Detector::Chaos {
+            workload: ChaosWorkload::Raft,
+            ..
+        } => "chaos raft".to_string(),
+        Detector::Chaos {
+            workload: ChaosWorkload::Kv(ReadMode::UnsafeLocal),
+            ..
+        } => "chaos kv read-index".to_string(),
+        Detector::Chaos {
+            workload: ChaosWorkload::Kv(read_mode),
+            ..
+        } => format!("chaos kv {read_mode}"),
+    }
+}
+
+mod json;
+mod table;
+
+/// One variant's row: each detector that ran and what it did.
+pub struct Row {
+    /// The variant.
+    pub variant: Variant,
+    /// Each detector that ran, with its cell.
+    pub cells: Vec<(Detector, Cell)>,
+}
+
+/// One detector of the correct build's row.
+pub struct CorrectCell {
+    /// The detector's column.
+    pub column: Column,
+    /// Its name in the row.
+    pub key: String,
+    /// What it did (anything but a survival is a failure).
+    pub cell: Cell,
+}
+
+/// The kill matrix: every variant against its detectors, and the correct build.
+pub struct Matrix {
+    /// One row per variant.
+    pub rows: Vec<Row>,
+    /// The correct build's detectors (empty when skipped).
+    pub correct: Vec<CorrectCell>,
+    /// Whether the correct build was skipped.
+    pub correct_skipped: bool,
+    /// Wall time of the whole matrix.
+    pub wall: std::time::Duration,
+}
+
+impl Matrix {
+    /// Variants that some detector ran on and none killed: gaps in the suite.
+    pub fn survivors(&self) -> Vec<&str> {
+        self.rows
+            .iter()
+            .filter(|row| !row.cells.is_empty() && !row.cells.iter().any(|(_, cell)| cell.killed()))
+            .map(|row| row.variant.broken.name())
+            .collect()
+    }
+
+    /// Detectors the catalogue says must kill their variant that did not, or that killed it
+    /// with a failure that is not the variant's (its signature): a detector grown weaker, even
+    /// if another one still kills the variant. (Loom and shuttle tests check their own reason.)
+    pub fn weakened(&self) -> Vec<String> {
+        let mut weakened = Vec::new();
+        for row in &self.rows {
+            for (detector, cell) in &row.cells {
+                let name = format!(
+                    "{} ({})",
+                    row.variant.broken.name(),
+                    detector.column().title()
+                );
+                match cell {
+                    Cell::Killed { how, .. }
+                        if !matches!(detector.column(), Column::Loom | Column::Shuttle)
+                            && !row.variant.recognises(how) =>
+                    {
+                        weakened.push(format!("{name}: killed by a different failure: {how}"))
+                    }
+                    Cell::Killed { .. } => {}
+                    _ if detector.must_kill() => weakened.push(name),
+                    _ => {}
+                }
+            }
+        }
+        weakened
+    }
+
+    /// Variants none of whose detectors ran (their columns were skipped): not judged.
+    pub fn not_run(&self) -> Vec<&str> {
+        self.rows
+            .iter()
+            .filter(|row| row.cells.is_empty())
+            .map(|row| row.variant.broken.name())
+            .collect()
+    }
+
+    /// The correct build's detectors that failed.
+    pub fn correct_failures(&self) -> Vec<&str> {
+        self.correct
+            .iter()
+            .filter(|correct| !matches!(correct.cell, Cell::Survived { .. }))
+            .map(|correct| correct.key.as_str())
+            .collect()
+    }
+
+    /// Every variant killed by every detector that must kill it, and the correct build clean.
+    pub fn passed(&self) -> bool {
+        self.survivors().is_empty()
+            && self.weakened().is_empty()
+            && self.correct_failures().is_empty()
+    }
+}
+
+/// A cell as the matrix shows it: a chaos run the catalogue expects to miss says so.
+pub fn cell_text(detector: &Detector, cell: &Cell) -> String {
+    match cell {
+        Cell::Survived { .. } if !detector.must_kill() => "missed (expected)".to_string(),
+        _ => cell.short(),
+    }
+}
+
+/// Runs the kill matrix; exit 0 when every variant is killed by every detector that must kill
+/// it and the correct build passes.
+pub fn mutants(args: &MutantsArgs, watchdog: std::time::Duration) -> ExitCode {
+    let engine = args.engine.choice(watchdog);
+    let workspace = args
+        .workspace
+        .clone()
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
+    let sweep = if args.every_seed {
+        Sweep::EverySeed
+    } else {
+        Sweep::FirstKill
+    };
+    let mut variants = catalogue();
+    if !args.only.is_empty() {
+        let known: Vec<&str> = variants.iter().map(|v| v.broken.name()).collect();
+        for name in &args.only {
+            if !known.contains(&name.as_str()) {
+                eprintln!(
+                    "interleave: unknown variant {name:?}; known: {}",
+                    known.join(", ")
+                );
+                return ExitCode::from(2);
+            }
+        }
+        variants.retain(|v| args.only.iter().any(|name| name == v.broken.name()));
+    }
+    let wanted = |detector: &Detector| match detector.column() {
+        Column::Loom => !args.skip_loom,
+        Column::Shuttle => !args.skip_shuttle,
+        _ => true,
+    };
+    #[allow(clippy::disallowed_methods)] // the wall time of the whole matrix
+    let started = std::time::Instant::now();
+    let mut rows = Vec::new();
+    for variant in variants {
+        let mut cells = Vec::new();
+        for detector in variant.detectors.iter().filter(|d| wanted(d)) {
+            eprint!(
+                "{:<32} {:<22} ",
+                variant.broken.name(),
+                detector.column().title()
+            );
+            let cell = run_cell(detector, Some(variant.broken), &workspace, sweep, &engine);
+            eprintln!("{}", cell_text(detector, &cell));
+            cells.push((*detector, cell));
+        }
+        rows.push(Row { variant, cells });
+    }
+    // The correct build through the same detectors, each distinct one once.
+    let mut correct = Vec::new();
+    if !args.skip_correct {
+        let mut seen = Vec::new();
+        for detector in rows
+            .iter()
+            .flat_map(|row| row.variant.detectors.iter())
+            .filter(|d| wanted(d))
+        {
+            let key = correct_build_key(detector);
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key.clone());
+            eprint!("{:<32} {:<22} ", "correct build", key);
+            let cell = run_cell(detector, None, &workspace, Sweep::FirstKill, &engine);
+            eprintln!("{}", if cell.killed() { "FAILED" } else { "passed" });
+            correct.push(CorrectCell {
+                column: detector.column(),
+                key,
+                cell,
+            });
+        }
+    }
+    let matrix = Matrix {
+        rows,
+        correct,
+        correct_skipped: args.skip_correct,
+        wall: started.elapsed(),
+    };
+    if args.json {
+        println!("{}", json::render(&matrix));
+    } else {
+        print!("{}", table::render(&matrix));
+    }
+    if matrix.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}

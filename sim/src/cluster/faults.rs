@@ -1,0 +1,84 @@
+//! The cluster's control surface, named by the faults it injects (turmoil's `Sim` is the
+//! model): crashes and restarts, pauses, partitions and one-way cuts, interfaces going down,
+//! message loss. Every fault is recorded in the run's trace as it happens.
+
+use super::{Cluster, Service};
+use node::{NodeError, NodeId};
+
+impl Cluster {
+    /// Crashes `node`: its instance stops sending and receiving at once, its threads are joined,
+    /// and only its disk survives. No-op if it is already down.
+    pub fn crash(&self, node: NodeId) {
+        self.events.info(format!("crash {node}"));
+        let running = self.running.lock().remove(&node);
+        if let Some(running) = running {
+            self.network.detach(node);
+            running.node.kill();
+            match running.service {
+                Service::Checker(thread) => thread.join(),
+                Service::Kv(server) => server.kill(),
+            }
+        }
+    }
+
+    /// Starts a new instance of `node` from its disk (crashing the current one first). Fails if
+    /// the node refuses to start (corrupt storage).
+    pub fn restart(&self, node: NodeId) -> Result<(), NodeError> {
+        self.events.info(format!("restart {node}"));
+        self.crash(node);
+        self.disk(node).reboot();
+        self.start_node(node)
+    }
+
+    /// Pauses every thread of `node` (see [`Node::pause`]).
+    pub fn pause(&self, node: NodeId) {
+        self.events.info(format!("pause {node}"));
+        if let Some(running) = self.running.lock().get(&node) {
+            running.node.pause();
+        }
+    }
+
+    /// Resumes a paused node.
+    pub fn resume(&self, node: NodeId) {
+        self.events.info(format!("resume {node}"));
+        if let Some(running) = self.running.lock().get(&node) {
+            running.node.resume();
+        }
+    }
+
+    /// Takes `node` off the network (it keeps running).
+    pub fn disconnect(&self, node: NodeId) {
+        self.network.set_up(node, false);
+    }
+
+    /// Puts `node` back on the network.
+    pub fn connect(&self, node: NodeId) {
+        self.network.set_up(node, true);
+    }
+
+    /// Splits the nodes into `groups` that cannot reach each other; a node (or client) in no
+    /// group is isolated.
+    pub fn partition(&self, groups: &[Vec<NodeId>]) {
+        self.network.partition(groups);
+    }
+
+    /// Cuts the link from `from` to `to` only: `to` can still send to `from`.
+    pub fn partition_one_way(&self, from: NodeId, to: NodeId) {
+        self.network.partition_one_way(from, to);
+    }
+
+    /// Restores every link and interface.
+    pub fn heal(&self) {
+        self.network.heal();
+    }
+
+    /// Turns message loss (10% of requests and 10% of replies) on or off.
+    pub fn set_unreliable(&self, unreliable: bool) {
+        self.network.set_unreliable(unreliable);
+    }
+
+    /// Replaces the network's delays, loss rates and reordering.
+    pub fn set_net_config(&self, config: crate::network::NetConfig) {
+        self.network.set_config(config);
+    }
+}

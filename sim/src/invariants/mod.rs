@@ -1,0 +1,243 @@
+//! [`Invariants`]: the safety properties of Raft (Figure 3), checked continuously as the cluster
+//! runs, one property per file:
+//!
+//! - [`election_safety`]: at most one leader per term (§5.2), on every role change;
+//! - [`log_matching`]: equal index and term imply equal logs up to there (§5.3), on every entry
+//!   any node appends;
+//! - [`leader_completeness`]: a committed entry is in the log of every later leader (§5.4), on
+//!   every election and every commit;
+//! - [`state_machine_safety`]: no two nodes apply different commands at one index (§5.4.3), on
+//!   every applied entry;
+//! - [`in_order_apply`]: each node instance applies 1, 2, 3, ... (Figure 2);
+//! - and the node's own local invariants (commit index never decreases, ...), reported through
+//!   its observer.
+//!
+//! A violation is recorded with the index or term and the nodes involved, written to the run's
+//! trace at once, and turned into a failure by the harness at its next step.
+
+mod election_safety;
+mod in_order_apply;
+mod leader_completeness;
+mod log_matching;
+mod log_mirror;
+mod state_machine_safety;
+
+use crate::events::Events;
+use election_safety::ElectionSafety;
+use in_order_apply::InOrderApply;
+use leader_completeness::LeaderCompleteness;
+use log_matching::LogMatching;
+use log_mirror::LogMirrors;
+use node::{Applied, Command, LogIndex, NodeEvent, NodeId, Observer, Role, Term};
+use state_machine_safety::StateMachineSafety;
+use std::collections::BTreeMap;
+use threadsim::sync::Mutex;
+
+/// What the invariants have seen, for vacuity guards and progress output.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Observed {
+    /// Leaders elected (one per term that had one).
+    pub leaders_elected: u64,
+    /// Highest index applied by any node.
+    pub highest_applied: LogIndex,
+    /// Entries applied, summed over all nodes.
+    pub entries_applied: u64,
+    /// Gets a key-value server answered from its local state (ReadIndex or unsafe reads).
+    pub local_reads: u64,
+    /// Of those, reads served by a node whose term was already superseded by a newer leader:
+    /// the opportunities for a stale read.
+    pub reads_by_deposed_leaders: u64,
+}
+
+#[derive(Default)]
+struct Checks {
+    election_safety: ElectionSafety,
+    log_matching: LogMatching,
+    leader_completeness: LeaderCompleteness,
+    state_machine_safety: StateMachineSafety,
+    in_order_apply: InOrderApply,
+    logs: LogMirrors,
+    /// Each node's current term, as its role changes reported it.
+    terms: BTreeMap<NodeId, Term>,
+    violations: Vec<String>,
+    observed: Observed,
+}
+
+/// The continuous checker of one cluster: every node's [`Observer`] and every key-value
+/// server's [`node::kv::KvObserver`].
+#[derive(Default)]
+pub struct Invariants {
+    checks: Mutex<Checks>,
+    events: Option<Events>,
+}
+
+impl Invariants {
+    /// A checker that has seen nothing and records nothing.
+    pub fn new() -> Invariants {
+        Invariants::default()
+    }
+
+    /// A checker that records what it sees (roles, applied entries, violations) in `events`.
+    pub fn with_events(events: Events) -> Invariants {
+        Invariants {
+            checks: Mutex::default(),
+            events: Some(events),
+        }
+    }
+
+    fn info(&self, text: impl FnOnce() -> String) {
+        if let Some(events) = &self.events {
+            events.info(text());
+        }
+    }
+
+    fn debug(&self, text: impl FnOnce() -> String) {
+        if let Some(events) = &self.events {
+            events.debug(text());
+        }
+    }
+
+    /// Records the outcome of one check; the first violation also goes to the trace.
+    fn verdict(&self, checks: &mut Checks, outcome: Result<(), String>) {
+        if let Err(description) = outcome {
+            if checks.violations.is_empty() {
+                self.info(|| format!("invariant violated: {description}"));
+            }
+            checks.violations.push(description);
+        }
+    }
+
+    /// `node` applied `applied`: checked against what every node applied at that index.
+    pub fn on_applied(&self, node: NodeId, applied: &Applied) {
+        self.debug(|| format!("{node} applied {} {}", applied.index, applied.command));
+        let mut checks = self.checks.lock();
+        let in_order = checks.in_order_apply.on_applied(node, applied.index);
+        self.verdict(&mut checks, in_order);
+        let safe = checks
+            .state_machine_safety
+            .on_applied(node, applied.index, &applied.command);
+        self.verdict(&mut checks, safe);
+        checks.observed.entries_applied += 1;
+        checks.observed.highest_applied = checks.observed.highest_applied.max(applied.index);
+    }
+
+    /// A key-value server on `node` answered a get locally while leading in `term`; counts it
+    /// as served by a deposed leader if a leader of a later term was already elected.
+    pub fn on_local_read(&self, node: NodeId, term: Term) {
+        let mut checks = self.checks.lock();
+        checks.observed.local_reads += 1;
+        if checks
+            .election_safety
+            .newest_term()
+            .is_some_and(|newest| newest > term)
+        {
+            checks.observed.reads_by_deposed_leaders += 1;
+            self.debug(|| format!("{node} served a read as deposed leader of {term}"));
+        }
+    }
+
+    /// A new instance of `node` starts: nothing applied, an empty log until it reports the log
+    /// it restored, not a leader. Call it before the instance is created.
+    pub fn on_restart(&self, node: NodeId) {
+        let mut checks = self.checks.lock();
+        checks.in_order_apply.on_restart(node);
+        checks.logs.on_restart(node);
+        checks.leader_completeness.on_not_leader(node);
+    }
+
+    /// The first violation, if any.
+    pub fn first_violation(&self) -> Option<String> {
+        self.checks.lock().violations.first().cloned()
+    }
+
+    /// How many nodes have applied `index`, and the command applied there.
+    pub fn applied_at(&self, index: LogIndex) -> (usize, Option<Command>) {
+        let checks = self.checks.lock();
+        (
+            checks.in_order_apply.nodes_that_applied(index),
+            checks.state_machine_safety.command_at(index).cloned(),
+        )
+    }
+
+    /// The highest index `node` has applied (in its current instance).
+    pub fn applied_upto(&self, node: NodeId) -> LogIndex {
+        self.checks.lock().in_order_apply.applied_upto(node)
+    }
+
+    /// Every command applied by some node, by index.
+    pub fn committed(&self) -> BTreeMap<LogIndex, Command> {
+        self.checks.lock().state_machine_safety.commands()
+    }
+
+    /// Counters for vacuity guards.
+    pub fn observed(&self) -> Observed {
+        self.checks.lock().observed
+    }
+}
+
+impl node::kv::KvObserver for Invariants {
+    fn on_applied(&self, node: NodeId, applied: &Applied) {
+        Invariants::on_applied(self, node, applied);
+    }
+    fn on_local_read(&self, node: NodeId, term: Term) {
+        Invariants::on_local_read(self, node, term);
+    }
+}
+
+impl Observer for Invariants {
+    fn on_event(&self, node: NodeId, event: &NodeEvent) {
+        match event {
+            NodeEvent::RoleChanged { term, role } => {
+                self.info(|| format!("{node} is {role:?} in {term}"))
+            }
+            NodeEvent::CommitAdvanced { commit_index } => {
+                self.debug(|| format!("{node} commits up to {commit_index}"))
+            }
+            NodeEvent::LogChanged { .. } | NodeEvent::InvariantViolated { .. } => {}
+        }
+        let mut checks = self.checks.lock();
+        let checks = &mut *checks;
+        match event {
+            NodeEvent::RoleChanged { term, role } => {
+                checks.terms.insert(node, *term);
+                if *role == Role::Leader {
+                    match checks.election_safety.on_leader(node, *term) {
+                        Ok(first) => checks.observed.leaders_elected += u64::from(first),
+                        Err(violation) => self.verdict(checks, Err(violation)),
+                    }
+                    let complete = checks
+                        .leader_completeness
+                        .on_leader(node, *term, &checks.logs);
+                    self.verdict(checks, complete);
+                } else {
+                    checks.leader_completeness.on_not_leader(node);
+                }
+            }
+            NodeEvent::LogChanged {
+                truncated_from,
+                appended,
+            } => {
+                for (index, entry) in checks.logs.on_changed(node, *truncated_from, appended) {
+                    let matching = checks.log_matching.on_appended(node, index, entry);
+                    self.verdict(checks, matching);
+                }
+            }
+            NodeEvent::CommitAdvanced { commit_index } => {
+                let term = checks.terms.get(&node).copied().unwrap_or_default();
+                let complete =
+                    checks
+                        .leader_completeness
+                        .on_commit(node, term, *commit_index, &checks.logs);
+                self.verdict(checks, complete);
+            }
+            NodeEvent::InvariantViolated { description } => self.verdict(
+                checks,
+                Err(format!("local invariant of {node}: {description}")),
+            ),
+        }
+    }
+
+    fn watches_logs(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,185 @@
+//! The catalogue: every broken variant, the real bug it models, the detectors that must kill it
+//! and what its failure says. The one list the kill matrix, the tests and the docs are checked
+//! against.
+
+use super::detector::Detector;
+use super::detector::{chaos_kv, CHAOS_RAFT, CHAOS_RAFT_MISSES};
+use crate::runner::Sim;
+use crate::scenarios;
+use node::kv::ReadMode;
+use node::{Mutation, MutationSet};
+
+/// What is broken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Broken {
+    /// A node or service mutation.
+    Node(Mutation),
+    /// The key-value service's unsafe local reads (a read mode, not a mutation).
+    UnsafeLocalReads,
+}
+
+impl Broken {
+    /// The variant's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Broken::Node(mutation) => mutation.name(),
+            Broken::UnsafeLocalReads => "unsafe-local-reads",
+        }
+    }
+}
+
+/// One row of the catalogue.
+#[derive(Clone, Debug)]
+pub struct Variant {
+    /// What is broken.
+    pub broken: Broken,
+    /// The real bug it models, with a reference.
+    pub models: &'static str,
+    /// The detectors that apply.
+    pub detectors: Vec<Detector>,
+    /// What a simulation, key-value or chaos detector's failure says when it kills this variant
+    /// for the reason it models (one of these, in its first line); empty when only loom and
+    /// shuttle kill it.
+    pub signature: &'static [&'static str],
+}
+
+impl Variant {
+    /// Whether `failure` (a first line) is this variant's failure, not another one.
+    pub fn recognises(&self, failure: &str) -> bool {
+        self.signature.iter().any(|text| failure.contains(text))
+    }
+}
+
+fn figure8_constructed(sim: &Sim, mutations: &MutationSet) {
+    scenarios::figure8_constructed(sim, mutations);
+}
+fn vote_storm(sim: &Sim, mutations: &MutationSet) {
+    scenarios::vote_storm(sim, 60, mutations);
+}
+fn long_reordering(sim: &Sim, mutations: &MutationSet) {
+    scenarios::long_reordering(sim, mutations);
+}
+fn repeated_leader_crashes(sim: &Sim, mutations: &MutationSet) {
+    scenarios::repeated_leader_crashes(sim, 20, mutations);
+}
+fn torn_persistence(sim: &Sim, mutations: &MutationSet) {
+    scenarios::torn_persistence(sim, mutations);
+}
+
+/// Every broken variant, one line each.
+pub fn catalogue() -> Vec<Variant> {
+    use Detector::*;
+    let node = Broken::Node;
+    vec![
+        Variant {
+            broken: node(Mutation::CommitOldTermByCounting),
+            models: "commit of an old-term entry by counting replicas (Raft §5.4.2, Figure 8)",
+            detectors: vec![Scenario { name: "figure 8 (constructed)", run: figure8_constructed, seeds: 20 }, CHAOS_RAFT],
+            signature: &["invariant violated"],
+        },
+        Variant {
+            broken: node(Mutation::ForgetVote),
+            models: "the vote is not persisted; a restarted node votes twice in a term (Raft Figure 2: persist votedFor)",
+            detectors: vec![Scenario { name: "vote storm", run: vote_storm, seeds: 60 }, CHAOS_RAFT_MISSES],
+            signature: &["Election Safety"],
+        },
+        Variant {
+            broken: node(Mutation::VoteWithoutUpToDateCheck),
+            models: "vote granted without the up-to-date check (Raft §5.4.1)",
+            detectors: vec![CHAOS_RAFT],
+            signature: &["invariant violated"],
+        },
+        Variant {
+            broken: node(Mutation::TruncateOnMatchingHeartbeat),
+            models: "a follower truncates on a matching heartbeat (6.5840 lab 3B pitfall, Raft Figure 2 AppendEntries step 3)",
+            detectors: vec![Scenario { name: "long reordering", run: long_reordering, seeds: 30 }, CHAOS_RAFT],
+            signature: &["invariant violated", "failed to reach agreement"],
+        },
+        Variant {
+            broken: node(Mutation::NoStepDownOnHigherTermReply),
+            models: "a leader ignores a higher term in a reply (Raft Figure 2, rules for all servers)",
+            detectors: vec![CHAOS_RAFT],
+            signature: &["in a reply but stayed in"],
+        },
+        Variant {
+            broken: node(Mutation::TickerLockstep),
+            models: "polling on a shared grid erases election randomness (split votes forever; Raft §5.2)",
+            detectors: vec![Scenario { name: "repeated leader crashes", run: repeated_leader_crashes, seeds: 10 }, CHAOS_RAFT_MISSES],
+            signature: &["liveness"],
+        },
+        Variant {
+            broken: node(Mutation::AcceptTornWrites),
+            models: "non-atomic persistence and a node that trusts a torn write (Alagappan et al., OSDI '16)",
+            detectors: vec![Scenario { name: "torn persistence", run: torn_persistence, seeds: 30 }, CHAOS_RAFT_MISSES],
+            signature: &["invariant violated", "failed to reach agreement"],
+        },
+        Variant {
+            broken: node(Mutation::ReplyBeforePersist),
+            models: "a vote or append answered before it is durable (Raft Figure 2: persist before responding)",
+            detectors: vec![Loom { binary: "persist_path", test: "a_node_that_replies_before_persisting_is_rejected" }, CHAOS_RAFT],
+            signature: &["invariant violated", "failed to reach agreement"],
+        },
+        Variant {
+            broken: Broken::UnsafeLocalReads,
+            models: "a deposed leader serves reads from local state (Raft thesis §6.4; etcd issue 741)",
+            detectors: vec![Kv { read_mode: ReadMode::UnsafeLocal, seeds: 5 }, chaos_kv(ReadMode::UnsafeLocal)],
+            signature: &["NotLinearizable"],
+        },
+        Variant {
+            broken: node(Mutation::ReadIndexWithoutRound),
+            models: "ReadIndex without the heartbeat round that confirms leadership (Raft thesis §6.4 step 3)",
+            detectors: vec![Kv { read_mode: ReadMode::ReadIndex, seeds: 5 }, chaos_kv(ReadMode::ReadIndex)],
+            signature: &["NotLinearizable"],
+        },
+        Variant {
+            broken: node(Mutation::NoDuplicateSuppression),
+            models: "retries applied twice without client sessions (Raft thesis §6.3)",
+            detectors: vec![Kv { read_mode: ReadMode::Log, seeds: 5 }, chaos_kv(ReadMode::Log)],
+            signature: &["NotLinearizable"],
+        },
+        Variant {
+            broken: node(Mutation::ApplyWithLockHeld),
+            models: "the applier blocks on the service holding the node's lock (6.5840 lab 3 deadlock)",
+            detectors: vec![
+                Loom { binary: "apply_path", test: "an_applier_that_sends_with_the_lock_held_deadlocks_with_the_service" },
+                Shuttle { test: "an_applier_blocked_on_the_service_with_the_node_lock_held_deadlocks_the_kv_store" },
+                chaos_kv(ReadMode::ReadIndex),
+            ],
+            signature: &["deadlock"],
+        },
+        Variant {
+            broken: node(Mutation::LostApplierWakeup),
+            models: "notify before the state change: a lost wake-up (condition-variable misuse)",
+            detectors: vec![Loom { binary: "apply_path", test: "a_wakeup_sent_before_the_commit_is_lost" }, CHAOS_RAFT],
+            signature: &["failed to reach agreement"],
+        },
+        Variant {
+            broken: node(Mutation::TickerCheckThenAct),
+            models: "check-then-act across a lock release in the election timer",
+            detectors: vec![
+                Loom { binary: "ticker_path", test: "a_ticker_that_checks_then_acts_across_a_lock_release_is_rejected" },
+                Shuttle { test: "a_ticker_that_checks_then_acts_is_found" },
+                CHAOS_RAFT,
+            ],
+            signature: &["pushed the deadline"],
+        },
+        Variant {
+            broken: node(Mutation::SleepInPersist),
+            models: "an fsync delay slept while holding the node's lock (the hang of the reference Go suite)",
+            detectors: vec![Shuttle { test: "sleeping_in_persist_with_the_lock_held_is_a_deadlock_naming_the_threads" }, CHAOS_RAFT],
+            signature: &["deadlock"],
+        },
+        Variant {
+            broken: node(Mutation::SkipConsistencyCheck),
+            models: "a follower skips AppendEntries' consistency check (Raft Figure 2, AppendEntries step 2; §5.3)",
+            detectors: vec![CHAOS_RAFT],
+            signature: &["Log Matching", "State Machine Safety"],
+        },
+        Variant {
+            broken: node(Mutation::LostDeliveryHandoff),
+            models: "a handler delivers what fits and strands the rest (a lost hand-off to the applier)",
+            detectors: vec![Loom { binary: "apply_path", test: "a_handler_that_strands_what_it_cannot_deliver_is_rejected" }, CHAOS_RAFT_MISSES],
+            signature: &[],
+        },
+    ]
+}

@@ -1,0 +1,143 @@
+//! The detectors a broken variant can be killed by, one column each in the kill matrix.
+
+use crate::runner::Sim;
+use node::kv::ReadMode;
+use node::MutationSet;
+
+/// The kinds of detector, one column each in the kill matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Column {
+    /// Continuous invariants (and liveness bounds) in a targeted scenario or chaos.
+    Invariants,
+    /// Linearizability of the key-value workload's history.
+    Linearizability,
+    /// A loom model.
+    Loom,
+    /// A shuttle exploration.
+    Shuttle,
+    /// The chaos workload on the deterministic engine (`interleave chaos` itself).
+    Chaos,
+}
+
+impl Column {
+    /// Every column, in order.
+    pub const ALL: [Column; 5] = [
+        Column::Invariants,
+        Column::Linearizability,
+        Column::Loom,
+        Column::Shuttle,
+        Column::Chaos,
+    ];
+
+    /// The column's heading.
+    pub fn title(self) -> &'static str {
+        match self {
+            Column::Invariants => "invariants (sim)",
+            Column::Linearizability => "linearizability (KV)",
+            Column::Loom => "loom model",
+            Column::Shuttle => "shuttle schedules",
+            Column::Chaos => "chaos (deterministic)",
+        }
+    }
+}
+
+/// A scenario run in simulated time with a variant's mutations.
+pub type ScenarioFn = fn(&Sim, &MutationSet);
+
+/// One detector.
+#[derive(Clone, Copy, Debug)]
+pub enum Detector {
+    /// A scenario (or chaos) on seeds 1..=`seeds`; any failure kills.
+    Scenario {
+        /// Its name in the matrix.
+        name: &'static str,
+        /// The scenario.
+        run: ScenarioFn,
+        /// Seeds to try.
+        seeds: u64,
+    },
+    /// The key-value workload on seeds 1..=`seeds`; a non-linearizable history kills.
+    Kv {
+        /// How gets are served.
+        read_mode: ReadMode,
+        /// Seeds to try.
+        seeds: u64,
+    },
+    /// A loom test that passes only if loom rejects the variant.
+    Loom {
+        /// The test binary (`loom-tests/tests/NAME.rs`).
+        binary: &'static str,
+        /// The test.
+        test: &'static str,
+    },
+    /// A shuttle test that passes only if shuttle finds the variant.
+    Shuttle {
+        /// The test.
+        test: &'static str,
+    },
+    /// `interleave chaos` on seeds 1..=`seeds` with the default engine; any failure kills. Run
+    /// by the `interleave` binary, which has the deterministic engine. Every variant gets one:
+    /// `kills` says whether chaos must find it, or only its targeted detectors can.
+    Chaos {
+        /// Which workload.
+        workload: ChaosWorkload,
+        /// Seeds to try.
+        seeds: u64,
+        /// Whether chaos must kill the variant within `seeds`.
+        kills: bool,
+    },
+}
+
+impl Detector {
+    /// Whether this detector must kill its variant (every detector but a chaos run that the
+    /// catalogue says misses it).
+    pub fn must_kill(&self) -> bool {
+        !matches!(self, Detector::Chaos { kills: false, .. })
+    }
+}
+
+/// The workload a [`Detector::Chaos`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChaosWorkload {
+    /// Commands offered to every node, continuous invariants.
+    Raft,
+    /// The key-value store with gets served this way, and its history checked.
+    Kv(ReadMode),
+}
+
+/// Seeds the chaos column tries on the raft workload (a seed takes ~50 ms).
+pub const CHAOS_RAFT_SEEDS: u64 = 100;
+/// Seeds the chaos column tries on the key-value workload (a seed takes ~1 s).
+pub const CHAOS_KV_SEEDS: u64 = 20;
+/// Raft chaos, which must find the variant.
+pub(super) const CHAOS_RAFT: Detector = Detector::Chaos {
+    workload: ChaosWorkload::Raft,
+    seeds: CHAOS_RAFT_SEEDS,
+    kills: true,
+};
+/// Raft chaos, which does not find the variant: its targeted detector does.
+pub(super) const CHAOS_RAFT_MISSES: Detector = Detector::Chaos {
+    workload: ChaosWorkload::Raft,
+    seeds: CHAOS_RAFT_SEEDS,
+    kills: false,
+};
+pub(super) const fn chaos_kv(read_mode: ReadMode) -> Detector {
+    Detector::Chaos {
+        workload: ChaosWorkload::Kv(read_mode),
+        seeds: CHAOS_KV_SEEDS,
+        kills: true,
+    }
+}
+
+impl Detector {
+    /// Its column.
+    pub fn column(&self) -> Column {
+        match self {
+            Detector::Scenario { .. } => Column::Invariants,
+            Detector::Kv { .. } => Column::Linearizability,
+            Detector::Loom { .. } => Column::Loom,
+            Detector::Shuttle { .. } => Column::Shuttle,
+            Detector::Chaos { .. } => Column::Chaos,
+        }
+    }
+}
