@@ -16,11 +16,11 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "tests (workspace)"
 cargo test --workspace
 
-step "loom: exhaustive interleavings of the node's own code (release, its own target dir)"
-RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p loom-tests
+step "loom: exhaustive interleavings of the node's own code and of the example (release, its own target dir)"
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p loom-tests -p worker-pool
 
-step "shuttle: whole clusters under random and PCT schedules (release, its own target dir)"
-RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo test --release -p shuttle-tests
+step "shuttle: whole clusters under random and PCT schedules, and the example (release, its own target dir)"
+RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo test --release -p shuttle-tests -p worker-pool
 
 step "benchmarks, each run once"
 cargo bench -p benches -- --test

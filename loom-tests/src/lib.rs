@@ -7,29 +7,9 @@
 //! empty.
 #![deny(missing_docs)]
 
-/// Runs one `#[ignore]`d test of the current test binary in a child process and returns whether
-/// it failed, with its output. A loom deadlock aborts the whole process, so a model that is
-/// expected to deadlock (a broken variant) runs this way and cannot take the other tests down.
-pub fn run_isolated(test: &str) -> (bool, String) {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let output = std::process::Command::new(exe)
-        .args([
-            test,
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .output()
-        .expect("run the test binary");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (!output.status.success(), text)
-}
+/// Runs one `#[ignore]`d test of this binary in a child process (a loom deadlock aborts the
+/// whole process): see [`threadsim::isolated::run_ignored_test`].
+pub use threadsim::isolated::run_ignored_test as run_isolated;
 
 /// The preemption bound of a model: `LOOM_MAX_PREEMPTIONS` if set, else `default`.
 pub fn preemption_bound(default: usize) -> usize {

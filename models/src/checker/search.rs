@@ -149,7 +149,9 @@ impl Events {
     }
 }
 
-/// Interned model states and the cached transitions between them.
+/// Interned model states and the cached transitions between them (hash maps for lookups only:
+/// nothing iterates them, so their order never reaches a verdict).
+#[allow(clippy::disallowed_types)]
 struct States<'m, M: Model> {
     model: &'m M,
     states: Vec<M::State>,
@@ -161,6 +163,7 @@ struct States<'m, M: Model> {
 }
 
 impl<'m, M: Model> States<'m, M> {
+    #[allow(clippy::disallowed_types)] // see the struct
     fn new(model: &'m M) -> Self {
         let mut states = States {
             model,
@@ -216,7 +219,8 @@ impl<'m, M: Model> States<'m, M> {
     }
 }
 
-/// The memo of visited (linearized set, state) pairs.
+/// The memo of visited (linearized set, state) pairs (membership only: never iterated).
+#[allow(clippy::disallowed_types)]
 struct Memo {
     seen: HashSet<(Bitset, u32), Fast>,
 }
@@ -232,6 +236,7 @@ pub fn search<M: Model>(
     let mut events = Events::new(operations);
     let pruning = model.pruning(operations);
     let mut states = States::new(model);
+    #[allow(clippy::disallowed_types)] // see `Memo`
     let mut memo = Memo {
         seen: HashSet::default(),
     };

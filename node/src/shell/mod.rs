@@ -9,9 +9,9 @@
 //! transport or blocks on the apply channel.
 //!
 //! The shell decides nothing about the protocol: the core ([`crate::core::RaftCore`]) is told the
-//! time and returns effects; the shell carries them out ([`effects`]), writes the state
-//! ([`persistence`]), hands committed entries over ([`delivery`]), and checks its own
-//! invariants independently of the core ([`invariants`]).
+//! time and returns effects; the shell carries them out (`effects.rs`), writes the state
+//! (`persistence.rs`), hands committed entries over (`delivery.rs`), and checks its own
+//! invariants independently of the core (`invariants.rs`).
 
 mod applier;
 mod delivery;

@@ -30,7 +30,7 @@ impl Cluster {
         self.start_node(node)
     }
 
-    /// Pauses every thread of `node` (see [`Node::pause`]).
+    /// Pauses every thread of `node` (see [`node::Node::pause`]).
     pub fn pause(&self, node: NodeId) {
         self.events.info(format!("pause {node}"));
         if let Some(running) = self.running.lock().get(&node) {

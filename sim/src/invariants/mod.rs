@@ -1,14 +1,14 @@
 //! [`Invariants`]: the safety properties of Raft (Figure 3), checked continuously as the cluster
 //! runs, one property per file:
 //!
-//! - [`election_safety`]: at most one leader per term (§5.2), on every role change;
-//! - [`log_matching`]: equal index and term imply equal logs up to there (§5.3), on every entry
+//! - `election_safety`: at most one leader per term (§5.2), on every role change;
+//! - `log_matching`: equal index and term imply equal logs up to there (§5.3), on every entry
 //!   any node appends;
-//! - [`leader_completeness`]: a committed entry is in the log of every later leader (§5.4), on
+//! - `leader_completeness`: a committed entry is in the log of every later leader (§5.4), on
 //!   every election and every commit;
-//! - [`state_machine_safety`]: no two nodes apply different commands at one index (§5.4.3), on
+//! - `state_machine_safety`: no two nodes apply different commands at one index (§5.4.3), on
 //!   every applied entry;
-//! - [`in_order_apply`]: each node instance applies 1, 2, 3, ... (Figure 2);
+//! - `in_order_apply`: each node instance applies 1, 2, 3, ... (Figure 2);
 //! - and the node's own local invariants (commit index never decreases, ...), reported through
 //!   its observer.
 //!
