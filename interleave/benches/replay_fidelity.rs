@@ -90,6 +90,9 @@ fn scheduler_flags(scheduler: SchedulerKind) -> Vec<&'static str> {
         SchedulerKind::Random => vec![],
         SchedulerKind::Pct => vec!["--scheduler", "pct", "--pct-depth", "3"],
         SchedulerKind::Os => vec!["--scheduler", "os"],
+        SchedulerKind::RandomOneStream => {
+            unreachable!("the fidelity bench measures the command-line schedulers only")
+        }
     }
 }
 

@@ -45,6 +45,7 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
     if !args.json {
         print_header(args, &engine, workers, last_seed);
     }
+    crate::interrupt::stop_on_ctrl_c();
     let next_index = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let (results, finished) = mpsc::channel::<Finished>();
@@ -56,7 +57,8 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
             .name(format!("chaos-worker-{worker}"))
             .spawn(move || loop {
                 let index = next_index.fetch_add(1, Ordering::SeqCst);
-                if index >= args.seeds || stop.load(Ordering::SeqCst) {
+                let interrupted = crate::interrupt::interrupted();
+                if index >= args.seeds || stop.load(Ordering::SeqCst) || interrupted {
                     return;
                 }
                 let seed = args.first_seed + index;
@@ -84,6 +86,8 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
     let mut stopped_early = 0u64;
     let mut saved = 0usize;
     let mut totals = ChaosReport::default();
+    // The lowest failing seed whose replay held, and its folder: the one to shrink.
+    let mut first_failure: Option<(SeedOutcome, Option<std::path::PathBuf>)> = None;
     for Finished {
         outcome,
         verification,
@@ -109,8 +113,7 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
                 );
                 let folder = if saved < MAX_SAVED_FAILURES {
                     saved += 1;
-                    match failure_folder::save(&args.out, &outcome, &engine, &replay, verification)
-                    {
+                    match failure_folder::save(args, &outcome, &engine, &replay, verification) {
                         Ok(dir) => Some(dir),
                         Err(error) => {
                             eprintln!(
@@ -147,6 +150,13 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
                     }
                 }
                 failures.push(outcome.seed);
+                if verification.holds()
+                    && first_failure
+                        .as_ref()
+                        .is_none_or(|(first, _): &(SeedOutcome, _)| outcome.seed < first.seed)
+                {
+                    first_failure = Some((outcome.clone(), folder.clone()));
+                }
                 if verification.diverged() {
                     diverged.push(outcome.seed);
                 }
@@ -181,15 +191,35 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
     let elapsed = wall.elapsed();
     failures.sort_unstable();
     diverged.sort_unstable();
+    let interrupted_seeds = crate::interrupt::interrupted();
+    let shrunk = match first_failure {
+        Some((outcome, folder))
+            if !args.no_shrink && engine.scheduler.deterministic() && !interrupted_seeds =>
+        {
+            Some(shrink_first(args, &engine, &outcome, folder.as_deref()))
+        }
+        _ => None,
+    };
     if args.json {
         let summary = serde_json::json!({
             "summary": {
                 "seeds": done,
+                "interrupted": crate::interrupt::interrupted(),
                 "engine": engine.describe(),
                 "failures": failures,
                 "nondeterministic": diverged,
                 "wall_s": elapsed.as_secs_f64(),
                 "simulated_s": totals.simulated.as_secs_f64(),
+                "shrunk": shrunk.as_ref().map(|(seed, report, file)| serde_json::json!({
+                    "seed": seed,
+                    "events_before": report.events_before,
+                    "events_after": report.shrunk.schedule.removable(),
+                    "minimal": report.shrunk.minimal,
+                    "verified": report.verified,
+                    "runs": report.shrunk.tests,
+                    "wall_s": report.wall.as_secs_f64(),
+                    "schedule": file.as_ref().map(|f| f.display().to_string()),
+                })),
             }
         });
         println!("{summary}");
@@ -205,6 +235,17 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
             totals.partitions,
             totals.one_way_cuts
         );
+        if interrupted_seeds {
+            println!(
+                "interrupted by Ctrl-C: {done} of {} seeds ran{}",
+                args.seeds,
+                if !failures.is_empty() && !args.no_shrink {
+                    "; the first failure was not shrunk (`interleave shrink FOLDER` shrinks it)"
+                } else {
+                    ""
+                }
+            );
+        }
         if stopped_early > 0 {
             println!(
                 "({stopped_early} failing seed(s) stopped at their violation: their figures are not in the totals)"
@@ -216,6 +257,13 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
                 diverged.len()
             );
         }
+        if let Some((seed, report, file)) = &shrunk {
+            println!("\nthe failure of seed {seed}, shrunk:");
+            print!("{}", report.describe());
+            if let Some(file) = file {
+                println!("replay: {}", crate::shrink::replay_schedule_line(file));
+            }
+        }
         if failures.is_empty() {
             if totals.operations_checked > 0 {
                 println!(
@@ -223,12 +271,18 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
                     totals.operations_checked
                 );
             }
-            println!("found nothing: every invariant held on every seed");
+            if crate::interrupt::interrupted() {
+                println!("found nothing: every invariant held on every seed that ran");
+            } else {
+                println!("found nothing: every invariant held on every seed");
+            }
         } else {
             println!("found {} failing seed(s): {failures:?}", failures.len());
         }
     }
-    if failures.is_empty() {
+    if crate::interrupt::interrupted() {
+        ExitCode::from(crate::interrupt::INTERRUPTED_EXIT)
+    } else if failures.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -331,4 +385,46 @@ fn failed_json(
         "schedule_digest": outcome.schedule.map(|s| format!("{:016x}", s.digest)),
         "output": folder.map(|dir| dir.display().to_string()),
     })
+}
+
+/// Shrinks the schedule of `outcome` (a failing seed) and writes it beside the full one in its
+/// folder; returns the seed, the report and the file.
+fn shrink_first(
+    args: &ChaosArgs,
+    engine: &EngineChoice,
+    outcome: &SeedOutcome,
+    folder: Option<&std::path::Path>,
+) -> (u64, crate::shrink::ShrinkReport, Option<std::path::PathBuf>) {
+    if !args.json {
+        eprintln!(
+            "shrinking the failure of seed {} for at most {} s (Ctrl-C stops it and keeps the smallest so far) ...",
+            outcome.seed, args.shrink_time
+        );
+    }
+    let full = crate::shrink::with_notes(
+        &outcome.schedule_events,
+        outcome.seed,
+        &args.workload,
+        &args.engine,
+        outcome.failure.as_deref(),
+    );
+    let report = crate::shrink::shrink_failure(
+        engine,
+        &args.workload,
+        outcome.seed,
+        &full,
+        outcome.failure.as_deref().unwrap_or_default(),
+        std::time::Duration::from_secs(args.shrink_time),
+    );
+    let file = folder.and_then(|dir| {
+        let file = dir.join("schedule.shrunk.txt");
+        match crate::failure_folder::write_whole(&file, report.shrunk.schedule.to_string()) {
+            Ok(()) => Some(file),
+            Err(error) => {
+                eprintln!("interleave: cannot write {}: {error}", file.display());
+                None
+            }
+        }
+    });
+    (outcome.seed, report, file)
 }

@@ -36,6 +36,10 @@ pub enum Command {
     /// Check history files for linearizability (the same tool as `lincheck`): exit 0 all
     /// linearizable, 1 some not, 3 some unknown (budget exhausted), 2 bad input.
     Check(models::cli::CheckArgs),
+    /// Shrink a failing seed's schedule (from its folder, `schedule.full.txt`) to the few events
+    /// that still make it fail the same way, and write `schedule.shrunk.txt` beside it: exit 0
+    /// shrunk and verified, 1 the schedule does not fail, 2 bad input, 130 stopped by Ctrl-C.
+    Shrink(ShrinkArgs),
     /// Run every deliberately broken variant against every detector that applies (continuous
     /// invariants, KV linearizability, loom models, shuttle schedules) and print the kill
     /// matrix; then run the same detectors on the correct build, which must show no failure.
@@ -180,12 +184,30 @@ fn parse_digest(text: &str) -> Result<u64, String> {
         .map_err(|_| format!("{text:?} is not a digest (16 hexadecimal digits)"))
 }
 
+/// `interleave shrink`.
+#[derive(Args, Clone)]
+pub struct ShrinkArgs {
+    /// A failing seed's folder (as `chaos` writes it), or a schedule file.
+    pub folder: PathBuf,
+    /// Stop shrinking after this many seconds of real time (the result is then not minimal).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub shrink_time: u64,
+}
+
 /// `interleave replay`.
 #[derive(Args, Clone)]
 pub struct ReplayArgs {
-    /// The seed to rerun.
+    /// The seed to rerun (with `--schedule`, the file's seed).
+    #[arg(long, required_unless_present = "schedule")]
+    pub seed: Option<u64>,
+    /// Run exactly the events of this schedule file (as `chaos` and `shrink` write them), with
+    /// the seed and workload its notes give; `--mutation` or `--no-mutations` change only the
+    /// build it runs on.
+    #[arg(long, value_name = "FILE")]
+    pub schedule: Option<PathBuf>,
+    /// Run the correct build (with `--schedule`: the schedule's events without its mutations).
     #[arg(long)]
-    pub seed: u64,
+    pub no_mutations: bool,
     /// The workload (as the run that found the seed had it).
     #[command(flatten)]
     pub workload: WorkloadArgs,
@@ -242,4 +264,10 @@ pub struct ChaosArgs {
     /// history and an HTML counterexample.
     #[arg(long, value_name = "DIR", default_value = "target/interleave-runs")]
     pub out: PathBuf,
+    /// Do not shrink the first failure's schedule.
+    #[arg(long)]
+    pub no_shrink: bool,
+    /// Stop shrinking the first failure after this many seconds of real time.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub shrink_time: u64,
 }

@@ -2,49 +2,70 @@
 //!
 //! - `violation.txt`: the violation, the replay line and what its verification showed;
 //! - `trace.log`: the run's whole event trace (roles, faults, commits, applied entries);
-//! - `schedule.txt`: the engine, the seed, and the digests that identify the run;
+//! - `run.txt`: the engine, the seed, and the digests that identify the run;
+//! - `schedule.full.txt`: the run's external events (`interleave replay --schedule` runs them
+//!   again, `interleave shrink` shrinks them), and `schedule.shrunk.txt` once shrunk;
 //! - for the key-value workload, `history.jsonl` (the checker's native format) and
 //!   `history.html` (the counterexample);
 //! - when the rerun diverged, `trace.replay.log`: the rerun's trace, to compare.
 
+use crate::cli::ChaosArgs;
 use crate::engines::EngineChoice;
 use crate::outcome::SeedOutcome;
 use crate::verify::Verification;
 use std::path::{Path, PathBuf};
 
+/// Writes `contents` to `path` whole or not at all: into a temporary file beside it, then renamed
+/// over it, so an interrupted write never leaves half a file.
+pub fn write_whole(path: &Path, contents: impl AsRef<[u8]>) -> std::io::Result<()> {
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".partial");
+    let temporary = PathBuf::from(temporary);
+    std::fs::write(&temporary, contents)?;
+    std::fs::rename(&temporary, path)
+}
+
 /// Writes the folder of `outcome` under `out` and returns it.
 pub fn save(
-    out: &Path,
+    args: &ChaosArgs,
     outcome: &SeedOutcome,
     engine: &EngineChoice,
     replay: &str,
     verification: &Verification,
 ) -> std::io::Result<PathBuf> {
-    let dir = out.join(format!("seed-{}", outcome.seed));
+    let dir = args.out.join(format!("seed-{}", outcome.seed));
     std::fs::create_dir_all(&dir)?;
     let failure = outcome.failure.as_deref().unwrap_or("(none)");
-    std::fs::write(
-        dir.join("violation.txt"),
+    write_whole(
+        &dir.join("violation.txt"),
         format!(
             "{failure}\nreplay: {replay}\n{}\n",
             verification.describe(outcome)
         ),
     )?;
-    std::fs::write(
-        dir.join("trace.log"),
+    write_whole(
+        &dir.join("trace.log"),
         outcome.trace.render(threadsim::Level::Debug),
     )?;
-    let schedule = match outcome.schedule {
+    let threads = match outcome.schedule {
         Some(schedule) => format!(
-            "thread switches with a choice: {}\nthreads: {}\nschedule digest: {:016x}\n",
+            "thread switches with a choice: {}\nthreads: {}\nthread schedule digest: {:016x}\n",
             schedule.decisions, schedule.tasks, schedule.digest
         ),
         None => "thread switches: chosen by the operating system (not recorded)\n".to_string(),
     };
-    std::fs::write(
-        dir.join("schedule.txt"),
+    let schedule = crate::shrink::with_notes(
+        &outcome.schedule_events,
+        outcome.seed,
+        &args.workload,
+        &args.engine,
+        outcome.failure.as_deref(),
+    );
+    write_whole(&dir.join("schedule.full.txt"), schedule.to_string())?;
+    write_whole(
+        &dir.join("run.txt"),
         format!(
-            "engine: {}\nseed: {}\n{schedule}trace events: {}\ntrace digest: {}\n",
+            "engine: {}\nseed: {}\n{threads}trace events: {}\ntrace digest: {}\n",
             engine.describe(),
             outcome.seed,
             outcome.trace.events.len(),
@@ -55,8 +76,8 @@ pub fn save(
         sim::kv_workload::write_failure(&dir, "history", &kv.history, &kv.report)?;
     }
     if let Verification::Diverged { replayed, .. } = verification {
-        std::fs::write(
-            dir.join("trace.replay.log"),
+        write_whole(
+            &dir.join("trace.replay.log"),
             replayed.trace.render(threadsim::Level::Debug),
         )?;
     }

@@ -5,10 +5,11 @@
 
 use clap::Parser;
 use interleave::cli::{Cli, Command};
-use interleave::{chaos, mutants, replay};
+use interleave::{chaos, mutants, replay, shrink_command};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    interleave::interrupt::quiet_on_closed_pipe();
     // A failing simulation is reported with its seed and message by the runner; the default
     // panic output of the simulation's own threads would only bury that report.
     let default_hook = std::panic::take_hook();
@@ -47,5 +48,6 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay::replay(&args, args.engine.choice(watchdog)),
         Command::Check(args) => ExitCode::from(models::cli::run(&args)),
         Command::Mutants(args) => mutants::mutants(&args, watchdog),
+        Command::Shrink(args) => shrink_command::shrink(&args),
     }
 }

@@ -31,6 +31,8 @@ pub struct SeedOutcome {
     pub schedule: Option<ScheduleSummary>,
     /// The key-value history, when the workload has clients.
     pub kv: Option<KvEvidence>,
+    /// The run's external events as they happened (without notes).
+    pub schedule_events: sim::schedule::Schedule,
 }
 
 impl SeedOutcome {

@@ -1,17 +1,73 @@
 //! `interleave replay`: one seed again, its event trace, and with `--attempts N` how often the
 //! run comes out the same.
 
-use crate::cli::ReplayArgs;
-use crate::engines::{run_seed, EngineChoice};
+use crate::cli::{ReplayArgs, WorkloadArgs};
+use crate::engines::{run_seed_following, EngineChoice};
 use crate::outcome::SeedOutcome;
+use crate::shrink::{read_schedule, replay_args_of};
+use sim::schedule::Schedule;
 use std::process::ExitCode;
+
+/// What to run: the seed, the workload, the engine and (with `--schedule`) the events.
+struct Run {
+    seed: u64,
+    workload: WorkloadArgs,
+    engine: EngineChoice,
+    schedule: Option<Schedule>,
+}
+
+/// The run `args` ask for: the seed and flags given, or a schedule file's (whose mutations
+/// `--mutation` or `--no-mutations` replace).
+fn what_to_run(args: &ReplayArgs, engine: EngineChoice) -> Result<Run, String> {
+    let Some(path) = &args.schedule else {
+        let mut workload = args.workload.clone();
+        if args.no_mutations {
+            workload.mutations.clear();
+        }
+        return Ok(Run {
+            seed: args.seed.expect("clap requires --seed without --schedule"),
+            workload,
+            engine,
+            schedule: None,
+        });
+    };
+    let schedule = read_schedule(path)?;
+    let (seed, file) =
+        replay_args_of(&schedule).map_err(|message| format!("{}: {message}", path.display()))?;
+    if args.seed.is_some_and(|given| given != seed) {
+        return Err(format!(
+            "{} was recorded with seed {seed}: drop --seed or give that one",
+            path.display()
+        ));
+    }
+    let mut workload = file.workload;
+    if args.no_mutations {
+        workload.mutations.clear();
+    } else if !args.workload.mutations.is_empty() {
+        workload.mutations = args.workload.mutations.clone();
+    }
+    Ok(Run {
+        seed,
+        workload,
+        engine: file.engine.choice(engine.watchdog),
+        schedule: Some(schedule),
+    })
+}
 
 /// Runs the seed `args.attempts` times; prints the first run's trace and verdict, and with
 /// several attempts how many failed and how many were identical to the first. Exit 1 if the first
-/// run failed, 0 if not, 2 if the trace cannot be written.
+/// run failed, 0 if not, 2 on bad input or if the trace cannot be written.
 pub fn replay(args: &ReplayArgs, engine: EngineChoice) -> ExitCode {
-    let seed = args.seed;
-    let first = run_seed(&engine, &args.workload, seed);
+    let run = match what_to_run(args, engine) {
+        Ok(run) => run,
+        Err(message) => {
+            eprintln!("interleave: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let (seed, engine) = (run.seed, run.engine);
+    let attempt = || run_seed_following(&engine, &run.workload, seed, run.schedule.as_ref());
+    let first = attempt();
     let level = if args.verbose {
         threadsim::Level::Debug
     } else {
@@ -20,7 +76,7 @@ pub fn replay(args: &ReplayArgs, engine: EngineChoice) -> ExitCode {
     let trace = first.trace.render(level);
     match &args.out {
         Some(path) => {
-            if let Err(error) = std::fs::write(path, &trace) {
+            if let Err(error) = crate::failure_folder::write_whole(path, &trace) {
                 eprintln!("interleave: cannot write {}: {error}", path.display());
                 return ExitCode::from(2);
             }
@@ -30,7 +86,7 @@ pub fn replay(args: &ReplayArgs, engine: EngineChoice) -> ExitCode {
     let (mut failed, mut identical) = (u32::from(first.failure.is_some()), 1u32);
     let fingerprint = first.fingerprint();
     for _ in 1..args.attempts {
-        let again = run_seed(&engine, &args.workload, seed);
+        let again = attempt();
         failed += u32::from(again.failure.is_some());
         identical += u32::from(again.fingerprint() == fingerprint);
     }

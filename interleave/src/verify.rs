@@ -126,6 +126,7 @@ mod tests {
             figures: None,
             trace: trace.take(),
             schedule: None,
+            schedule_events: sim::schedule::Schedule::default(),
             kv: None,
         }
     }

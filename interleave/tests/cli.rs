@@ -126,6 +126,7 @@ fn a_failing_kv_seed_leaves_its_history_counterexample_and_trace_in_the_output_f
         "--seeds",
         "1",
         "--fail-fast",
+        "--no-shrink",
         "--out",
         out.to_str().expect("UTF-8 path"),
     ]);
@@ -142,6 +143,8 @@ fn a_failing_kv_seed_leaves_its_history_counterexample_and_trace_in_the_output_f
         "history.jsonl",
         "history.html",
         "trace.log",
+        "run.txt",
+        "schedule.full.txt",
     ] {
         assert!(seed.join(file).exists(), "{file} missing: {stdout}");
     }
@@ -183,6 +186,7 @@ fn deterministic_failures_replay_exactly_in_fresh_processes() {
             "--workers",
             "1",
             "--fail-fast",
+            "--no-shrink",
             "--json",
         ];
         args.extend_from_slice(variant);

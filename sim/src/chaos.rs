@@ -4,6 +4,8 @@
 
 use crate::cluster::{Cluster, ClusterConfig};
 use crate::runner::Sim;
+use crate::schedule::{Event, Schedule, ScheduleRecorder};
+use crate::timeline::{execute, Following, Snapshot, Timeline};
 use node::{Command, MutationSet, NodeId};
 use std::time::Duration;
 
@@ -94,42 +96,57 @@ pub struct ChaosReport {
     pub operations_checked: u64,
 }
 
-/// Runs the chaos workload on a fresh cluster; panics (failing the simulation) on any invariant
-/// violation or if the healed cluster cannot commit within 10 s of simulated time.
+/// Where a chaos run's events come from.
+pub enum ChaosEvents<'a> {
+    /// Decided as the run goes, from the harness's random stream and the configuration.
+    Generated,
+    /// Exactly these (a recorded or shrunk schedule).
+    Following(&'a Schedule),
+}
+
+/// Runs the chaos workload on a fresh cluster, its events generated and recorded in
+/// `recorder`; panics (failing the simulation) on any invariant violation or if the healed
+/// cluster cannot commit within 10 s of simulated time.
 pub fn run_chaos(sim: &Sim, config: &ChaosConfig) -> ChaosReport {
+    run_chaos_with(
+        sim,
+        config,
+        ChaosEvents::Generated,
+        &ScheduleRecorder::default(),
+    )
+}
+
+/// [`run_chaos`] with its events from `events`, recording what it does in `recorder`.
+pub fn run_chaos_with(
+    sim: &Sim,
+    config: &ChaosConfig,
+    events: ChaosEvents<'_>,
+    recorder: &ScheduleRecorder,
+) -> ChaosReport {
     let mut cluster_config = ClusterConfig::new(config.nodes);
     cluster_config.net.unreliable = config.unreliable;
     cluster_config.node.mutations = config.mutations.clone();
     let cluster = Cluster::new(sim, cluster_config);
     let started = cluster.clock().now();
     let ids = cluster.ids();
-    let mut report = ChaosReport::default();
-    let mut faulty = false;
-    let mut value = 0u64;
-    for _ in 0..config.rounds {
-        if config
-            .duration
-            .is_some_and(|duration| cluster.clock().now() - started >= duration)
-        {
-            break;
+    let counts = match events {
+        ChaosEvents::Generated => execute(&cluster, &mut Rounds::new(config, ids.len()), recorder),
+        ChaosEvents::Following(schedule) => {
+            execute(&cluster, &mut Following::new(schedule), recorder)
         }
-        for &id in &ids {
-            value += 1;
-            report.commands_offered += 1;
-            if cluster
-                .start(id, Command::from_text(&format!("c{value}")))
-                .is_some()
-            {
-                report.commands_accepted += 1;
-            }
-        }
-        faulty |= inject_fault(&cluster, &ids, config.faults, &mut report);
-        let applied_before = cluster.invariants().observed().highest_applied;
-        cluster.sleep(cluster.random_duration(config.round_min, config.round_max));
-        if faulty && cluster.invariants().observed().highest_applied > applied_before {
-            report.rounds_committing_under_faults += 1;
-        }
-    }
+    };
+    let mut report = ChaosReport {
+        crashes: counts.crashes,
+        crashes_mid_replication: counts.crashes_mid_replication,
+        restarts: counts.restarts,
+        partitions: counts.partitions,
+        leader_isolations: counts.leader_isolations,
+        one_way_cuts: counts.one_way_cuts,
+        rounds_committing_under_faults: counts.groups_committing_under_faults,
+        commands_offered: counts.offered,
+        commands_accepted: counts.accepted,
+        ..ChaosReport::default()
+    };
     // Heal everything; the cluster must recover.
     cluster.heal();
     cluster.set_unreliable(false);
@@ -150,96 +167,102 @@ pub fn run_chaos(sim: &Sim, config: &ChaosConfig) -> ChaosReport {
     report
 }
 
-/// Applies one random fault (or repair); returns whether a fault is now in force.
-fn inject_fault(
-    cluster: &Cluster,
-    ids: &[NodeId],
-    faults: FaultMix,
-    report: &mut ChaosReport,
-) -> bool {
-    let pick = |nodes: &[NodeId]| nodes[cluster.random(nodes.len())];
-    let running: Vec<NodeId> = ids
-        .iter()
-        .copied()
-        .filter(|&id| cluster.is_running(id))
-        .collect();
-    let crashed: Vec<NodeId> = ids
-        .iter()
-        .copied()
-        .filter(|&id| !cluster.is_running(id))
-        .collect();
-    match cluster.random(10) {
-        0 | 1 if faults.crashes && running.len() > 1 => {
-            let victim = pick(&running);
-            if cluster
-                .status(victim)
-                .is_some_and(|s| s.last_log_index > s.commit_index)
-            {
-                report.crashes_mid_replication += 1;
-            }
-            cluster.crash(victim);
-            report.crashes += 1;
+/// The chaos generator: round after round, a command offered to every node and one random fault
+/// (or repair), then a random pause; after the last round (or the configured duration), the end.
+struct Rounds<'c> {
+    config: &'c ChaosConfig,
+    nodes: usize,
+    round: u32,
+    next_value: u64,
+    pause: Duration,
+    ended: bool,
+}
+
+impl<'c> Rounds<'c> {
+    fn new(config: &'c ChaosConfig, nodes: usize) -> Rounds<'c> {
+        Rounds {
+            config,
+            nodes,
+            round: 0,
+            next_value: 1,
+            pause: Duration::ZERO,
+            ended: false,
         }
-        2 | 3 if faults.crashes && !crashed.is_empty() => {
-            let node = pick(&crashed);
-            cluster
-                .restart(node)
-                .unwrap_or_else(|error| panic!("{node} cannot restart: {error}"));
-            report.restarts += 1;
+    }
+}
+
+impl Timeline for Rounds<'_> {
+    fn wait(&mut self, _: &Cluster, _: Duration) -> Option<Duration> {
+        (!self.ended).then_some(self.pause)
+    }
+
+    fn decide(&mut self, cluster: &Cluster, snapshot: &Snapshot, elapsed: Duration) -> Vec<Event> {
+        let out_of_time = self
+            .config
+            .duration
+            .is_some_and(|duration| elapsed >= duration);
+        if self.round == self.config.rounds || out_of_time {
+            self.ended = true;
+            return vec![Event::End];
+        }
+        self.round += 1;
+        let mut events: Vec<Event> = (0..self.nodes as u32)
+            .map(|id| {
+                let value = self.next_value;
+                self.next_value += 1;
+                Event::Offer {
+                    to: NodeId(id),
+                    value,
+                }
+            })
+            .collect();
+        events.extend(choose_fault(cluster, snapshot, self.config.faults));
+        self.pause = cluster.random_duration(self.config.round_min, self.config.round_max);
+        events
+    }
+}
+
+/// One random fault (or repair) for a cluster as `snapshot` shows it.
+fn choose_fault(cluster: &Cluster, snapshot: &Snapshot, faults: FaultMix) -> Option<Event> {
+    let ids = cluster.ids();
+    let pick = |nodes: &[NodeId]| nodes[cluster.random(nodes.len())];
+    match cluster.random(10) {
+        0 | 1 if faults.crashes && snapshot.running.len() > 1 => {
+            Some(Event::Crash(pick(&snapshot.running)))
+        }
+        2 | 3 if faults.crashes && !snapshot.crashed.is_empty() => {
+            Some(Event::Restart(pick(&snapshot.crashed)))
         }
         4 | 5 if faults.partitions => {
-            let mut shuffled = ids.to_vec();
+            let mut shuffled = ids.clone();
             for i in (1..shuffled.len()).rev() {
                 shuffled.swap(i, cluster.random(i + 1));
             }
             let split = 1 + cluster.random(ids.len() - 1);
             let (left, right) = shuffled.split_at(split);
-            if let Some(leader) = cluster.current_leader() {
-                let side = if left.contains(&leader) { left } else { right };
-                if 2 * side.len() <= ids.len() {
-                    report.leader_isolations += 1;
-                }
-            }
-            cluster
-                .network()
-                .partition(&[left.to_vec(), right.to_vec()]);
-            report.partitions += 1;
+            Some(Event::partition(vec![left.to_vec(), right.to_vec()]))
         }
         6 if faults.one_way => {
-            let from = pick(ids);
-            let to = pick(ids);
-            if from != to {
-                cluster.partition_one_way(from, to);
-                report.one_way_cuts += 1;
-            }
+            let (from, to) = (pick(&ids), pick(&ids));
+            (from != to).then_some(Event::Cut(from, to))
         }
-        7 => cluster.heal(),
+        7 => Some(Event::Heal),
         8 if faults.partitions => {
             // Cut the current leader off with at most one companion: the partition that matters.
-            if let Some(leader) = cluster.current_leader() {
-                let companion = pick(ids);
-                let minority: Vec<NodeId> = if companion == leader {
-                    vec![leader]
-                } else {
-                    vec![leader, companion]
-                };
-                let majority: Vec<NodeId> = ids
-                    .iter()
-                    .copied()
-                    .filter(|id| !minority.contains(id))
-                    .collect();
-                cluster.partition(&[minority, majority]);
-                report.partitions += 1;
-                report.leader_isolations += 1;
-            }
+            let leader = snapshot.leader?;
+            let companion = pick(&ids);
+            let minority: Vec<NodeId> = if companion == leader {
+                vec![leader]
+            } else {
+                vec![leader, companion]
+            };
+            let majority: Vec<NodeId> = ids
+                .iter()
+                .copied()
+                .filter(|id| !minority.contains(id))
+                .collect();
+            Some(Event::partition(vec![minority, majority]))
         }
-        _ => {}
+        _ => None,
     }
-    let all_running = ids.iter().all(|&id| cluster.is_running(id));
-    let all_reachable = ids.iter().all(|&a| {
-        ids.iter().all(|&b| {
-            cluster.network().reachable(a, b) || !cluster.is_running(a) || !cluster.is_running(b)
-        })
-    });
-    !(all_running && all_reachable)
 }

@@ -6,6 +6,8 @@
 use crate::cluster::{Cluster, ClusterConfig};
 use crate::network::ClientPort;
 use crate::runner::Sim;
+use crate::schedule::{Event, Schedule, ScheduleRecorder};
+use crate::timeline::{execute, Following, Snapshot, Timeline};
 use models::{
     check_partitions, partition_by_key, Budget, CheckOptions, History, KeyValue, KvInput, KvOutput,
     Operation, Report,
@@ -109,6 +111,11 @@ pub fn new_clerk(cluster: &Arc<Cluster>, index: usize, config: ClerkConfig) -> C
 }
 
 /// The network id of client `index` (nodes are 0..nodes).
+/// The network endpoints of a workload's `clients` clerks (`n1000` ...).
+pub fn client_endpoints(clients: usize) -> Vec<NodeId> {
+    (0..clients).map(client_endpoint).collect()
+}
+
 fn client_endpoint(index: usize) -> NodeId {
     NodeId(1000 + index as u32)
 }
@@ -142,6 +149,17 @@ pub const APPLY_CAPACITIES: [usize; 4] = [1, 4, 16, 64];
 /// Runs the workload on a fresh cluster and returns its history (unchecked). Panics (failing
 /// the simulation) on a continuous-invariant violation.
 pub fn run_kv_workload(sim: &Sim, config: &KvWorkloadConfig) -> KvRun {
+    run_kv_workload_with(sim, config, None, &ScheduleRecorder::default())
+}
+
+/// [`run_kv_workload`] with its faults following `schedule` if given (else generated), recording
+/// them in `recorder`.
+pub fn run_kv_workload_with(
+    sim: &Sim,
+    config: &KvWorkloadConfig,
+    schedule: Option<&Schedule>,
+    recorder: &ScheduleRecorder,
+) -> KvRun {
     assert!(
         config.clients > config.clients_with_old_leader,
         "some clients must stay with the majority"
@@ -163,7 +181,7 @@ pub fn run_kv_workload(sim: &Sim, config: &KvWorkloadConfig) -> KvRun {
     let end = started + config.duration;
     let history: Arc<Mutex<History<KvInput, KvOutput>>> = Arc::default();
     let rng = sim.rng(WORKLOAD_STREAM);
-    let clients: Vec<NodeId> = (0..config.clients).map(client_endpoint).collect();
+    let clients = client_endpoints(config.clients);
     let threads: Vec<_> = clients
         .iter()
         .enumerate()
@@ -193,7 +211,23 @@ pub fn run_kv_workload(sim: &Sim, config: &KvWorkloadConfig) -> KvRun {
         local_reads: 0,
         reads_by_deposed_leaders: 0,
     };
-    inject_faults(&cluster, &clients, config, end, &mut run);
+    let counts = match schedule {
+        Some(schedule) => execute(&cluster, &mut Following::new(schedule), recorder),
+        None => execute(
+            &cluster,
+            &mut Isolations {
+                clients,
+                clients_with_old_leader: config.clients_with_old_leader,
+                crashes: config.crashes,
+                end: config.duration,
+                phase: Phase::Quiet,
+            },
+            recorder,
+        ),
+    };
+    cluster.heal();
+    run.leader_isolations = counts.leader_isolations;
+    run.crashes = counts.crashes;
     for thread in threads {
         thread.join();
     }
@@ -212,59 +246,106 @@ pub fn run_kv_workload(sim: &Sim, config: &KvWorkloadConfig) -> KvRun {
     run
 }
 
-/// The fault schedule, until `end`: a quiet spell, then the leader cut off with one follower and
-/// some clients on its side for 1.5-4 s, a heal, and now and then a crash and restart.
-fn inject_faults(
-    cluster: &Cluster,
-    clients: &[NodeId],
-    config: &KvWorkloadConfig,
-    end: Instant,
-    run: &mut KvRun,
-) {
-    let clock = cluster.clock();
-    let ids = cluster.ids();
-    let ms = Duration::from_millis;
-    let before_end = |d: Duration| {
-        let now = clock.now();
-        d.min(end.saturating_since(now))
-    };
-    while clock.now() < end {
-        cluster.sleep(before_end(cluster.random_duration(ms(1000), ms(3000))));
-        if clock.now() >= end {
-            break;
-        }
-        if let Some(leader) = cluster.current_leader() {
-            let others = cluster.others(leader);
-            let companion = others[cluster.random(others.len())];
-            let mut shuffled = clients.to_vec();
-            for i in (1..shuffled.len()).rev() {
-                shuffled.swap(i, cluster.random(i + 1));
-            }
-            let (with_leader, with_majority) = shuffled.split_at(config.clients_with_old_leader);
-            let mut minority = vec![leader, companion];
-            minority.extend_from_slice(with_leader);
-            let mut majority: Vec<NodeId> = ids
-                .iter()
-                .copied()
-                .filter(|id| *id != leader && *id != companion)
-                .collect();
-            majority.extend_from_slice(with_majority);
-            cluster.partition(&[minority, majority]);
-            run.leader_isolations += 1;
-            cluster.sleep(before_end(cluster.random_duration(ms(1500), ms(3000))));
-            cluster.heal();
-        }
-        if config.crashes && cluster.random(3) == 0 && clock.now() < end {
+/// The key-value workload's faults, until `end`: a quiet spell of 1-3 s, then the leader (any
+/// node while none leads) cut off with one follower and some clients on its side for 1.5-3 s, a
+/// heal, and now and then a crash and, 0.2-1 s later, a restart.
+struct Isolations {
+    clients: Vec<NodeId>,
+    clients_with_old_leader: usize,
+    crashes: bool,
+    end: Duration,
+    phase: Phase,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Quiet,
+    Isolated,
+    Crashed(NodeId),
+    Over,
+}
+
+impl Isolations {
+    /// After a heal: now and then a crash.
+    fn maybe_crash(&mut self, cluster: &Cluster, events: &mut Vec<Event>) {
+        self.phase = Phase::Quiet;
+        if self.crashes && cluster.random(3) == 0 {
+            let ids = cluster.ids();
             let victim = ids[cluster.random(ids.len())];
-            cluster.crash(victim);
-            run.crashes += 1;
-            cluster.sleep(before_end(cluster.random_duration(ms(200), ms(1000))));
-            cluster
-                .restart(victim)
-                .unwrap_or_else(|error| panic!("{victim} cannot restart: {error}"));
+            events.push(Event::Crash(victim));
+            self.phase = Phase::Crashed(victim);
         }
     }
-    cluster.heal();
+
+    /// `leader` and one companion, with some clients, cut off from the rest.
+    fn isolate(&self, cluster: &Cluster, leader: NodeId) -> Event {
+        let others = cluster.others(leader);
+        let companion = others[cluster.random(others.len())];
+        let mut shuffled = self.clients.clone();
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, cluster.random(i + 1));
+        }
+        let (with_leader, with_majority) = shuffled.split_at(self.clients_with_old_leader);
+        let mut minority = vec![leader, companion];
+        minority.extend_from_slice(with_leader);
+        let mut majority: Vec<NodeId> = cluster
+            .ids()
+            .into_iter()
+            .filter(|id| *id != leader && *id != companion)
+            .collect();
+        majority.extend_from_slice(with_majority);
+        Event::partition(vec![minority, majority])
+    }
+}
+
+impl Timeline for Isolations {
+    fn wait(&mut self, cluster: &Cluster, elapsed: Duration) -> Option<Duration> {
+        let (low, high) = match self.phase {
+            Phase::Over => return None,
+            Phase::Quiet => (1000, 3000),
+            Phase::Isolated => (1500, 3000),
+            Phase::Crashed(_) => (200, 1000),
+        };
+        let ms = Duration::from_millis;
+        let pause = cluster.random_duration(ms(low), ms(high));
+        Some(pause.min(self.end.saturating_sub(elapsed)))
+    }
+
+    fn decide(&mut self, cluster: &Cluster, snapshot: &Snapshot, elapsed: Duration) -> Vec<Event> {
+        let mut events = Vec::new();
+        match self.phase {
+            Phase::Quiet if elapsed >= self.end => self.phase = Phase::Over,
+            Phase::Quiet => {
+                // Every wake-up acts, so a run that follows these events wakes when this one did.
+                let ids = cluster.ids();
+                let cut_off = snapshot
+                    .leader
+                    .unwrap_or_else(|| ids[cluster.random(ids.len())]);
+                events.push(self.isolate(cluster, cut_off));
+                self.phase = Phase::Isolated;
+            }
+            Phase::Isolated => {
+                events.push(Event::Heal);
+                self.phase = Phase::Quiet;
+                if elapsed < self.end {
+                    self.maybe_crash(cluster, &mut events);
+                }
+            }
+            Phase::Crashed(victim) => {
+                events.push(Event::Restart(victim));
+                self.phase = Phase::Quiet;
+            }
+            Phase::Over => {}
+        }
+        // The end comes with the last events, not in a group of its own at the same instant.
+        if self.phase == Phase::Quiet && elapsed >= self.end {
+            self.phase = Phase::Over;
+        }
+        if self.phase == Phase::Over {
+            events.push(Event::End);
+        }
+        events
+    }
 }
 
 /// One client thread: operations back to back until `end`.

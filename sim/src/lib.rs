@@ -30,11 +30,17 @@ pub mod mutants;
 pub mod network;
 pub mod runner;
 pub mod scenarios;
+pub mod schedule;
+pub mod shrink;
+pub mod timeline;
 
-pub use chaos::{run_chaos, ChaosConfig, ChaosReport, FaultMix};
+pub use chaos::{run_chaos, run_chaos_with, ChaosConfig, ChaosEvents, ChaosReport, FaultMix};
 pub use cluster::{Cluster, ClusterConfig};
 pub use disk::{Disk, Layout};
 pub use invariants::Invariants;
-pub use kv_workload::{check_kv_history, run_kv_workload, KvRun, KvWorkloadConfig};
+pub use kv_workload::{
+    check_kv_history, client_endpoints, run_kv_workload, run_kv_workload_with, KvRun,
+    KvWorkloadConfig,
+};
 pub use network::{NetConfig, Network};
 pub use runner::{replay_command, run_seeds, simulate, Sim, SimFailure};

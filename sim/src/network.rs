@@ -77,11 +77,20 @@ impl Endpoint {
     }
 }
 
+/// A link's draws at one simulated instant: derived from the seed, the link and the instant,
+/// so removing a message (a shrinker removing the event that caused it) changes the draws of
+/// that link at that instant only, not every later delay and loss on it.
+struct LinkStream {
+    at: threadsim::Instant,
+    rng: DetRng,
+}
+
 struct State {
     config: NetConfig,
     endpoints: BTreeMap<NodeId, Endpoint>,
     cut: BTreeSet<(NodeId, NodeId)>,
-    links: BTreeMap<(NodeId, NodeId), DetRng>,
+    /// Each link's stream for the instant it last carried a call.
+    links: BTreeMap<(NodeId, NodeId), LinkStream>,
     root: DetRng,
     stats: NetStats,
 }
@@ -289,11 +298,26 @@ impl Network {
         let mut state = self.state.lock();
         state.stats.calls += 1;
         let config = state.config.clone();
-        let root = state.root.clone();
-        let rng = state
+        let now = self.clock.now();
+        let fresh = || LinkStream {
+            at: now,
+            rng: state
+                .root
+                .split((u64::from(from.0) << 32) | u64::from(to.0))
+                .split(now.since_epoch().as_micros() as u64),
+        };
+        let stream = match state.links.get(&(from, to)) {
+            Some(stream) if stream.at == now => None,
+            _ => Some(fresh()),
+        };
+        if let Some(stream) = stream {
+            state.links.insert((from, to), stream);
+        }
+        let rng = &mut state
             .links
-            .entry((from, to))
-            .or_insert_with(|| root.split((u64::from(from.0) << 32) | u64::from(to.0)));
+            .get_mut(&(from, to))
+            .expect("inserted above")
+            .rng;
         let request_delay = rng.duration_ms(config.delay_min, config.delay_max);
         let reply_delay = rng.duration_ms(config.delay_min, config.delay_max);
         let request_lost = rng.chance(config.request_loss) && config.unreliable;

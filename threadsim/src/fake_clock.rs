@@ -175,6 +175,7 @@ impl State {
             );
             self.now = deadline;
             self.time_steps += 1;
+            crate::sync::note_time(deadline);
             while let Some(&(due, id)) = self.timers.first() {
                 if due != deadline {
                     break;

@@ -68,8 +68,14 @@ impl Sim {
 /// Which controlled scheduler picks the next thread at each synchronization point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scheduler {
-    /// A uniformly random runnable thread at every step.
+    /// A uniformly random runnable thread at every step. Its choices at each simulated instant
+    /// come from a stream of that instant's own (derived from the seed and the time), so a change
+    /// to what happens at one instant (an event removed by a shrinker) does not reshuffle the
+    /// thread switches of every later one.
     Random,
+    /// [`Scheduler::Random`] with one stream for the whole run: every change reshuffles every
+    /// later choice (kept to measure what the per-instant streams are worth).
+    RandomOneStream,
     /// Probabilistic concurrency testing: threads run by random priority, and at `depth - 1`
     /// random steps within the first `horizon` scheduling decisions the running thread is demoted
     /// below all others (Burckhardt et al., ASPLOS 2010). Finds bugs that need a few preemptions

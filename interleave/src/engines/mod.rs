@@ -28,6 +28,10 @@ pub enum SchedulerKind {
     Pct,
     /// Real OS threads scheduled by the operating system: real preemption, not reproducible.
     Os,
+    /// `random` with one stream for the whole run instead of one per simulated instant (not on
+    /// the command line: the shrinking benchmark measures what the per-instant streams are worth).
+    #[value(skip)]
+    RandomOneStream,
 }
 
 impl SchedulerKind {
@@ -42,6 +46,7 @@ impl SchedulerKind {
             SchedulerKind::Random => "random",
             SchedulerKind::Pct => "pct",
             SchedulerKind::Os => "os",
+            SchedulerKind::RandomOneStream => "random-one-stream",
         }
     }
 }
@@ -64,15 +69,28 @@ impl EngineChoice {
             SchedulerKind::Random => "deterministic (random scheduler)".to_string(),
             SchedulerKind::Pct => format!("deterministic (PCT, depth {})", self.pct_depth),
             SchedulerKind::Os => "OS threads (not reproducible)".to_string(),
+            SchedulerKind::RandomOneStream => {
+                "deterministic (random scheduler, one stream)".to_string()
+            }
         }
     }
 }
 
-/// Runs one seed of `workload` on `engine`.
+/// Runs one seed of `workload` on `engine`, its events generated as it goes.
 pub fn run_seed(engine: &EngineChoice, workload: &WorkloadArgs, seed: u64) -> SeedOutcome {
+    run_seed_following(engine, workload, seed, None)
+}
+
+/// Runs one seed of `workload` on `engine`, its events following `schedule` if given.
+pub fn run_seed_following(
+    engine: &EngineChoice,
+    workload: &WorkloadArgs,
+    seed: u64,
+    schedule: Option<&sim::schedule::Schedule>,
+) -> SeedOutcome {
     if engine.scheduler.deterministic() {
-        controlled::seed::run(engine, workload, seed)
+        controlled::seed::run(engine, workload, seed, schedule)
     } else {
-        on_threads::seed::run(engine, workload, seed)
+        on_threads::seed::run(engine, workload, seed, schedule)
     }
 }

@@ -9,14 +9,26 @@ use crate::outcome::{KvEvidence, SeedOutcome};
 use engine_threadsim::{Engine, Scheduler};
 use std::str::FromStr;
 
-/// Runs `seed` of `workload` on `engine`.
-pub fn run(engine: &EngineChoice, workload: &WorkloadArgs, seed: u64) -> SeedOutcome {
+/// Runs `seed` of `workload` on `engine`, its events generated, or following `schedule`.
+pub fn run(
+    engine: &EngineChoice,
+    workload: &WorkloadArgs,
+    seed: u64,
+    schedule: Option<&sim::schedule::Schedule>,
+) -> SeedOutcome {
     let how = engine_for(engine, workload);
-    match workload.workload {
+    let recorder = engine_sim::schedule::ScheduleRecorder::default();
+    let following = schedule.map(to_engine);
+    let mut outcome = match workload.workload {
         WorkloadKind::Raft => {
             let config = chaos_config(workload);
+            let recording = recorder.clone();
             let run = engine_sim::runner::simulate_on(seed, &how, move |sim| {
-                engine_sim::run_chaos(sim, &config)
+                let events = match &following {
+                    Some(schedule) => engine_sim::ChaosEvents::Following(schedule),
+                    None => engine_sim::ChaosEvents::Generated,
+                };
+                engine_sim::run_chaos_with(sim, &config, events, &recording)
             });
             let (report, mut outcome) = record(seed, run);
             outcome.figures = report.as_ref().map(figures);
@@ -24,8 +36,9 @@ pub fn run(engine: &EngineChoice, workload: &WorkloadArgs, seed: u64) -> SeedOut
         }
         WorkloadKind::Kv => {
             let config = kv_config(workload);
+            let recording = recorder.clone();
             let run = engine_sim::runner::simulate_on(seed, &how, move |sim| {
-                engine_sim::run_kv_workload(sim, &config)
+                engine_sim::run_kv_workload_with(sim, &config, following.as_ref(), &recording)
             });
             let (kv_run, mut outcome) = record(seed, run);
             if let Some(kv_run) = kv_run {
@@ -60,7 +73,40 @@ pub fn run(engine: &EngineChoice, workload: &WorkloadArgs, seed: u64) -> SeedOut
             }
             outcome
         }
+    };
+    outcome.schedule_events = from_engine(recorder.take());
+    if outcome.failure.is_some() {
+        let stopped = outcome
+            .trace
+            .events
+            .last()
+            .map(|event| event.at.since_epoch());
+        outcome
+            .schedule_events
+            .end_after_stop(stopped.unwrap_or_default());
     }
+    outcome
+}
+
+/// A schedule of the ordinary build as the engine's build reads it (through the text format,
+/// which both builds share).
+fn to_engine(schedule: &sim::schedule::Schedule) -> engine_sim::schedule::Schedule {
+    schedule
+        .to_string()
+        .parse()
+        .expect("a schedule reads back its own text")
+}
+
+/// The engine's recorded events as the ordinary build's schedule (no notes yet).
+fn from_engine(events: Vec<engine_sim::schedule::Timed>) -> sim::schedule::Schedule {
+    let recorded = engine_sim::schedule::Schedule {
+        notes: Vec::new(),
+        events,
+    };
+    recorded
+        .to_string()
+        .parse()
+        .expect("a schedule reads back its own text")
 }
 
 /// A finished run as a seed outcome (with no figures yet), and the body's value if it
@@ -77,6 +123,7 @@ pub fn record<T>(seed: u64, run: engine_threadsim::Run<T>) -> (Option<T>, SeedOu
         trace: trace(run.trace),
         schedule: run.schedule.map(schedule),
         kv: None,
+        schedule_events: sim::schedule::Schedule::default(),
     };
     (value, outcome)
 }
@@ -90,6 +137,10 @@ fn engine_for(engine: &EngineChoice, workload: &WorkloadArgs) -> Engine {
         },
         SchedulerKind::Random => Engine::Controlled {
             scheduler: Scheduler::Random,
+            max_steps,
+        },
+        SchedulerKind::RandomOneStream => Engine::Controlled {
+            scheduler: Scheduler::RandomOneStream,
             max_steps,
         },
         SchedulerKind::Pct => Engine::Controlled {

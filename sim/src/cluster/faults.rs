@@ -9,23 +9,49 @@ impl Cluster {
     /// Crashes `node`: its instance stops sending and receiving at once, its threads are joined,
     /// and only its disk survives. No-op if it is already down.
     pub fn crash(&self, node: NodeId) {
-        self.events.info(format!("crash {node}"));
-        let running = self.running.lock().remove(&node);
-        if let Some(running) = running {
-            self.network.detach(node);
-            running.node.kill();
-            match running.service {
-                Service::Checker(thread) => thread.join(),
-                Service::Kv(server) => server.kill(),
-            }
+        if self.stop_instance(node) {
+            self.events.info(format!("crash {node}"));
+        } else {
+            self.events.info(format!("crash {node} (already down)"));
         }
     }
 
-    /// Starts a new instance of `node` from its disk (crashing the current one first). Fails if
-    /// the node refuses to start (corrupt storage).
+    /// Stops every running node at the end of a run (joining every thread), saying so once.
+    pub(crate) fn stop_all(&self) {
+        if self.ids().into_iter().any(|id| self.is_running(id)) {
+            self.events
+                .info("end of the run: every running node stops".to_string());
+        }
+        for id in self.ids() {
+            self.stop_instance(id);
+        }
+    }
+
+    /// Ends `node`'s running instance, if it has one: its network endpoint goes and its threads
+    /// exit and are joined. Returns whether it had one.
+    fn stop_instance(&self, node: NodeId) -> bool {
+        let running = self.running.lock().remove(&node);
+        let Some(running) = running else {
+            return false;
+        };
+        self.network.detach(node);
+        running.node.kill();
+        match running.service {
+            Service::Checker(thread) => thread.join(),
+            Service::Kv(server) => server.kill(),
+        }
+        true
+    }
+
+    /// Starts a new instance of `node` from its disk (ending the running one first, if any).
+    /// Fails if the node refuses to start (corrupt storage).
     pub fn restart(&self, node: NodeId) -> Result<(), NodeError> {
-        self.events.info(format!("restart {node}"));
-        self.crash(node);
+        let was_running = self.stop_instance(node);
+        self.events.info(if was_running {
+            format!("restart {node} (its running instance crashed first)")
+        } else {
+            format!("restart {node}")
+        });
         self.disk(node).reboot();
         self.start_node(node)
     }

@@ -79,7 +79,9 @@ pub struct Cluster {
     incarnations: Mutex<BTreeMap<NodeId, u64>>,
     invariants: Arc<Invariants>,
     node_seeds: DetRng,
-    rng: Mutex<DetRng>,
+    /// The harness's stream, behind a `std` mutex: drawing from it is not a thread switch, so a
+    /// run that draws its faults and a run that follows them switch threads alike.
+    rng: std::sync::Mutex<DetRng>,
 }
 
 const NETWORK_STREAM: u64 = 1;
@@ -104,7 +106,7 @@ impl Cluster {
             invariants: Arc::new(Invariants::with_events(events.clone())),
             events,
             node_seeds: sim.rng(NODE_STREAM),
-            rng: Mutex::new(sim.rng(HARNESS_STREAM)),
+            rng: std::sync::Mutex::new(sim.rng(HARNESS_STREAM)),
             config,
         };
         for id in cluster.ids() {
@@ -156,12 +158,18 @@ impl Cluster {
 
     /// A random number from the harness's own stream (fault choices).
     pub fn random(&self, below: usize) -> usize {
-        self.rng.lock().index(below)
+        self.harness_rng().index(below)
     }
 
     /// A random duration in `low..=high` (whole milliseconds) from the harness's stream.
     pub fn random_duration(&self, low: Duration, high: Duration) -> Duration {
-        self.rng.lock().duration_ms(low, high)
+        self.harness_rng().duration_ms(low, high)
+    }
+
+    fn harness_rng(&self) -> std::sync::MutexGuard<'_, DetRng> {
+        self.rng
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn start_node(&self, id: NodeId) -> Result<(), NodeError> {
@@ -243,10 +251,28 @@ impl Cluster {
         self.is_running(node) && self.network.is_up(node)
     }
 
-    /// Offers `command` to `node`; `Some((index, term))` if it accepted it as leader.
+    /// Offers `command` to `node`; `Some((index, term))` if it accepted it as leader. The trace
+    /// says what became of the offer (at debug level).
     pub fn start(&self, node: NodeId, command: Command) -> Option<(LogIndex, Term)> {
-        let running = self.running.lock();
-        running.get(&node)?.node.start(command).ok()
+        let offered = format!("offer {command} to {node}");
+        let accepted = {
+            let running = self.running.lock();
+            let Some(instance) = running.get(&node) else {
+                self.events.debug(format!("{offered}: it is down"));
+                return None;
+            };
+            instance.node.start(command).ok()
+        };
+        match accepted {
+            Some((index, term)) => self.events.debug(format!(
+                "{offered}: accepted as #{} in t{}",
+                index.0, term.0
+            )),
+            None => self
+                .events
+                .debug(format!("{offered}: refused (not the leader)")),
+        }
+        accepted
     }
 
     /// `node`'s term and whether it believes it leads (None when it is down).
@@ -292,19 +318,15 @@ impl Cluster {
         }
     }
 
-    /// Crashes every node (joining every thread) and checks the invariants one last time.
+    /// Stops every node (joining every thread) and checks the invariants one last time.
     pub fn shutdown(&self) {
-        for id in self.ids() {
-            self.crash(id);
-        }
+        self.stop_all();
         self.check_invariants();
     }
 }
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        for id in self.ids() {
-            self.crash(id);
-        }
+        self.stop_all();
     }
 }

@@ -182,8 +182,8 @@ mod controlled;
 #[path = "no_controlled.rs"]
 mod controlled;
 
-pub(crate) use controlled::note_wait;
 pub(crate) use controlled::run as run_controlled;
+pub(crate) use controlled::{note_time, note_wait};
 /// Whether this build can run controlled executions (shuttle's scheduler, one seed deciding
 /// every thread switch): true in shuttle builds only.
 pub const CONTROLLED_EXECUTIONS: bool = controlled::AVAILABLE;

@@ -26,6 +26,22 @@ std::thread_local! {
     static IN_EXECUTION: Cell<bool> = const { Cell::new(false) };
 }
 
+std::thread_local! {
+    /// The simulated time the execution on this OS thread has reached (microseconds), for the
+    /// random scheduler to draw each instant's choices from a stream of that instant's own.
+    static SIMULATED_NOW: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Notes that simulated time has reached `now` (the fake clock calls it as it advances).
+pub(crate) fn note_time(now: crate::Instant) {
+    SIMULATED_NOW.set(now.since_epoch().as_micros() as u64);
+}
+
+/// The simulated time this OS thread's execution has reached.
+pub(super) fn simulated_now() -> u64 {
+    SIMULATED_NOW.get()
+}
+
 /// Notes what the current task waits for (see [`witness`]).
 pub(crate) fn note_wait(what: impl FnOnce() -> super::Waiting) -> WaitNote {
     witness::waiting(what())
@@ -46,6 +62,7 @@ where
 {
     quiet_panics_inside_executions();
     witness::reset();
+    SIMULATED_NOW.set(0);
     let summary = Rc::new(Cell::new(ScheduleSummary::default()));
     let scheduler = schedulers::Controlled::new(seed, scheduler, summary.clone());
     let mut config = Config::new();

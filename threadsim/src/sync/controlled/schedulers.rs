@@ -23,7 +23,11 @@ pub(super) struct Controlled {
 }
 
 enum Policy {
-    Random,
+    /// Uniform choices; with `per_instant`, from a stream of each simulated instant's own.
+    Random {
+        per_instant: bool,
+        instant: Option<u64>,
+    },
     Pct(Pct),
 }
 
@@ -43,7 +47,14 @@ impl Controlled {
         let root = DetRng::new(seed);
         let mut rng = root.split(0x5c4e_d01e);
         let policy = match choice {
-            Choice::Random => Policy::Random,
+            Choice::Random => Policy::Random {
+                per_instant: true,
+                instant: None,
+            },
+            Choice::RandomOneStream => Policy::Random {
+                per_instant: false,
+                instant: None,
+            },
             Choice::Pct { depth, horizon } => {
                 assert!(depth >= 1, "PCT needs a depth of at least 1");
                 let horizon = horizon.max(2);
@@ -107,7 +118,19 @@ impl Scheduler for Controlled {
         let highest = runnable.iter().map(|task| usize::from(task.id())).max();
         self.tasks = self.tasks.max(highest.map_or(0, |id| id as u64 + 1));
         let chosen = match &mut self.policy {
-            Policy::Random => runnable[self.rng.index(runnable.len())].id(),
+            Policy::Random {
+                per_instant,
+                instant,
+            } => {
+                if *per_instant {
+                    let now = super::simulated_now();
+                    if *instant != Some(now) {
+                        *instant = Some(now);
+                        self.rng = DetRng::new(self.seed).split(now ^ 0x1_5ca1_ab1e);
+                    }
+                }
+                runnable[self.rng.index(runnable.len())].id()
+            }
             Policy::Pct(pct) => {
                 if runnable.len() > 1 {
                     // A change point (or a yield) demotes the task that was running.

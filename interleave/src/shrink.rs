@@ -1,0 +1,252 @@
+//! Shrinking a failing seed's schedule (`sim::shrink`) by replaying candidates on the
+//! deterministic engine with the seed, and the schedule files it reads and writes.
+//!
+//! A schedule file carries what it takes to run it again as notes: the seed, the workload and
+//! engine flags, and the violation it produced.
+
+use crate::cli::{Cli, Command, EngineArgs, ReplayArgs, WorkloadArgs, WorkloadKind};
+use crate::engines::{run_seed_following, EngineChoice};
+use crate::replay_line::{flags, REPLAY_PREFIX};
+use clap::Parser;
+use sim::schedule::Schedule;
+use sim::shrink::{shrink, violation_kind, Hints, Shrunk};
+use std::path::Path;
+use std::time::Duration;
+
+/// Note keys of a schedule file.
+const SEED: &str = sim::schedule::SEED_NOTE;
+const FLAGS: &str = "flags";
+const VIOLATION: &str = "violation";
+
+/// `events` with the notes that say how to run them again.
+pub fn with_notes(
+    events: &Schedule,
+    seed: u64,
+    workload: &WorkloadArgs,
+    engine: &EngineArgs,
+    violation: Option<&str>,
+) -> Schedule {
+    let mut notes = vec![
+        (SEED.to_string(), seed.to_string()),
+        (
+            FLAGS.to_string(),
+            flags(workload, engine).trim().to_string(),
+        ),
+    ];
+    if let Some(violation) = violation {
+        let first = violation.lines().next().unwrap_or_default();
+        notes.push((VIOLATION.to_string(), first.to_string()));
+    }
+    Schedule {
+        notes,
+        events: events.events.clone(),
+    }
+}
+
+/// What a schedule file's notes say to run: the seed, and the replay arguments (workload and
+/// engine) as a replay line would give them.
+pub fn replay_args_of(schedule: &Schedule) -> Result<(u64, ReplayArgs), String> {
+    let seed: u64 = schedule
+        .note(SEED)
+        .ok_or("the schedule has no `# seed:` note")?
+        .parse()
+        .map_err(|_| "the schedule's `# seed:` note is not a number")?;
+    let flags = schedule.note(FLAGS).unwrap_or_default();
+    let seed_text = seed.to_string();
+    let mut words = vec!["interleave", "replay", "--seed", &seed_text];
+    words.extend(flags.split_whitespace());
+    match Cli::try_parse_from(words) {
+        Ok(Cli {
+            command: Some(Command::Replay(args)),
+        }) => {
+            let clients = match args.workload.workload {
+                WorkloadKind::Raft => Vec::new(),
+                WorkloadKind::Kv => sim::client_endpoints(sim::KvWorkloadConfig::default().clients),
+            };
+            schedule.check_nodes(args.workload.nodes as usize, &clients)?;
+            Ok((seed, args))
+        }
+        Ok(_) => unreachable!("`interleave replay` parses as replay"),
+        Err(error) => Err(format!(
+            "the schedule's `# flags:` note does not parse: {error}"
+        )),
+    }
+}
+
+/// Reads a schedule file, with a clear error naming it.
+pub fn read_schedule(path: &Path) -> Result<Schedule, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    text.parse()
+        .map_err(|error| format!("{}: {error}", path.display()))
+}
+
+/// The command that replays the schedule file at `path`.
+pub fn replay_schedule_line(path: &Path) -> String {
+    format!("{REPLAY_PREFIX} replay --schedule {}", path.display())
+}
+
+/// A shrink's result, with what it took.
+pub struct ShrinkReport {
+    /// The kind of violation kept.
+    pub kind: String,
+    /// The shrunk schedule (with the full one's notes).
+    pub shrunk: Shrunk,
+    /// The failing run's seed (the shrunk schedule may note another: see `sim::shrink`).
+    pub seed: u64,
+    /// Events before and after.
+    pub events_before: usize,
+    /// Wall time.
+    pub wall: Duration,
+    /// Whether a replay of the shrunk schedule failed the same way once more.
+    pub verified: bool,
+}
+
+/// Shrinks `full` (a schedule that made `seed` fail with `failure`) on `engine`, for at most
+/// `budget` of real time.
+pub fn shrink_failure(
+    engine: &EngineChoice,
+    workload: &WorkloadArgs,
+    seed: u64,
+    full: &Schedule,
+    failure: &str,
+    budget: Duration,
+) -> ShrinkReport {
+    #[allow(clippy::disallowed_methods)] // the shrinker's budget is real time
+    let started = std::time::Instant::now();
+    let kind = violation_kind(failure);
+    let same_kind = |outcome: &crate::outcome::SeedOutcome| {
+        outcome
+            .failure
+            .as_deref()
+            .is_some_and(|f| violation_kind(f) == kind)
+    };
+    let full = &with_seed(full, seed);
+    // Candidates carry their seed: a reroll tries another.
+    let run = |candidate: &Schedule| {
+        let seed = candidate.seed().unwrap_or(seed);
+        run_seed_following(engine, workload, seed, Some(candidate))
+    };
+    // The full schedule once more: it must fail (following a run's own schedule repeats it), and
+    // its trace says when.
+    let first = run(full);
+    if !same_kind(&first) {
+        return ShrinkReport {
+            seed,
+            kind,
+            events_before: full.removable(),
+            wall: started.elapsed(),
+            verified: false,
+            shrunk: Shrunk {
+                schedule: full.clone(),
+                tests: 1,
+                minimal: false,
+                out_of_time: false,
+            },
+        };
+    }
+    let hints = Hints {
+        violation_at: violation_time(&first.trace),
+        inert: offers_to_followers(full, &first.trace),
+    };
+    let mut still_fails = |candidate: &Schedule| same_kind(&run(candidate));
+    let out_of_time = || started.elapsed() >= budget || crate::interrupt::interrupted();
+    let mut shrunk = shrink(full, &hints, &mut still_fails, &out_of_time);
+    let replayed = run(&shrunk.schedule);
+    let verified = same_kind(&replayed);
+    if let Some(failure) = replayed.failure.filter(|_| verified) {
+        let first = failure.lines().next().unwrap_or_default().to_string();
+        shrunk.schedule.set_note(VIOLATION, first);
+    }
+    ShrinkReport {
+        seed,
+        kind,
+        events_before: full.removable(),
+        wall: started.elapsed(),
+        verified,
+        shrunk,
+    }
+}
+
+/// `schedule` with its seed noted as `seed`.
+fn with_seed(schedule: &Schedule, seed: u64) -> Schedule {
+    let mut noted = schedule.clone();
+    noted.set_note(SEED, seed.to_string());
+    noted
+}
+
+/// When the first invariant violation in `trace` happened, since the run started.
+fn violation_time(trace: &threadsim::TraceLog) -> Option<Duration> {
+    trace
+        .events
+        .iter()
+        .find(|event| event.text.starts_with("invariant violated"))
+        .map(|event| event.at.since_epoch())
+}
+
+/// The commands of `schedule` offered to a node that, as `trace` shows, was not leading then
+/// (it refused them).
+fn offers_to_followers(schedule: &Schedule, trace: &threadsim::TraceLog) -> Vec<usize> {
+    let mut leading = std::collections::BTreeSet::new();
+    let mut roles = trace.events.iter().peekable();
+    let mut refused = Vec::new();
+    for (index, timed) in schedule.events.iter().enumerate() {
+        while let Some(event) = roles.next_if(|event| event.at.since_epoch() <= timed.at) {
+            let words: Vec<&str> = event.text.split_whitespace().collect();
+            match words.as_slice() {
+                [node, "is", "Leader", ..] => {
+                    leading.insert(node.to_string());
+                }
+                [node, "is", ..] | ["crash", node, ..] => {
+                    leading.remove(*node);
+                }
+                _ => {}
+            }
+        }
+        if let sim::schedule::Event::Offer { to, .. } = timed.event {
+            if !leading.contains(&to.to_string()) {
+                refused.push(index);
+            }
+        }
+    }
+    refused
+}
+
+impl ShrinkReport {
+    /// The summary line and the shrunk schedule, indented.
+    pub fn describe(&self) -> String {
+        let mut out = format!(
+            "shrunk {} events to {} in {} runs ({:.1} s){}{}; {}\n",
+            self.events_before,
+            self.shrunk.schedule.removable(),
+            self.shrunk.tests,
+            self.wall.as_secs_f64(),
+            match self.shrunk.schedule.seed() {
+                Some(other) if other != self.seed => format!(", with seed {other}"),
+                _ => String::new(),
+            },
+            if self.shrunk.minimal {
+                ", 1-minimal (no single event can go)"
+            } else if self.shrunk.out_of_time && crate::interrupt::interrupted() {
+                ", stopped by Ctrl-C (not minimal)"
+            } else if self.shrunk.out_of_time {
+                ", budget spent (not minimal)"
+            } else {
+                ""
+            },
+            if self.verified {
+                format!("replay verified: it fails with {} again", self.kind)
+            } else {
+                format!("NOT verified: a replay did not fail with {}", self.kind)
+            }
+        );
+        for timed in &self.shrunk.schedule.events {
+            out.push_str(&format!(
+                "  {} {}\n",
+                sim::schedule::format_time(timed.at),
+                timed.event
+            ));
+        }
+        out
+    }
+}

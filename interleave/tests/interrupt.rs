@@ -1,0 +1,72 @@
+//! Ctrl-C is a request, not a crash: `chaos` stops starting seeds, reports what ran, and exits
+//! with 130 (128 + SIGINT, as shells report it); a closed pipe ends the process quietly.
+
+#![cfg(unix)]
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, Stdio};
+
+#[test]
+fn ctrl_c_stops_chaos_at_a_boundary_reports_what_ran_and_exits_130() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_interleave"))
+        .args(["chaos", "--seeds", "1000000", "--workers", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run interleave");
+    // The first progress line comes after the handler is installed.
+    let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
+    let mut line = String::new();
+    while !line.starts_with('[') {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).expect("stderr") > 0,
+            "chaos ended before its first progress line"
+        );
+    }
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    // SAFETY: sends SIGINT to the child this test started and has not yet waited for.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let output = child.wait_with_output().expect("wait");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(130), "{stdout}");
+    assert!(
+        stdout.contains("interrupted by Ctrl-C: ") && stdout.contains(" of 1000000 seeds ran"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("found nothing: every invariant held on every seed that ran"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_closed_pipe_ends_the_process_quietly() {
+    // A broken node fails nearly every seed, and every failure writes to standard output.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_interleave"))
+        .args([
+            "chaos",
+            "--seeds",
+            "1000000",
+            "--workers",
+            "1",
+            "--no-shrink",
+            "--mutation",
+            "vote-without-up-to-date-check",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run interleave");
+    // Read the first line of output, then close the pipe as `head -1` does.
+    let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
+    let mut first = String::new();
+    stdout.read_line(&mut first).expect("stdout");
+    assert!(first.starts_with("interleave chaos:"), "{first}");
+    drop(stdout);
+    let output = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.signal(), Some(libc::SIGPIPE), "{stderr}");
+}

@@ -1,0 +1,227 @@
+//! [`Timeline`]: where a workload's external events come from, and [`execute`], the one loop
+//! that carries them out.
+//!
+//! A timeline either decides its events as the run goes (a workload's generator, drawing from
+//! the harness's random stream and looking at a [`Snapshot`] of the cluster), or follows a
+//! [`Schedule`] ([`Following`]). The loop is the same for both: wait, take a snapshot, ask for
+//! the events, apply and record them. The snapshot is taken in both modes whether it is needed or
+//! not, so following the whole schedule a run recorded repeats the run exactly (on the
+//! deterministic engine, thread switch for thread switch), and a schedule with events removed
+//! differs only where the removed events acted.
+
+use crate::cluster::Cluster;
+use crate::schedule::{Event, Schedule, ScheduleRecorder, Timed};
+use node::{Command, NodeId};
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// The cluster as a timeline sees it when it decides the next events.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Nodes with a running instance.
+    pub running: Vec<NodeId>,
+    /// Nodes without one.
+    pub crashed: Vec<NodeId>,
+    /// The running, connected node that leads in the highest term.
+    pub leader: Option<NodeId>,
+    /// Running nodes whose log holds entries not yet known committed.
+    pub uncommitted: BTreeSet<NodeId>,
+}
+
+impl Snapshot {
+    /// Looks at every node of `cluster`.
+    pub fn take(cluster: &Cluster) -> Snapshot {
+        let mut snapshot = Snapshot {
+            leader: cluster.current_leader(),
+            ..Snapshot::default()
+        };
+        for id in cluster.ids() {
+            match cluster.status(id) {
+                Some(status) => {
+                    snapshot.running.push(id);
+                    if status.last_log_index > status.commit_index {
+                        snapshot.uncommitted.insert(id);
+                    }
+                }
+                None => snapshot.crashed.push(id),
+            }
+        }
+        snapshot
+    }
+}
+
+/// A source of external events.
+pub trait Timeline {
+    /// How long to wait before the next group of events (`elapsed` since the run started), or
+    /// `None` when the timeline has ended.
+    fn wait(&mut self, cluster: &Cluster, elapsed: Duration) -> Option<Duration>;
+    /// The next group of events, decided at `elapsed` with the cluster as `snapshot` shows it.
+    fn decide(&mut self, cluster: &Cluster, snapshot: &Snapshot, elapsed: Duration) -> Vec<Event>;
+}
+
+/// Follows a schedule: each group of events at its time.
+pub struct Following {
+    events: std::vec::IntoIter<Timed>,
+    pending: Option<Timed>,
+}
+
+impl Following {
+    /// Follows `schedule`'s events.
+    pub fn new(schedule: &Schedule) -> Following {
+        Following {
+            events: schedule.events.clone().into_iter(),
+            pending: None,
+        }
+    }
+
+    fn peek(&mut self) -> Option<&Timed> {
+        if self.pending.is_none() {
+            self.pending = self.events.next();
+        }
+        self.pending.as_ref()
+    }
+}
+
+impl Timeline for Following {
+    fn wait(&mut self, _: &Cluster, elapsed: Duration) -> Option<Duration> {
+        self.peek().map(|next| next.at.saturating_sub(elapsed))
+    }
+
+    fn decide(&mut self, _: &Cluster, _: &Snapshot, _: Duration) -> Vec<Event> {
+        let Some(first) = self.pending.take() else {
+            return Vec::new();
+        };
+        let at = first.at;
+        let mut group = vec![first.event];
+        while self.peek().is_some_and(|next| next.at == at) {
+            group.push(self.pending.take().expect("peeked").event);
+        }
+        group
+    }
+}
+
+/// What the faults of a run amounted to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FaultCounts {
+    /// Commands offered, and accepted by a leader.
+    pub offered: u64,
+    /// Commands a leader accepted.
+    pub accepted: u64,
+    /// Crashes.
+    pub crashes: u64,
+    /// Crashes of a node whose log held entries not yet known committed.
+    pub crashes_mid_replication: u64,
+    /// Restarts.
+    pub restarts: u64,
+    /// Symmetric partitions.
+    pub partitions: u64,
+    /// Partitions that left the leader in a minority.
+    pub leader_isolations: u64,
+    /// One-way link cuts.
+    pub one_way_cuts: u64,
+    /// Groups of events after which entries were committed while some fault was in force.
+    pub groups_committing_under_faults: u64,
+}
+
+/// Runs `timeline` on `cluster` until it ends: wait (with the invariants checked), look, decide,
+/// apply, record. Returns what the faults amounted to.
+pub fn execute(
+    cluster: &Cluster,
+    timeline: &mut dyn Timeline,
+    recorder: &ScheduleRecorder,
+) -> FaultCounts {
+    let started = cluster.clock().now();
+    let mut counts = FaultCounts::default();
+    let mut faulty = false;
+    let mut applied_before = None;
+    let mut first = true;
+    while let Some(wait) = timeline.wait(cluster, cluster.clock().now() - started) {
+        // One group per instant: a run that follows the recorded events groups them by time, and
+        // must wake exactly when this one did.
+        assert!(
+            first || !wait.is_zero(),
+            "a timeline decided two groups of events at one instant"
+        );
+        first = false;
+        cluster.sleep(wait);
+        if let Some(before) = applied_before.take() {
+            if faulty && cluster.invariants().observed().highest_applied > before {
+                counts.groups_committing_under_faults += 1;
+            }
+        }
+        let snapshot = Snapshot::take(cluster);
+        let elapsed = cluster.clock().now() - started;
+        for event in timeline.decide(cluster, &snapshot, elapsed) {
+            count(&mut counts, &event, &snapshot, cluster.ids().len());
+            apply(cluster, &event, &mut counts);
+            recorder.record(elapsed, event);
+        }
+        faulty = fault_in_force(cluster);
+        applied_before = Some(cluster.invariants().observed().highest_applied);
+    }
+    counts
+}
+
+/// Carries out one event.
+pub fn apply(cluster: &Cluster, event: &Event, counts: &mut FaultCounts) {
+    match event {
+        Event::Offer { to, value } => {
+            if cluster
+                .start(*to, Command::from_text(&format!("c{value}")))
+                .is_some()
+            {
+                counts.accepted += 1;
+            }
+        }
+        Event::Crash(node) => cluster.crash(*node),
+        Event::Restart(node) => cluster
+            .restart(*node)
+            .unwrap_or_else(|error| panic!("{node} cannot restart: {error}")),
+        Event::Pause(node) => cluster.pause(*node),
+        Event::Resume(node) => cluster.resume(*node),
+        Event::Partition(groups) => cluster.partition(groups),
+        Event::Cut(from, to) => cluster.partition_one_way(*from, *to),
+        Event::Heal => cluster.heal(),
+        Event::Unreliable(on) => cluster.set_unreliable(*on),
+        Event::End => {}
+    }
+}
+
+fn count(counts: &mut FaultCounts, event: &Event, snapshot: &Snapshot, nodes: usize) {
+    match event {
+        Event::Offer { .. } => counts.offered += 1,
+        Event::Crash(node) => {
+            counts.crashes += 1;
+            if snapshot.uncommitted.contains(node) {
+                counts.crashes_mid_replication += 1;
+            }
+        }
+        Event::Restart(_) => counts.restarts += 1,
+        Event::Partition(groups) => {
+            counts.partitions += 1;
+            if let Some(leader) = snapshot.leader {
+                let side = groups.iter().find(|group| group.contains(&leader));
+                let with_leader = side.map_or(1, |group| {
+                    group.iter().filter(|id| (id.0 as usize) < nodes).count()
+                });
+                if 2 * with_leader <= nodes {
+                    counts.leader_isolations += 1;
+                }
+            }
+        }
+        Event::Cut(..) => counts.one_way_cuts += 1,
+        _ => {}
+    }
+}
+
+/// Whether some node is down or some pair of running nodes cannot reach each other.
+fn fault_in_force(cluster: &Cluster) -> bool {
+    let ids = cluster.ids();
+    let all_running = ids.iter().all(|&id| cluster.is_running(id));
+    let all_reachable = ids.iter().all(|&a| {
+        ids.iter().all(|&b| {
+            cluster.network().reachable(a, b) || !cluster.is_running(a) || !cluster.is_running(b)
+        })
+    });
+    !(all_running && all_reachable)
+}
