@@ -108,7 +108,8 @@ fn main() {
                     budget,
                 );
                 let shrunk = &report.shrunk.schedule;
-                let on_correct = run_seed_following(&engine, &correct, seed, Some(shrunk));
+                // With the shrunk schedule's own seed: a reroll may have changed it.
+                let on_correct = run_seed_following(&engine, &correct, report.seed, Some(shrunk));
                 let shrink = Shrink {
                     before: report.events_before,
                     after: shrunk.removable(),

@@ -170,3 +170,21 @@ fn a_folder_without_a_schedule_is_refused_clearly() {
     );
     let _ = std::fs::remove_dir_all(&folder);
 }
+
+#[test]
+fn a_schedule_whose_events_come_faster_than_the_cluster_carries_them_out_still_runs() {
+    // A crash joins the node's threads, which takes simulated time: the restart and the crashes
+    // after it are overdue when the follower looks again, and come together.
+    let file = std::env::temp_dir().join(format!("interleave-dense-{}.txt", std::process::id()));
+    std::fs::write(
+        &file,
+        "# interleave schedule, version 1\n# seed: 5\n# flags: --nodes 3\n\
+         1.000000s crash n0\n1.000001s restart n0\n1.000002s crash n1\n1.000003s crash n2\n\
+         1.000004s restart n1\n2.000000s end\n",
+    )
+    .expect("write");
+    let (code, stdout, stderr) = interleave(&["replay", "--schedule", path(&file)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("nothing found"), "{stdout}");
+    let _ = std::fs::remove_file(&file);
+}

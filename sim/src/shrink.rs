@@ -49,8 +49,9 @@ pub struct Hints {
 }
 
 /// The kind of a violation, for "fails the same way": the invariant's name (`Leader
-/// Completeness`), a node-local invariant's stem (`local invariant: truncated committed entries
-/// from`), `client history NotLinearizable`, `deadlock`, `liveness`, `watchdog`.
+/// Completeness`), a node-local invariant's text with its numbers blanked (`local invariant:
+/// truncated committed entries from #_ (commit index #_)`), `client history NotLinearizable`,
+/// `deadlock`, `liveness`, `watchdog`.
 pub fn violation_kind(failure: &str) -> String {
     let first = failure.lines().next().unwrap_or_default();
     if let Some(rest) = first.strip_prefix("invariant violated: ") {
@@ -78,17 +79,23 @@ pub fn violation_kind(failure: &str) -> String {
     stem(first)
 }
 
-/// `text` up to the first number or node name: what stays the same from run to run.
+/// `text` with every run of digits replaced by `_` (`saw t_ in a reply but stayed in t_`): what
+/// stays the same from run to run whatever the nodes, terms and indices.
 fn stem(text: &str) -> String {
-    let cut = text
-        .char_indices()
-        .find(|&(i, c)| {
-            c.is_ascii_digit()
-                || c == '#'
-                || (c == 'n' && text[i + 1..].starts_with(|d: char| d.is_ascii_digit()))
-        })
-        .map_or(text.len(), |(i, _)| i);
-    text[..cut].trim().to_string()
+    let mut stem = String::with_capacity(text.len());
+    let mut in_number = false;
+    for c in text.trim().chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                stem.push('_');
+            }
+            in_number = true;
+        } else {
+            stem.push(c);
+            in_number = false;
+        }
+    }
+    stem
 }
 
 /// The shrinker's state: the schedule's notes and end, the events kept, and the budget.
@@ -536,7 +543,13 @@ mod tests {
         );
         assert_eq!(
             violation_kind("invariant violated: local invariant of n1: n1: commit index #13 beyond last log index #9"),
-            "local invariant: commit index"
+            "local invariant: commit index #_ beyond last log index #_"
+        );
+        assert_eq!(
+            violation_kind(
+                "invariant violated: local invariant of n0: n0: saw t6 in a reply but stayed in t1"
+            ),
+            "local invariant: saw t_ in a reply but stayed in t_"
         );
     }
 }

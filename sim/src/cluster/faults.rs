@@ -9,8 +9,9 @@ impl Cluster {
     /// Crashes `node`: its instance stops sending and receiving at once, its threads are joined,
     /// and only its disk survives. No-op if it is already down.
     pub fn crash(&self, node: NodeId) {
-        if self.stop_instance(node) {
+        if self.is_running(node) {
             self.events.info(format!("crash {node}"));
+            self.stop_instance(node);
         } else {
             self.events.info(format!("crash {node} (already down)"));
         }
@@ -46,12 +47,12 @@ impl Cluster {
     /// Starts a new instance of `node` from its disk (ending the running one first, if any).
     /// Fails if the node refuses to start (corrupt storage).
     pub fn restart(&self, node: NodeId) -> Result<(), NodeError> {
-        let was_running = self.stop_instance(node);
-        self.events.info(if was_running {
+        self.events.info(if self.is_running(node) {
             format!("restart {node} (its running instance crashed first)")
         } else {
             format!("restart {node}")
         });
+        self.stop_instance(node);
         self.disk(node).reboot();
         self.start_node(node)
     }
