@@ -92,8 +92,8 @@ pub enum WorkloadKind {
 /// The workload's shape, shared by `chaos` and `replay`.
 #[derive(Args, Clone, Debug)]
 pub struct WorkloadArgs {
-    /// Number of nodes in the cluster (3 to 9).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(3..=9))]
+    /// Number of nodes in the cluster (2 to 9; in an even one, half is not a majority).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=9))]
     pub nodes: u32,
     /// Fault rounds per seed (each 50-500 ms of simulated time).
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=100_000))]

@@ -59,7 +59,8 @@ fn a_broken_node_exits_one_and_prints_a_replay_line() {
 #[test]
 fn usage_errors_exit_two_without_a_panic() {
     for args in [
-        &["chaos", "--nodes", "2"][..],
+        &["chaos", "--nodes", "1"][..],
+        &["chaos", "--nodes", "10"],
         &["chaos", "--mutation", "bogus"],
         &["frobnicate"],
     ] {

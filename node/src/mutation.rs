@@ -72,11 +72,23 @@ pub enum Mutation {
     /// it places the entries after `prev_log_index` even when its entry there has another term,
     /// so two logs can hold the same index and term after different histories.
     SkipConsistencyCheck,
+    /// Half of an even cluster counts as a majority (`>=` instead of `>`): the two halves of a
+    /// partition can each elect a leader and commit, and one of them later loses what it
+    /// committed. Harmless in odd clusters, which is why only an even one finds it.
+    HalfIsMajority,
+    /// Elections start without a pre-vote (thesis §9.6): a follower cut off for a while comes
+    /// back with a higher term and deposes a healthy leader. Safe, but disruptive.
+    NoPreVote,
+    /// A pre-vote is granted to an up-to-date candidate even while this node hears from a
+    /// leader (thesis §4.2.3 asks for both: no leader heard within the lease, and the log): a
+    /// node cut off from the leader alone wins a pre-vote, raises its term and deposes the
+    /// leader when it is reconnected.
+    PreVoteIgnoresLease,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 16] = [
+    pub const ALL: [Mutation; 19] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -93,6 +105,9 @@ impl Mutation {
         Mutation::SleepInPersist,
         Mutation::LostDeliveryHandoff,
         Mutation::SkipConsistencyCheck,
+        Mutation::HalfIsMajority,
+        Mutation::NoPreVote,
+        Mutation::PreVoteIgnoresLease,
     ];
 
     /// The mutation's command-line name.
@@ -114,6 +129,9 @@ impl Mutation {
             Mutation::SleepInPersist => "sleep-in-persist",
             Mutation::LostDeliveryHandoff => "lost-delivery-handoff",
             Mutation::SkipConsistencyCheck => "skip-consistency-check",
+            Mutation::HalfIsMajority => "half-is-majority",
+            Mutation::NoPreVote => "no-pre-vote",
+            Mutation::PreVoteIgnoresLease => "pre-vote-ignores-lease",
         }
     }
 }

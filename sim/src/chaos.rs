@@ -261,7 +261,8 @@ fn choose_fault(cluster: &Cluster, snapshot: &Snapshot, faults: FaultMix) -> Opt
                 .copied()
                 .filter(|id| !minority.contains(id))
                 .collect();
-            Some(Event::partition(vec![minority, majority]))
+            // In a two-node cluster the leader and its companion are everyone: no partition.
+            (!majority.is_empty()).then(|| Event::partition(vec![minority, majority]))
         }
         _ => None,
     }

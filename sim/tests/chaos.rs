@@ -35,3 +35,25 @@ fn chaos_two_hundred_rounds() {
         );
     });
 }
+
+/// Even clusters (and the smallest one) under the same chaos: half is not a majority, and a
+/// two-node cluster stops at any single crash yet must stay safe and recover.
+#[test]
+fn chaos_on_clusters_of_two_four_and_six_nodes() {
+    for nodes in [2, 4, 6] {
+        run_seeds(
+            "chaos::chaos_on_clusters_of_two_four_and_six_nodes",
+            &[101, 102],
+            move |sim| {
+                let config = ChaosConfig {
+                    nodes,
+                    ..ChaosConfig::default()
+                };
+                let report = run_chaos(sim, &config);
+                eprintln!("{nodes} nodes, seed {}: {report:?}", sim.seed());
+                assert!(report.leaders_elected >= 2, "{nodes} nodes: {report:?}");
+                assert!(report.highest_applied >= 5, "{nodes} nodes: {report:?}");
+            },
+        );
+    }
+}

@@ -116,3 +116,30 @@ fn two_hundred_elections_in_a_row() {
         cluster.shutdown();
     });
 }
+
+#[test]
+fn a_follower_cut_off_for_many_timeouts_rejoins_without_deposing_the_leader() {
+    run_seeds(
+        "election::a_follower_cut_off_for_many_timeouts_rejoins_without_deposing_the_leader",
+        SEEDS,
+        |sim| sim::scenarios::rejoining_follower(sim, &node::MutationSet::default()),
+    );
+}
+
+#[test]
+fn a_follower_cut_off_from_the_leader_alone_does_not_depose_it() {
+    run_seeds(
+        "election::a_follower_cut_off_from_the_leader_alone_does_not_depose_it",
+        SEEDS,
+        |sim| sim::scenarios::follower_cut_off_from_the_leader(sim, &node::MutationSet::default()),
+    );
+}
+
+#[test]
+fn the_halves_of_an_even_cluster_elect_and_commit_nothing_they_later_lose() {
+    run_seeds(
+        "election::the_halves_of_an_even_cluster_elect_and_commit_nothing_they_later_lose",
+        SEEDS,
+        |sim| sim::scenarios::halves_of_an_even_cluster(sim, &node::MutationSet::default()),
+    );
+}

@@ -41,6 +41,9 @@ impl RaftCore {
             "{}: a leader does not start elections",
             self.id
         );
+        if self.has(Mutation::NoPreVote) {
+            return self.start_election(now);
+        }
         let mut effects = Effects::default();
         self.leader_hint = None;
         self.role = RoleState::Candidate {
@@ -143,7 +146,7 @@ impl RaftCore {
         if args.pre_vote {
             // Would this node vote for the candidate in `args.term`? Nothing changes here.
             let grant = args.term > self.term()
-                && !self.within_lease(now)
+                && (!self.within_lease(now) || self.has(Mutation::PreVoteIgnoresLease))
                 && self.candidate_up_to_date(args);
             effects.push(reply(self, grant));
             return effects;

@@ -189,9 +189,13 @@ impl RaftCore {
         unique.dedup();
         assert_eq!(unique.len(), peers.len(), "duplicate peer ids in {peers:?}");
         let timers = Timers::new(&config, now);
+        let mut quorum = Quorum::of_peers(unique.len());
+        if config.mutations.has(Mutation::HalfIsMajority) {
+            quorum = quorum.with_half_as_majority();
+        }
         RaftCore {
             id,
-            quorum: Quorum::of_peers(unique.len()),
+            quorum,
             peers: unique,
             state,
             role: RoleState::Follower,

@@ -5,6 +5,8 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Quorum {
     cluster_size: usize,
+    /// The `half-is-majority` broken variant: half of an even cluster counts.
+    half_is_majority: bool,
 }
 
 impl Quorum {
@@ -12,6 +14,15 @@ impl Quorum {
     pub fn of_peers(peers: usize) -> Quorum {
         Quorum {
             cluster_size: peers + 1,
+            half_is_majority: false,
+        }
+    }
+
+    /// The same cluster, counting half of it as a majority (the `half-is-majority` variant).
+    pub(crate) fn with_half_as_majority(self) -> Quorum {
+        Quorum {
+            half_is_majority: true,
+            ..self
         }
     }
 
@@ -22,7 +33,7 @@ impl Quorum {
 
     /// Whether `count` nodes (this one included, if it counts) are more than half the cluster.
     pub fn is_majority(&self, count: usize) -> bool {
-        2 * count > self.cluster_size
+        2 * count > self.cluster_size || (self.half_is_majority && 2 * count == self.cluster_size)
     }
 
     /// The fewest nodes that form a majority.
@@ -46,5 +57,18 @@ mod tests {
         }
         // Half of an even cluster is not a majority: two halves could each elect a leader.
         assert!(!Quorum::of_peers(3).is_majority(2));
+    }
+
+    #[test]
+    fn the_broken_variant_counts_half_of_an_even_cluster_and_nothing_else_changes() {
+        let broken = Quorum::of_peers(3).with_half_as_majority();
+        assert!(broken.is_majority(2));
+        let odd = Quorum::of_peers(4).with_half_as_majority();
+        for count in 0..=5 {
+            assert_eq!(
+                odd.is_majority(count),
+                Quorum::of_peers(4).is_majority(count)
+            );
+        }
     }
 }

@@ -65,6 +65,15 @@ fn repeated_leader_crashes(sim: &Sim, mutations: &MutationSet) {
 fn torn_persistence(sim: &Sim, mutations: &MutationSet) {
     scenarios::torn_persistence(sim, mutations);
 }
+fn halves_of_an_even_cluster(sim: &Sim, mutations: &MutationSet) {
+    scenarios::halves_of_an_even_cluster(sim, mutations);
+}
+fn rejoining_follower(sim: &Sim, mutations: &MutationSet) {
+    scenarios::rejoining_follower(sim, mutations);
+}
+fn follower_cut_off_from_the_leader(sim: &Sim, mutations: &MutationSet) {
+    scenarios::follower_cut_off_from_the_leader(sim, mutations);
+}
 
 /// Every broken variant, one line each.
 pub fn catalogue() -> Vec<Variant> {
@@ -180,6 +189,24 @@ pub fn catalogue() -> Vec<Variant> {
             models: "a handler delivers what fits and strands the rest (a lost hand-off to the applier)",
             detectors: vec![Loom { binary: "apply_path", test: "a_handler_that_strands_what_it_cannot_deliver_is_rejected" }, CHAOS_RAFT_MISSES],
             signature: &[],
+        },
+        Variant {
+            broken: node(Mutation::HalfIsMajority),
+            models: "half of an even cluster counted as a majority (`>=` for `>`; Raft §5.2): two leaders, two histories",
+            detectors: vec![Scenario { name: "halves of an even cluster", run: halves_of_an_even_cluster, seeds: 10 }, CHAOS_RAFT_MISSES],
+            signature: &["invariant violated", "leaders"],
+        },
+        Variant {
+            broken: node(Mutation::NoPreVote),
+            models: "elections without pre-vote: a rejoining node deposes a healthy leader (thesis §9.6)",
+            detectors: vec![Scenario { name: "rejoining follower", run: rejoining_follower, seeds: 10 }, CHAOS_RAFT_MISSES],
+            signature: &["disrupted"],
+        },
+        Variant {
+            broken: node(Mutation::PreVoteIgnoresLease),
+            models: "pre-votes granted while a leader is heard: a node cut off from the leader alone deposes it (thesis §4.2.3)",
+            detectors: vec![Scenario { name: "follower cut off from the leader", run: follower_cut_off_from_the_leader, seeds: 10 }, CHAOS_RAFT_MISSES],
+            signature: &["disrupted"],
         },
     ]
 }

@@ -3,6 +3,12 @@
 //! a safety invariant or a liveness bound breaks. The tests run them on the correct node and, to
 //! prove each check can fail, on deliberately broken ones.
 
+mod even_cluster;
+mod non_disruption;
+
+pub use even_cluster::halves_of_an_even_cluster;
+pub use non_disruption::{follower_cut_off_from_the_leader, rejoining_follower};
+
 use crate::cluster::{Cluster, ClusterConfig};
 use crate::runner::Sim;
 use node::{Command, LogIndex, MutationSet, NodeId, Term};

@@ -179,3 +179,106 @@ fn a_pre_vote_changes_nothing_and_only_a_majority_of_yes_starts_the_election() {
     );
     assert_eq!(effects.as_slice()[0], Effect::Persist);
 }
+
+#[test]
+fn a_leader_keeps_leading_when_a_stale_candidate_asks_for_a_vote_in_its_own_term() {
+    // A candidate that lost the election of term 1 asks the winner for its vote, late.
+    let mut leader = core(0, 3);
+    elect(&mut leader);
+    let term = leader.term();
+    let stale = Request::RequestVote(RequestVoteArgs {
+        pre_vote: false,
+        term,
+        candidate: n(2),
+        last_log_index: LogIndex(0),
+        last_log_term: Term(0),
+    });
+    let effects = leader.handle_request(t(600), &stale);
+    assert_eq!(
+        reply_of(&effects),
+        Response::RequestVote(RequestVoteReply {
+            term,
+            vote_granted: false
+        })
+    );
+    assert_eq!((leader.role(), leader.term()), (Role::Leader, term));
+}
+
+#[test]
+fn a_pre_vote_is_granted_only_for_a_higher_term_and_only_outside_the_lease() {
+    let ask = |term: u64| {
+        Request::RequestVote(RequestVoteArgs {
+            pre_vote: true,
+            term: Term(term),
+            candidate: n(2),
+            last_log_index: LogIndex(0),
+            last_log_term: Term(0),
+        })
+    };
+    let granted = |effects: &Effects| matches!(reply_of(effects), Response::RequestVote(reply) if reply.vote_granted);
+    // A follower that just heard from the leader of term 1.
+    let follower = |mutations: MutationSet| {
+        let mut follower = core_with(1, 3, PersistentState::default(), mutations);
+        follower.handle_request(t(100), &heartbeat_from(0, 1));
+        follower
+    };
+    let mut correct = follower(MutationSet::default());
+    assert!(
+        !granted(&correct.handle_request(t(110), &ask(2))),
+        "within the lease"
+    );
+    assert!(
+        !granted(&correct.handle_request(t(5000), &ask(1))),
+        "not a higher term"
+    );
+    assert!(
+        granted(&correct.handle_request(t(5000), &ask(2))),
+        "lease over, term higher"
+    );
+    let mut broken = follower(MutationSet::only(Mutation::PreVoteIgnoresLease));
+    assert!(
+        granted(&broken.handle_request(t(110), &ask(2))),
+        "the variant ignores the lease"
+    );
+}
+
+#[test]
+fn without_pre_vote_a_timed_out_follower_raises_its_term_at_once() {
+    let mut correct = core(1, 3);
+    let deadline = correct.election_deadline();
+    correct.tick(deadline);
+    assert_eq!(
+        (correct.role(), correct.term()),
+        (Role::PreCandidate, Term(0))
+    );
+    let mut broken = core_with(
+        1,
+        3,
+        PersistentState::default(),
+        MutationSet::only(Mutation::NoPreVote),
+    );
+    let deadline = broken.election_deadline();
+    broken.tick(deadline);
+    assert_eq!((broken.role(), broken.term()), (Role::Candidate, Term(1)));
+}
+
+#[test]
+fn half_of_an_even_cluster_elects_a_leader_only_in_the_broken_variant() {
+    let vote_from = |candidate: &mut RaftCore, peer: u32| {
+        let (_, request) = candidate.next_request(n(peer)).expect("vote request");
+        candidate.handle_response(t(501), n(peer), &request, Some(&vote_granted(Term(1))));
+    };
+    let mut correct = core(0, 4);
+    correct.start_election(t(500));
+    vote_from(&mut correct, 1);
+    assert_eq!(correct.role(), Role::Candidate);
+    let mut broken = core_with(
+        0,
+        4,
+        PersistentState::default(),
+        MutationSet::only(Mutation::HalfIsMajority),
+    );
+    broken.start_election(t(500));
+    vote_from(&mut broken, 1);
+    assert_eq!(broken.role(), Role::Leader, "2 of 4 counted as a majority");
+}
