@@ -11,6 +11,7 @@ use std::time::Duration;
 #[derive(Parser)]
 #[command(
     name = "interleave",
+    version,
     about = "Makes the bugs of distributed systems common, fast and reproducible.",
     long_about = "Runs a Raft cluster on threads in simulated time under random faults (message \
                   loss and delay, crashes, restarts, symmetric and one-way partitions) and checks \

@@ -57,6 +57,16 @@ fn a_broken_node_exits_one_and_prints_a_replay_line() {
 }
 
 #[test]
+fn version_prints_the_crate_version_and_exits_zero() {
+    let (code, stdout, stderr) = interleave(&["--version"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout.trim(),
+        format!("interleave {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
 fn usage_errors_exit_two_without_a_panic() {
     for args in [
         &["chaos", "--nodes", "1"][..],
