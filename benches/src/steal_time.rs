@@ -41,7 +41,7 @@ pub fn report_steal_since(before: Option<Duration>, what: &str) {
     );
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 

@@ -93,7 +93,7 @@ impl RunFingerprint {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 

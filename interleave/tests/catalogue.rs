@@ -1,6 +1,7 @@
 //! The chaos column of the catalogue, on the deterministic engine: chaos kills, within its seed
 //! budget and for the reason the variant models, every variant the catalogue says it kills; and
 //! it passes the correct build on the first seeds of each workload the catalogue uses.
+#![cfg(not(any(loom, shuttle)))]
 
 use interleave::engines::{run_seed, EngineChoice, SchedulerKind};
 use interleave::mutants::chaos_workload;

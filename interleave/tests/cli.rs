@@ -1,4 +1,5 @@
 //! The `interleave` command line: exit statuses, JSON output, clear usage errors.
+#![cfg(not(any(loom, shuttle)))]
 
 use std::process::Command;
 

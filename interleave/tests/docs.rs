@@ -2,6 +2,7 @@
 //! from the workspace's root, and must print what the page says (`[..]` and `...` stand for
 //! what changes from build to build). Blocks of other languages are not run: the `cargo`
 //! commands they show are the ones `./test.sh` runs, or benchmarks.
+#![cfg(not(any(loom, shuttle)))]
 
 #[test]
 fn every_console_example_in_the_docs_prints_what_the_docs_say() {

@@ -1,7 +1,7 @@
 //! Ctrl-C is a request, not a crash: `chaos` stops starting seeds, reports what ran, and exits
 //! with 130 (128 + SIGINT, as shells report it); a closed pipe ends the process quietly.
 
-#![cfg(unix)]
+#![cfg(all(unix, not(any(loom, shuttle))))]
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::ExitStatusExt;

@@ -1,5 +1,6 @@
 //! A run's recorded schedule is the run: following it (with the seed) reproduces the run
 //! exactly, on both workloads, failing or not.
+#![cfg(not(any(loom, shuttle)))]
 
 use interleave::engines::{run_seed, run_seed_following, EngineChoice, SchedulerKind};
 use interleave::mutants::chaos_workload;

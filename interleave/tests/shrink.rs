@@ -3,6 +3,7 @@
 //! replayed, passes on the correct build (the bug, not the schedule, causes the failure), and
 //! loses its failure when any one of its events is removed (it is 1-minimal, as reported); a
 //! schedule that no longer fails is not shrunk, nor reported minimal.
+#![cfg(not(any(loom, shuttle)))]
 
 use sim::schedule::Schedule;
 use std::path::{Path, PathBuf};

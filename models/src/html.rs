@@ -150,7 +150,7 @@ not be placed after it; hover a bar for its details.</p>
     )
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
     use crate::{check, CheckOptions, Operation, Register, RegisterInput, RegisterOutput};

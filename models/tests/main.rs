@@ -1,4 +1,5 @@
 //! Integration tests of the checker: the shared histories and the command line.
+#![cfg(not(any(loom, shuttle)))]
 
 mod histories;
 mod lincheck;

@@ -17,6 +17,7 @@
 //! # Example: a three-node cluster in real time
 //!
 //! ```
+//! # if threadsim::sync::MODEL_CHECKER_BUILD { return; } // a loom or shuttle build runs only models
 //! use node::{Command, Config, LocalNetwork, MemoryPersister, NoObserver, Node, NodeId, NodeParams,
 //!            Workers};
 //! use std::sync::Arc;

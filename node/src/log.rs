@@ -154,7 +154,7 @@ impl RaftLog {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
     use crate::Command;

@@ -1,4 +1,5 @@
 //! The node in real time: system clock, in-process transport without artificial delays.
+#![cfg(not(any(loom, shuttle)))]
 
 use node::{Applied, LogIndex};
 use node::{

@@ -185,7 +185,7 @@ impl Persister for Disk {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 
@@ -228,7 +228,7 @@ mod tests {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod in_place_tests {
     use super::*;
 

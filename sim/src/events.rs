@@ -44,7 +44,7 @@ pub fn node_list(nodes: &[NodeId]) -> String {
     format!("[{}]", names.join(" "))
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 

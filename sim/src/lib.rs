@@ -6,6 +6,7 @@
 //! ([`runner::replay_command`]).
 //!
 //! ```
+//! # if threadsim::sync::MODEL_CHECKER_BUILD { return; } // a loom or shuttle build runs only models
 //! use sim::{run_seeds, Cluster, ClusterConfig};
 //! use node::Command;
 //!

@@ -366,7 +366,7 @@ pub fn shrink(
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
     use node::NodeId;

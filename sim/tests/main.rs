@@ -1,5 +1,6 @@
 //! The simulation suite: every test runs a cluster in simulated time with the continuous
 //! invariants on. A failure prints its seed and the command that replays it.
+#![cfg(not(any(loom, shuttle)))]
 
 mod agreement;
 mod catalogue;

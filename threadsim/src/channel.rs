@@ -194,7 +194,7 @@ impl<T> Drop for Receiver<T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
     use crate::clock::{spawn, SystemClock};

@@ -52,7 +52,7 @@ impl std::fmt::Display for Digest {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 

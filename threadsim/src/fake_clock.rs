@@ -288,7 +288,7 @@ impl Clock for FakeClock {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
     use crate::clock::{spawn, ClockRef};

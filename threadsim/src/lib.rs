@@ -27,6 +27,7 @@
 //! reported by name instead of hanging.
 //!
 //! ```
+//! # if threadsim::sync::MODEL_CHECKER_BUILD { return; } // a loom or shuttle build runs only models
 //! use std::time::Duration;
 //! use threadsim::simulation::simulate_on_threads;
 //! use threadsim::sync::Arc;

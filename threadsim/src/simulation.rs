@@ -275,7 +275,7 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
     use crate::clock::spawn;

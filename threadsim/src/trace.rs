@@ -143,7 +143,7 @@ impl Trace {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
     use std::time::Duration;

@@ -9,7 +9,7 @@ use threadsim_shuttle as engine_threadsim;
 #[path = "seed.rs"]
 pub mod seed;
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::{engine_threadsim, seed};
     use crate::verify::Verification;

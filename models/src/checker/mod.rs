@@ -4,7 +4,7 @@
 mod bitset;
 pub mod brute;
 mod search;
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests;
 
 pub use bitset::Bitset;

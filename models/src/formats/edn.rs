@@ -95,7 +95,7 @@ fn read_value(chars: &mut Chars<'_>) -> Result<EdnValue, String> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 

@@ -126,7 +126,7 @@ fn parse_int(text: &str) -> Result<i64, String> {
         .map_err(|_| format!("expected an integer, got {text:?}"))
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 

@@ -311,7 +311,7 @@ pub fn write_register(history: &History<RegisterInput, RegisterOutput>) -> Strin
     out
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 

@@ -101,7 +101,7 @@ fn keyword(map: &BTreeMap<String, EdnValue>, field: &str) -> Result<String, Stri
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 

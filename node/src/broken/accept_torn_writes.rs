@@ -38,7 +38,7 @@ pub fn salvage(bytes: &[u8]) -> PersistentState {
     state
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 

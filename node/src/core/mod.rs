@@ -18,7 +18,7 @@ mod election;
 mod quorum;
 mod read_index;
 mod replication;
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests;
 mod timing;
 

@@ -180,7 +180,7 @@ impl StateEncoder {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
     use crate::{Command, Entry, LogIndex, NodeId, Term};

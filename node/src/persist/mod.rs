@@ -216,7 +216,7 @@ impl Persister for MemoryPersister {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 

@@ -23,7 +23,7 @@ mod read_index;
 mod replicator;
 mod rpc_handler;
 mod state;
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests;
 mod ticker;
 

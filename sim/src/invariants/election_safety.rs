@@ -32,7 +32,7 @@ impl ElectionSafety {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 

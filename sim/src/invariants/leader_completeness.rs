@@ -83,7 +83,7 @@ impl LeaderCompleteness {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
     use node::LoggedEntry;

@@ -45,7 +45,7 @@ impl StateMachineSafety {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 

@@ -202,7 +202,7 @@ impl std::str::FromStr for Schedule {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
 

@@ -141,7 +141,7 @@ impl Clock for SystemClock {
     fn thread_unregister(&self, _ticket: ThreadTicket) {}
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
     use crate::clock::{spawn, ClockRef, Signal};

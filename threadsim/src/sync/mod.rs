@@ -164,7 +164,7 @@ mod backend {
 
 pub use backend::{atomic, thread, Arc, Condvar, Mutex, MutexGuard};
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     #[test]
     fn a_twin_source_path_is_shown_as_the_original() {
@@ -184,6 +184,10 @@ mod controlled;
 
 pub(crate) use controlled::run as run_controlled;
 pub(crate) use controlled::{note_time, note_wait};
+/// True in a `--cfg loom` or `--cfg shuttle` build, whose primitives work only inside a model
+/// (loom's `model`, shuttle's `check_*`): code outside one, such as the doc examples, checks this
+/// and does nothing, so `RUSTFLAGS="--cfg loom" cargo test` runs the models alone.
+pub const MODEL_CHECKER_BUILD: bool = cfg!(any(loom, shuttle));
 /// Whether this build can run controlled executions (shuttle's scheduler, one seed deciding
 /// every thread switch): true in shuttle builds only.
 pub const CONTROLLED_EXECUTIONS: bool = controlled::AVAILABLE;
