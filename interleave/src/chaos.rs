@@ -6,7 +6,9 @@ use crate::engines::{run_seed, EngineChoice};
 use crate::failure_folder;
 use crate::outcome::SeedOutcome;
 use crate::replay_line::replay_line;
+use crate::seeds::{FirstSeed, SeedRange};
 use crate::verify::Verification;
+use crate::{junit, JSON_VERSION};
 use sim::ChaosReport;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -18,6 +20,8 @@ const MAX_SAVED_FAILURES: usize = 100;
 
 /// A finished seed as a worker hands it over.
 struct Finished {
+    /// Real time the seed took, its verification included.
+    wall: std::time::Duration,
     outcome: SeedOutcome,
     /// For a failing seed: what its rerun showed.
     verification: Option<Verification>,
@@ -26,24 +30,23 @@ struct Finished {
 /// Runs `args.seeds` seeds on `engine` with `workers` threads; exit 0 when nothing was found, 1
 /// when a seed failed or a replay diverged.
 pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
+    let whole = match SeedRange::new(args.first_seed.resolve(), args.seeds) {
+        Ok(range) => range,
+        Err(message) => {
+            eprintln!("interleave: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let range = args.shard.map_or(whole, |shard| whole.shard(shard));
     let workers = args
         .workers
         .map_or_else(
             || std::thread::available_parallelism().map_or(2, |n| n.get()),
             |n| n as usize,
         )
-        .min(usize::try_from(args.seeds).unwrap_or(usize::MAX));
-    let Some(last_seed) = args.first_seed.checked_add(args.seeds - 1) else {
-        eprintln!(
-            "interleave: seeds {}.. plus {} seeds passes the largest seed {}",
-            args.first_seed,
-            args.seeds,
-            u64::MAX
-        );
-        return ExitCode::from(2);
-    };
+        .min(usize::try_from(range.count).unwrap_or(usize::MAX));
     if !args.json {
-        print_header(args, &engine, workers, last_seed);
+        print_header(args, &engine, workers, whole, range);
     }
     crate::interrupt::stop_on_ctrl_c();
     let next_index = Arc::new(AtomicU64::new(0));
@@ -58,10 +61,10 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
             .spawn(move || loop {
                 let index = next_index.fetch_add(1, Ordering::SeqCst);
                 let interrupted = crate::interrupt::interrupted();
-                if index >= args.seeds || stop.load(Ordering::SeqCst) || interrupted {
+                if index >= range.count || stop.load(Ordering::SeqCst) || interrupted {
                     return;
                 }
-                let seed = args.first_seed + index;
+                let seed = range.nth(index);
                 let finished = run_and_verify(&engine, &args, seed);
                 if results.send(finished).is_err() {
                     return;
@@ -88,12 +91,17 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
     let mut totals = ChaosReport::default();
     // The lowest failing seed whose replay held, and its folder: the one to shrink.
     let mut first_failure: Option<(SeedOutcome, Option<std::path::PathBuf>)> = None;
+    let mut junit_cases = Vec::new();
     for Finished {
+        wall: seed_wall,
         outcome,
         verification,
     } in finished
     {
         done += 1;
+        if args.junit.is_some() {
+            junit_cases.push(junit_case(args, &outcome, verification.as_ref(), seed_wall));
+        }
         match &outcome.figures {
             Some(figures) => add(&mut totals, figures),
             None => stopped_early += 1,
@@ -169,7 +177,7 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
         let elapsed = wall.elapsed().as_secs_f64().max(1e-9);
         let line = format!(
             "[{done}/{}] failures {} | {:.0} simulated s | {:.0}x real time | {:.1} seeds/s",
-            args.seeds,
+            range.count,
             failures.len(),
             totals.simulated.as_secs_f64(),
             totals.simulated.as_secs_f64() / elapsed,
@@ -178,7 +186,7 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
         if interactive {
             eprint!("\r\x1b[K{line}");
             let _ = std::io::stderr().flush();
-        } else if !args.json && (done.is_multiple_of(10) || done == args.seeds) {
+        } else if !args.json && (done.is_multiple_of(10) || done == range.count) {
             eprintln!("{line}");
         }
     }
@@ -200,10 +208,23 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
         }
         _ => None,
     };
+    let mut status_ok = true;
+    if let Some(file) = &args.junit {
+        junit_cases.sort_by_key(|case: &(u64, junit::Case)| case.0);
+        let cases: Vec<junit::Case> = junit_cases.into_iter().map(|(_, case)| case).collect();
+        if let Err(message) = junit::write(file, "interleave chaos", &cases, elapsed) {
+            eprintln!("interleave: {message}");
+            status_ok = false;
+        }
+    }
     if args.json {
         let summary = serde_json::json!({
             "summary": {
+                "version": JSON_VERSION,
                 "seeds": done,
+                "range": range.to_string(),
+                "first_seed": whole.first,
+                "shard": args.shard.map(|shard| shard.to_string()),
                 "interrupted": crate::interrupt::interrupted(),
                 "engine": engine.describe(),
                 "failures": failures,
@@ -238,7 +259,7 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
         if interrupted_seeds {
             println!(
                 "interrupted by Ctrl-C: {done} of {} seeds ran{}",
-                args.seeds,
+                range.count,
                 if !failures.is_empty() && !args.no_shrink {
                     "; the first failure was not shrunk (`interleave shrink FOLDER` shrinks it)"
                 } else {
@@ -282,20 +303,56 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
     }
     if crate::interrupt::interrupted() {
         ExitCode::from(crate::interrupt::INTERRUPTED_EXIT)
-    } else if failures.is_empty() {
-        ExitCode::SUCCESS
-    } else {
+    } else if !failures.is_empty() {
         ExitCode::from(1)
+    } else if !status_ok {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
     }
+}
+
+/// A seed as a JUnit test case (with its seed, to sort by).
+fn junit_case(
+    args: &ChaosArgs,
+    outcome: &SeedOutcome,
+    verification: Option<&Verification>,
+    wall: std::time::Duration,
+) -> (u64, junit::Case) {
+    let failure = outcome.failure.as_ref().map(|failure| {
+        let replay = replay_line(
+            outcome.seed,
+            &args.workload,
+            &args.engine,
+            outcome.trace.digest,
+        );
+        let checked = verification.map_or_else(String::new, |v| v.describe(outcome));
+        let message = failure.lines().next().unwrap_or_default().to_string();
+        (message, format!("{failure}\n\nreplay: {replay}\n{checked}"))
+    });
+    let classname = match args.workload.workload {
+        WorkloadKind::Raft => "chaos raft",
+        WorkloadKind::Kv => "chaos kv",
+    };
+    let case = junit::Case {
+        name: format!("seed {}", outcome.seed),
+        classname: classname.to_string(),
+        failure,
+        time: Some(wall),
+    };
+    (outcome.seed, case)
 }
 
 /// Runs one seed; a failing seed is run once more and compared. A passing seed keeps only its
 /// trace digest (its events are not needed).
 fn run_and_verify(engine: &EngineChoice, args: &ChaosArgs, seed: u64) -> Finished {
+    #[allow(clippy::disallowed_methods)] // the seed's wall time, for the JUnit report
+    let started = std::time::Instant::now();
     let mut outcome = run_seed(engine, &args.workload, seed);
     if outcome.failure.is_none() {
         outcome.trace.events = Vec::new();
         return Finished {
+            wall: started.elapsed(),
             outcome,
             verification: None,
         };
@@ -303,12 +360,19 @@ fn run_and_verify(engine: &EngineChoice, args: &ChaosArgs, seed: u64) -> Finishe
     let replayed = run_seed(engine, &args.workload, seed);
     let verification = Verification::compare(&outcome, replayed, engine.scheduler.deterministic());
     Finished {
+        wall: started.elapsed(),
         outcome,
         verification: Some(verification),
     }
 }
 
-fn print_header(args: &ChaosArgs, engine: &EngineChoice, workers: usize, last_seed: u64) {
+fn print_header(
+    args: &ChaosArgs,
+    engine: &EngineChoice,
+    workers: usize,
+    whole: SeedRange,
+    range: SeedRange,
+) {
     let workload = &args.workload;
     let shape = match workload.workload {
         WorkloadKind::Raft => format!("{} rounds per seed", workload.rounds),
@@ -327,9 +391,9 @@ fn print_header(args: &ChaosArgs, engine: &EngineChoice, workers: usize, last_se
         format!(", mutations: {}", names.join(", "))
     };
     println!(
-        "interleave chaos: {} nodes, {shape}, seeds {}..={last_seed}, {} network, {}, {workers} workers{mutations}",
+        "interleave chaos: {} nodes, {shape}, seeds {range}{}, {} network, {}, {workers} workers{mutations}",
         workload.nodes,
-        args.first_seed,
+        args.shard.map_or_else(String::new, |shard| format!(" (shard {shard} of {whole})")),
         if workload.reliable {
             "reliable"
         } else {
@@ -337,6 +401,12 @@ fn print_header(args: &ChaosArgs, engine: &EngineChoice, workers: usize, last_se
         },
         engine.describe(),
     );
+    if args.first_seed == FirstSeed::Random {
+        println!(
+            "first seed drawn at random: {} (`--first-seed {}` runs this range again)",
+            whole.first, whole.first
+        );
+    }
 }
 
 /// Adds one seed's figures to the totals.
@@ -353,6 +423,7 @@ fn add(totals: &mut ChaosReport, report: &ChaosReport) {
 fn passed_json(outcome: &SeedOutcome, engine: &EngineChoice) -> serde_json::Value {
     let figures = outcome.figures.clone().unwrap_or_default();
     serde_json::json!({
+        "version": JSON_VERSION,
         "seed": outcome.seed,
         "verdict": "passed",
         "engine": engine.scheduler.name(),
@@ -373,6 +444,7 @@ fn failed_json(
     folder: Option<&std::path::Path>,
 ) -> serde_json::Value {
     serde_json::json!({
+        "version": JSON_VERSION,
         "seed": outcome.seed,
         "verdict": "failed",
         "engine": engine.scheduler.name(),

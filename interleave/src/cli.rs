@@ -1,9 +1,12 @@
 //! The command line: subcommands and their options (clap).
 
 use crate::engines::{EngineChoice, SchedulerKind};
+use crate::seeds::{FirstSeed, Shard};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use node::kv::ReadMode;
 use node::Mutation;
+use sim::mutants::Broken;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -47,13 +50,20 @@ pub enum Command {
     /// Exit 0 when every variant is killed and the correct build passes, 1 otherwise. The loom
     /// and shuttle columns build their own test binaries with cargo (minutes the first time).
     Mutants(MutantsArgs),
+    /// Print a shell completion script (`interleave completions bash > /etc/bash_completion.d/
+    /// interleave`): subcommands, options, and the names of mutations, read modes and variants.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 /// `interleave mutants`.
 #[derive(Args, Clone)]
 pub struct MutantsArgs {
     /// Only these variants (repeatable; see the README's catalogue for the names).
-    #[arg(long = "only", value_name = "NAME")]
+    #[arg(long = "only", value_name = "NAME", value_parser = variant_names())]
     pub only: Vec<String>,
     /// Skip the loom column (no `--cfg loom` build).
     #[arg(long)]
@@ -73,6 +83,14 @@ pub struct MutantsArgs {
     /// Print the matrix as one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Run only the K-th of N disjoint slices of the catalogue's variants (a CI matrix job's
+    /// share), with the correct build through their detectors.
+    #[arg(long, env = "INTERLEAVE_SHARD", value_name = "K/N")]
+    pub shard: Option<Shard>,
+    /// Also write a JUnit XML report to this file: one test case per variant and detector (a
+    /// survivor is a failure), and one per detector of the correct build.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// The workspace whose loom and shuttle tests to build (default: this binary's source tree).
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -102,10 +120,10 @@ pub struct WorkloadArgs {
     /// Keep the network reliable (no message loss); delays and partitions still happen.
     #[arg(long)]
     pub reliable: bool,
-    /// Switch on a deliberately broken behaviour (repeatable; an unknown name lists them all).
+    /// Switch on a deliberately broken behaviour (repeatable; `--help` lists the names).
     /// Many are only exposed by their targeted scenario, the key-value workload, a loom model or
     /// shuttle, not by the chaos workload: `interleave mutants` prints which detector kills which.
-    #[arg(long = "mutation", value_name = "NAME")]
+    #[arg(long = "mutation", value_name = "NAME", value_parser = mutation_parser())]
     pub mutations: Vec<Mutation>,
     /// What runs on the cluster: `raft` (commands offered to every node each round, continuous
     /// invariants) or `kv` (30 clerks against the key-value store, continuous invariants, and
@@ -113,7 +131,7 @@ pub struct WorkloadArgs {
     #[arg(long, value_enum, default_value_t = WorkloadKind::Raft)]
     pub workload: WorkloadKind,
     /// For `--workload kv`: how gets are served (log, read-index, or the broken unsafe-local).
-    #[arg(long, default_value = "read-index", value_name = "MODE")]
+    #[arg(long, default_value = "read-index", value_name = "MODE", value_parser = read_mode_parser())]
     pub read_mode: ReadMode,
     /// Simulated seconds per seed (raft: the rounds stop early once it has passed; kv: the
     /// clients' run time, default 27).
@@ -167,6 +185,36 @@ pub fn workload_args(words: &[&str]) -> WorkloadArgs {
     }
 }
 
+/// `--mutation`: one of [`Mutation::ALL`], listed in `--help` and in shell completions, each
+/// with the bug it models.
+fn mutation_parser() -> impl TypedValueParser<Value = Mutation> {
+    let names = sim::mutants::catalogue()
+        .into_iter()
+        .filter(|variant| matches!(variant.broken, Broken::Node(_)))
+        .map(|variant| PossibleValue::new(variant.broken.name()).help(variant.models));
+    let listed: Vec<PossibleValue> = names.collect();
+    debug_assert_eq!(
+        listed.len(),
+        Mutation::ALL.len(),
+        "every mutation is catalogued"
+    );
+    PossibleValuesParser::new(listed).map(|name| name.parse().expect("a listed name parses"))
+}
+
+/// `--read-mode`: one of [`ReadMode::ALL`].
+fn read_mode_parser() -> impl TypedValueParser<Value = ReadMode> {
+    PossibleValuesParser::new(ReadMode::ALL.map(ReadMode::name))
+        .map(|name| name.parse().expect("a listed name parses"))
+}
+
+/// `mutants --only`: a variant of the catalogue.
+fn variant_names() -> PossibleValuesParser {
+    let names = sim::mutants::catalogue()
+        .into_iter()
+        .map(|variant| PossibleValue::new(variant.broken.name()).help(variant.models));
+    PossibleValuesParser::new(names.collect::<Vec<_>>())
+}
+
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text
         .parse()
@@ -199,7 +247,7 @@ pub struct ShrinkArgs {
 #[derive(Args, Clone)]
 pub struct ReplayArgs {
     /// The seed to rerun (with `--schedule`, the file's seed).
-    #[arg(long, required_unless_present = "schedule")]
+    #[arg(long, env = "INTERLEAVE_SEED", required_unless_present = "schedule")]
     pub seed: Option<u64>,
     /// Run exactly the events of this schedule file (as `chaos` and `shrink` write them), with
     /// the seed and workload its notes give; `--mutation` or `--no-mutations` change only the
@@ -246,11 +294,21 @@ pub struct ChaosArgs {
     #[command(flatten)]
     pub engine: EngineArgs,
     /// How many seeds to run.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "INTERLEAVE_SEED_COUNT", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
     pub seeds: u64,
-    /// The first seed; seeds run are first-seed, first-seed + 1, ...
-    #[arg(long, default_value_t = 1)]
-    pub first_seed: u64,
+    /// The first seed; seeds run are first-seed, first-seed + 1, ... `random` draws a fresh
+    /// range for each run (in CI: new seeds every run) and prints it, so it replays.
+    #[arg(
+        long,
+        env = "INTERLEAVE_FIRST_SEED",
+        default_value = "1",
+        value_name = "SEED|random"
+    )]
+    pub first_seed: FirstSeed,
+    /// Run only the K-th of N disjoint slices of the seed range (a CI matrix job's share; the N
+    /// shards together run every seed once).
+    #[arg(long, env = "INTERLEAVE_SHARD", value_name = "K/N")]
+    pub shard: Option<Shard>,
     /// Parallel workers, each running one seed at a time (default: the number of cores).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub workers: Option<u64>,
@@ -265,6 +323,10 @@ pub struct ChaosArgs {
     /// history and an HTML counterexample.
     #[arg(long, value_name = "DIR", default_value = "target/interleave-runs")]
     pub out: PathBuf,
+    /// Also write a JUnit XML report to this file: one test case per seed, a failure carrying
+    /// the violation and its verified replay line (for CI dashboards).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Do not shrink the first failure's schedule.
     #[arg(long)]
     pub no_shrink: bool,

@@ -8,11 +8,18 @@ pub mod cli;
 pub mod engines;
 pub mod failure_folder;
 pub mod interrupt;
+pub mod junit;
+pub mod logging;
 pub mod mutants;
 pub mod outcome;
 pub mod pct;
 pub mod replay;
 pub mod replay_line;
+pub mod seeds;
 pub mod shrink;
 pub mod shrink_command;
 pub mod verify;
+
+/// The version of the JSON objects `chaos`, `replay` and `mutants` print (their `version`
+/// field): raised when a field changes meaning or goes away; new fields do not raise it.
+pub const JSON_VERSION: u32 = 1;

@@ -36,6 +36,10 @@ fn main() -> ExitCode {
             _ => unreachable!("`interleave chaos` parses"),
         },
     };
+    if let Err(message) = interleave::logging::init() {
+        eprintln!("interleave: {message}");
+        return ExitCode::from(2);
+    }
     let watchdog = match sim::runner::watchdog_limit() {
         Ok(watchdog) => watchdog,
         Err(message) => {
@@ -49,5 +53,15 @@ fn main() -> ExitCode {
         Command::Check(args) => ExitCode::from(models::cli::run(&args)),
         Command::Mutants(args) => mutants::mutants(&args, watchdog),
         Command::Shrink(args) => shrink_command::shrink(&args),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "interleave",
+                &mut std::io::stdout(),
+            );
+            ExitCode::SUCCESS
+        }
     }
 }

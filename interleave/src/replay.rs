@@ -94,6 +94,7 @@ pub fn replay(args: &ReplayArgs, engine: EngineChoice) -> ExitCode {
         println!(
             "{}",
             serde_json::json!({
+                "version": crate::JSON_VERSION,
                 "seed": seed,
                 "engine": engine.scheduler.name(),
                 "verdict": if first.failure.is_some() { "failed" } else { "passed" },

@@ -3,8 +3,37 @@
 use crate::cli::{EngineArgs, WorkloadArgs, WorkloadKind};
 use crate::engines::SchedulerKind;
 
-/// How the replay command starts.
-pub const REPLAY_PREFIX: &str = "cargo run --release -p interleave --";
+/// How the replay command starts when this binary runs under `cargo run`.
+pub const CARGO_RUN_PREFIX: &str = "cargo run --release -p interleave --";
+
+/// How a command that reruns something starts: the way this process was started. Under
+/// `cargo run` (cargo sets `CARGO` and the package name), `cargo run --release -p interleave --`;
+/// otherwise the program as it was typed (`interleave` from `PATH` after `cargo install`, or
+/// the path given), quoted for a shell if it needs it.
+pub fn replay_prefix() -> String {
+    let under_cargo = std::env::var_os("CARGO").is_some()
+        && std::env::var("CARGO_PKG_NAME").as_deref() == Ok("interleave");
+    prefix_for(under_cargo, std::env::args_os().next())
+}
+
+fn prefix_for(under_cargo: bool, program: Option<std::ffi::OsString>) -> String {
+    let program = program.map(|p| p.to_string_lossy().into_owned());
+    match program {
+        Some(program) if !under_cargo && !program.is_empty() => shell_word(&program),
+        _ => CARGO_RUN_PREFIX.to_string(),
+    }
+}
+
+/// `word` as one shell word: as is when it holds only characters no shell treats specially,
+/// else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./-+=:,@%".contains(c);
+    if word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
 
 /// `interleave replay` for `seed`, with every workload and engine flag that differs from the
 /// defaults, as it would be typed; on a deterministic engine with the trace digest the replay
@@ -21,7 +50,8 @@ pub fn replay_line(
         String::new()
     };
     format!(
-        "{REPLAY_PREFIX} replay --seed {seed}{}{expect}",
+        "{} replay --seed {seed}{}{expect}",
+        replay_prefix(),
         flags(workload, engine)
     )
 }
@@ -60,4 +90,22 @@ pub fn flags(workload: &WorkloadArgs, engine: &EngineArgs) -> String {
         line.push_str(&format!(" --pct-depth {}", engine.pct_depth));
     }
     line
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_replay_line_starts_the_way_the_binary_was_started() {
+        let prefix = |cargo, program: &str| prefix_for(cargo, Some(program.into()));
+        assert_eq!(prefix(true, "target/release/interleave"), CARGO_RUN_PREFIX);
+        assert_eq!(prefix(false, "interleave"), "interleave");
+        assert_eq!(
+            prefix(false, "/opt/tools/bin/interleave"),
+            "/opt/tools/bin/interleave"
+        );
+        assert_eq!(prefix(false, "/my tools/it's"), "'/my tools/it'\\''s'");
+        assert_eq!(prefix_for(false, None), CARGO_RUN_PREFIX);
+    }
 }

@@ -6,7 +6,7 @@
 
 use crate::cli::{Cli, Command, EngineArgs, ReplayArgs, WorkloadArgs, WorkloadKind};
 use crate::engines::{run_seed_following, EngineChoice};
-use crate::replay_line::{flags, REPLAY_PREFIX};
+use crate::replay_line::{flags, replay_prefix};
 use clap::Parser;
 use sim::schedule::Schedule;
 use sim::shrink::{shrink, violation_kind, Hints, Shrunk};
@@ -83,7 +83,7 @@ pub fn read_schedule(path: &Path) -> Result<Schedule, String> {
 
 /// The command that replays the schedule file at `path`.
 pub fn replay_schedule_line(path: &Path) -> String {
-    format!("{REPLAY_PREFIX} replay --schedule {}", path.display())
+    format!("{} replay --schedule {}", replay_prefix(), path.display())
 }
 
 /// A shrink's result, with what it took.

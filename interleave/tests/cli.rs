@@ -112,7 +112,14 @@ fn mutants_every_seed_counts_the_seeds_that_kill_a_variant() {
 
 #[test]
 fn mutants_prints_a_kill_matrix_row_per_variant_and_refuses_unknown_names() {
-    let summary = commit_old_term_matrix(&[]);
+    let junit = std::env::temp_dir().join(format!("interleave-mutants-{}.xml", std::process::id()));
+    let summary = commit_old_term_matrix(&["--junit", junit.to_str().expect("UTF-8 path")]);
+    let xml = std::fs::read_to_string(&junit).expect("the JUnit report");
+    assert!(
+        xml.contains(r#"failures="0""#) && xml.contains("commit-old-term / invariants (sim)"),
+        "{xml}"
+    );
+    let _ = std::fs::remove_file(&junit);
     assert_eq!(summary["rows"][0]["variant"], "commit-old-term");
     assert_eq!(summary["rows"][0]["cells"][0]["killed"], true);
     assert_eq!(
@@ -122,7 +129,10 @@ fn mutants_prints_a_kill_matrix_row_per_variant_and_refuses_unknown_names() {
     assert_eq!(summary["survivors"].as_array().map(Vec::len), Some(0));
     let (code, _, stderr) = interleave(&["mutants", "--only", "no-such-bug"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("unknown variant"), "{stderr}");
+    assert!(
+        stderr.contains("no-such-bug") && stderr.contains("possible values"),
+        "{stderr}"
+    );
 }
 
 #[test]

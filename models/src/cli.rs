@@ -12,6 +12,10 @@ use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// The version of the JSON object `--json` prints per file (its `version` field): raised when a
+/// field changes meaning or goes away; new fields do not raise it.
+pub const JSON_VERSION: u32 = 1;
+
 /// The model to check against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ModelArg {
@@ -242,6 +246,7 @@ fn print_result(cli: &CheckArgs, result: &FileResult) {
             .map(|p| p.name.as_str())
             .collect();
         let object = serde_json::json!({
+            "version": JSON_VERSION,
             "file": result.file,
             "verdict": verdict_name(report.verdict),
             "operations": result.operations,

@@ -50,6 +50,7 @@ pub fn render(matrix: &Matrix) -> serde_json::Value {
         })
         .collect();
     serde_json::json!({
+        "version": crate::JSON_VERSION,
         "rows": rows,
         "correct_build": correct,
         "survivors": matrix.survivors(),

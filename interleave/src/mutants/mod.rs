@@ -207,24 +207,40 @@ pub fn mutants(args: &MutantsArgs, watchdog: std::time::Duration) -> ExitCode {
         Sweep::FirstKill
     };
     let mut variants = catalogue();
+    // clap has checked every name against the catalogue (`variant_names`).
     if !args.only.is_empty() {
-        let known: Vec<&str> = variants.iter().map(|v| v.broken.name()).collect();
-        for name in &args.only {
-            if !known.contains(&name.as_str()) {
-                eprintln!(
-                    "interleave: unknown variant {name:?}; known: {}",
-                    known.join(", ")
-                );
-                return ExitCode::from(2);
-            }
-        }
         variants.retain(|v| args.only.iter().any(|name| name == v.broken.name()));
+    }
+    if let Some(shard) = args.shard {
+        let slice = shard.slice(variants.len() as u64);
+        variants = (0u64..)
+            .zip(variants)
+            .filter(|(position, _)| slice.contains(position))
+            .map(|(_, variant)| variant)
+            .collect();
     }
     let wanted = |detector: &Detector| match detector.column() {
         Column::Loom => !args.skip_loom,
         Column::Shuttle => !args.skip_shuttle,
         _ => true,
     };
+    let cells_to_run = variants
+        .iter()
+        .flat_map(|v| v.detectors.iter())
+        .filter(|d| wanted(d))
+        .count();
+    // The correct build runs the chosen variants' detectors, so no cell means no run at all.
+    if cells_to_run == 0 {
+        eprintln!(
+            "interleave: nothing to run: {}",
+            if variants.is_empty() {
+                "this shard holds no variant (more shards than variants)"
+            } else {
+                "every detector of the chosen variants is skipped"
+            }
+        );
+        return ExitCode::from(2);
+    }
     #[allow(clippy::disallowed_methods)] // the wall time of the whole matrix
     let started = std::time::Instant::now();
     let mut rows = Vec::new();
@@ -277,9 +293,65 @@ pub fn mutants(args: &MutantsArgs, watchdog: std::time::Duration) -> ExitCode {
     } else {
         print!("{}", table::render(&matrix));
     }
+    if let Some(file) = &args.junit {
+        if let Err(message) = crate::junit::write(
+            file,
+            "interleave mutants",
+            &junit_cases(&matrix),
+            matrix.wall,
+        ) {
+            eprintln!("interleave: {message}");
+            return ExitCode::from(2);
+        }
+    }
     if matrix.passed() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     }
+}
+
+/// The matrix as JUnit test cases: a variant a detector must kill and did not is a failure, as
+/// is a detector that could not run or one that failed the correct build.
+fn junit_cases(matrix: &Matrix) -> Vec<crate::junit::Case> {
+    let wall = |cell: &Cell| match cell {
+        Cell::Killed { wall, .. } | Cell::Survived { wall, .. } => Some(*wall),
+        Cell::Error(_) => None,
+    };
+    let mut cases = Vec::new();
+    for row in &matrix.rows {
+        for (detector, cell) in &row.cells {
+            let text = cell_text(detector, cell);
+            let failed = match cell {
+                Cell::Killed { .. } => false,
+                Cell::Survived { .. } => detector.must_kill(),
+                Cell::Error(_) => true,
+            };
+            cases.push(crate::junit::Case {
+                name: format!(
+                    "{} / {}",
+                    row.variant.broken.name(),
+                    detector.column().title()
+                ),
+                classname: "mutants".to_string(),
+                failure: failed.then(|| {
+                    (
+                        format!("not killed: {text}"),
+                        row.variant.models.to_string(),
+                    )
+                }),
+                time: wall(cell),
+            });
+        }
+    }
+    for correct in &matrix.correct {
+        let failed = !matches!(correct.cell, Cell::Survived { .. });
+        cases.push(crate::junit::Case {
+            name: format!("correct build / {}", correct.key),
+            classname: "mutants correct build".to_string(),
+            failure: failed.then(|| ("the correct build failed".to_string(), correct.cell.short())),
+            time: wall(&correct.cell),
+        });
+    }
+    cases
 }
