@@ -320,8 +320,14 @@ pub struct ChaosArgs {
     pub json: bool,
     /// Where each failing seed's folder goes: the violation with its verified replay line, the
     /// event trace and schedule of the failing run, and for the key-value workload its client
-    /// history and an HTML counterexample.
-    #[arg(long, value_name = "DIR", default_value = "target/interleave-runs")]
+    /// history and an HTML counterexample. A run holds the folder's lock (a second run into it
+    /// is refused) and first removes the seed folders an earlier run left there.
+    #[arg(
+        long,
+        env = "INTERLEAVE_OUT",
+        value_name = "DIR",
+        default_value = "target/interleave-runs"
+    )]
     pub out: PathBuf,
     /// Also write a JUnit XML report to this file: one test case per seed, a failure carrying
     /// the violation and its verified replay line (for CI dashboards).

@@ -6,6 +6,8 @@
 //!   that do not ask ([`stop_on_ctrl_c`] not called) keep the default: Ctrl-C ends them.
 //! - **A closed pipe** (`interleave chaos | head`): the process ends quietly, as `cat` does,
 //!   instead of panicking on its next `println!`.
+//! - **An output that cannot be written** (`> /dev/full`): one line saying so, exit 74
+//!   (`EX_IOERR`), instead of a panic.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -59,4 +61,20 @@ pub fn quiet_on_closed_pipe() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+}
+
+/// The exit status when standard output or standard error cannot be written (`EX_IOERR`).
+pub const OUTPUT_FAILED_EXIT: u8 = 74;
+
+/// If `panic` is std's `println!`/`print!` failing to write (a full disk, a closed terminal),
+/// what to say about it.
+pub fn output_failure(panic: &std::panic::PanicHookInfo<'_>) -> Option<String> {
+    let text = panic
+        .payload()
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.payload().downcast_ref::<&str>().copied())?;
+    let rest = text.strip_prefix("failed printing to ")?;
+    let (stream, error) = rest.split_once(": ").unwrap_or((rest, "unknown error"));
+    Some(format!("cannot write to {stream}: {error}"))
 }

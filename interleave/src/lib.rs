@@ -11,6 +11,7 @@ pub mod interrupt;
 pub mod junit;
 pub mod logging;
 pub mod mutants;
+pub mod out_dir;
 pub mod outcome;
 pub mod pct;
 pub mod replay;

@@ -12,8 +12,13 @@ fn main() -> ExitCode {
     interleave::interrupt::quiet_on_closed_pipe();
     // A failing simulation is reported with its seed and message by the runner; the default
     // panic output of the simulation's own threads would only bury that report.
+    // A standard output that cannot be written (`> /dev/full`) is an error to report, not a bug.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        if let Some(message) = interleave::interrupt::output_failure(info) {
+            eprintln!("interleave: {message}");
+            std::process::exit(interleave::interrupt::OUTPUT_FAILED_EXIT.into());
+        }
         if std::thread::current().name() == Some("main") {
             default_hook(info);
         }
@@ -22,7 +27,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => {
             let code = if error.use_stderr() { 2 } else { 0 };
-            let _ = error.print();
+            if let Err(failure) = error.print() {
+                eprintln!("interleave: cannot write the usage text: {failure}");
+                return ExitCode::from(interleave::interrupt::OUTPUT_FAILED_EXIT);
+            }
             return ExitCode::from(code);
         }
     };
@@ -55,13 +63,16 @@ fn main() -> ExitCode {
         Command::Shrink(args) => shrink_command::shrink(&args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
-            clap_complete::generate(
-                shell,
-                &mut Cli::command(),
-                "interleave",
-                &mut std::io::stdout(),
-            );
-            ExitCode::SUCCESS
+            use std::io::Write;
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "interleave", &mut script);
+            match std::io::stdout().write_all(&script) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("interleave: cannot write to stdout: {error}");
+                    ExitCode::from(interleave::interrupt::OUTPUT_FAILED_EXIT)
+                }
+            }
         }
     }
 }

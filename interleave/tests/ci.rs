@@ -3,6 +3,8 @@
 //! binary was started, versioned JSON, shell completions and `RUST_LOG`.
 #![cfg(not(any(loom, shuttle)))]
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::process::Command;
 
@@ -13,7 +15,7 @@ struct Run {
 }
 
 fn run(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_interleave"));
+    let mut command = support::interleave_command();
     command.args(args);
     for (name, value) in env {
         command.env(name, value);

@@ -1,19 +1,8 @@
 //! The `interleave` command line: exit statuses, JSON output, clear usage errors.
 #![cfg(not(any(loom, shuttle)))]
 
-use std::process::Command;
-
-fn interleave(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_interleave"))
-        .args(args)
-        .output()
-        .expect("run interleave");
-    (
-        output.status.code().expect("exit code"),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
+mod support;
+use support::interleave;
 
 #[test]
 fn a_clean_chaos_run_exits_zero_with_one_json_object_per_seed() {

@@ -3,13 +3,15 @@
 
 #![cfg(all(unix, not(any(loom, shuttle))))]
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 #[test]
 fn ctrl_c_stops_chaos_at_a_boundary_reports_what_ran_and_exits_130() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_interleave"))
+    let mut child = support::interleave_command()
         .args(["chaos", "--seeds", "1000000", "--workers", "1"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -44,7 +46,7 @@ fn ctrl_c_stops_chaos_at_a_boundary_reports_what_ran_and_exits_130() {
 #[test]
 fn a_closed_pipe_ends_the_process_quietly() {
     // A broken node fails nearly every seed, and every failure writes to standard output.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_interleave"))
+    let mut child = support::interleave_command()
         .args([
             "chaos",
             "--seeds",
@@ -69,4 +71,30 @@ fn a_closed_pipe_ends_the_process_quietly() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(output.status.signal(), Some(libc::SIGPIPE), "{stderr}");
+}
+
+#[test]
+fn an_output_that_cannot_be_written_is_reported_in_one_line() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        return; // not Linux: no device that is always full
+    };
+    for args in [
+        &["chaos", "--seeds", "2", "--rounds", "5"][..],
+        &["chaos", "--seeds", "2", "--rounds", "5", "--json"],
+        &["completions", "bash"],
+        &["--help"],
+    ] {
+        let output = support::interleave_command()
+            .args(args)
+            .stdout(full.try_clone().expect("clone"))
+            .output()
+            .expect("run interleave");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(74), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("No space left on device"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
 }

@@ -7,19 +7,9 @@
 
 use sim::schedule::Schedule;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn interleave(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_interleave"))
-        .args(args)
-        .output()
-        .expect("run interleave");
-    (
-        output.status.code().expect("exit code"),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
+mod support;
+use support::interleave;
 
 fn path(path: &Path) -> &str {
     path.to_str().expect("UTF-8 path")

@@ -122,10 +122,10 @@ fn run_files(cli: &CheckArgs) -> Result<u8, String> {
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     let mut results = Vec::new();
-    for path in &cli.files {
+    for (path, page) in cli.files.iter().zip(page_stems(&cli.files)) {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
-        let result = check_file(cli, &name, &text).map_err(|e: ParseError| e.to_string())?;
+        let result = check_file(cli, &name, &page, &text).map_err(|e: ParseError| e.to_string())?;
         print_result(cli, &result);
         results.push(result);
     }
@@ -139,7 +139,37 @@ fn run_files(cli: &CheckArgs) -> Result<u8, String> {
     })
 }
 
-fn check_file(cli: &CheckArgs, name: &str, text: &str) -> Result<FileResult, ParseError> {
+/// The name (without `.html`) of each file's counterexample page: the file's stem, with `-1`,
+/// `-2`, ... in the order given when several files share it (`a/h.json` and `b/h.json`), so no
+/// page overwrites another.
+fn page_stems(files: &[PathBuf]) -> Vec<String> {
+    let stem = |path: &PathBuf| {
+        path.file_stem().map_or_else(
+            || "history".to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        )
+    };
+    let stems: Vec<String> = files.iter().map(stem).collect();
+    let mut seen: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    stems
+        .iter()
+        .map(|stem| {
+            if stems.iter().filter(|other| *other == stem).count() == 1 {
+                return stem.clone();
+            }
+            let count = seen.entry(stem).or_default();
+            *count += 1;
+            format!("{stem}-{count}")
+        })
+        .collect()
+}
+
+fn check_file(
+    cli: &CheckArgs,
+    name: &str,
+    page: &str,
+    text: &str,
+) -> Result<FileResult, ParseError> {
     let options = CheckOptions {
         budget: Budget::new(cli.max_states, cli.time_limit.map(Duration::from_secs_f64)),
         threads: cli
@@ -191,9 +221,10 @@ fn check_file(cli: &CheckArgs, name: &str, text: &str) -> Result<FileResult, Par
     let elapsed = started.elapsed();
     let html = match (&cli.html, report.counterexample()) {
         (Some(dir), Some((partition, counterexample))) => {
+            let page_stem = page;
             let page = html::render(name, &partition.name, counterexample);
             Some(
-                write_atomically(dir, name, &page)
+                write_atomically(dir, page_stem, &page)
                     .map_err(|message| ParseError::at(name, 0, message))?,
             )
         }
@@ -208,13 +239,9 @@ fn check_file(cli: &CheckArgs, name: &str, text: &str) -> Result<FileResult, Par
     })
 }
 
-/// Writes `page` as `<dir>/<file stem>.html` through a temporary file, so a failure leaves no
+/// Writes `page` as `<dir>/<stem>.html` through a temporary file, so a failure leaves no
 /// half-written page.
-fn write_atomically(dir: &Path, name: &str, page: &str) -> Result<PathBuf, String> {
-    let stem = Path::new(name)
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("history");
+fn write_atomically(dir: &Path, stem: &str, page: &str) -> Result<PathBuf, String> {
     let target = dir.join(format!("{stem}.html"));
     let temporary = dir.join(format!(".{stem}.html.tmp"));
     std::fs::write(&temporary, page)
@@ -291,5 +318,19 @@ fn print_result(cli: &CheckArgs, result: &FileResult) {
     }
     if let Some(path) = &result.html {
         println!("  visualization: {}", path.display());
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use std::path::PathBuf;
+
+    #[test]
+    fn files_that_share_a_name_get_pages_of_their_own() {
+        let files: Vec<PathBuf> = ["a/h.json", "b/h.json", "c/other.jsonl", "h.edn"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(super::page_stems(&files), ["h-1", "h-2", "other", "h-3"]);
     }
 }
