@@ -32,5 +32,8 @@ RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo bench -p shuttle
 step "the README's first command, as a user types it (deterministic chaos, 100 seeds)"
 cargo run --release -p interleave -- chaos
 
+step "a sharded run as the CI matrix file runs it, small: 200 seeds in 4 shards, gathered"
+CHAOS_FLAGS="--rounds 20" scripts/chaos-shards 200 4 2
+
 echo
 echo "all checks passed"

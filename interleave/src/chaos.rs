@@ -45,6 +45,10 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
             |n| n as usize,
         )
         .min(usize::try_from(range.count).unwrap_or(usize::MAX));
+    if let Some(Err(message)) = args.junit.as_deref().map(junit::check_path) {
+        eprintln!("interleave: {message}");
+        return ExitCode::from(2);
+    }
     // The folder is the tool's own, like a build directory: a new run clears the last one's.
     let _out_lock = match crate::out_dir::claim(&args.out) {
         Ok((lock, _removed)) => lock,

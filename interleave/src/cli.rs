@@ -50,6 +50,11 @@ pub enum Command {
     /// Exit 0 when every variant is killed and the correct build passes, 1 otherwise. The loom
     /// and shuttle columns build their own test binaries with cargo (minutes the first time).
     Mutants(MutantsArgs),
+    /// Put the shards of a sharded chaos run back together: read each shard's `chaos --json`
+    /// output, check that every seed of the range ran exactly once, and print one summary with
+    /// every failure and its replay line. Exit 0 all passed, 1 some failed, 2 a file is
+    /// malformed or the shards miss or repeat seeds.
+    Gather(GatherArgs),
     /// Print a shell completion script (`interleave completions bash > /etc/bash_completion.d/
     /// interleave`): subcommands, options, and the names of mutations, read modes and variants.
     Completions {
@@ -57,6 +62,17 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+/// `interleave gather`.
+#[derive(Args, Clone)]
+pub struct GatherArgs {
+    /// The shards' output files (`interleave chaos --shard K/N --json > shard-K.jsonl`).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `interleave mutants`.

@@ -19,6 +19,26 @@ pub struct Case {
     pub time: Option<Duration>,
 }
 
+/// Refuses a report path whose folder does not exist, before a run that would end unable to
+/// write it.
+pub fn check_path(path: &Path) -> Result<(), String> {
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        return Err(format!(
+            "cannot write the JUnit report {}: {} is not a folder",
+            path.display(),
+            folder.display()
+        ));
+    }
+    if path.is_dir() {
+        return Err(format!("the JUnit report {} is a folder", path.display()));
+    }
+    Ok(())
+}
+
 /// Writes a report holding one suite named `suite` with `cases` to `path`.
 pub fn write(path: &Path, suite: &str, cases: &[Case], time: Duration) -> Result<(), String> {
     let mut report = Report::new("interleave");

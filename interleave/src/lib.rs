@@ -7,6 +7,7 @@ pub mod chaos;
 pub mod cli;
 pub mod engines;
 pub mod failure_folder;
+pub mod gather;
 pub mod interrupt;
 pub mod junit;
 pub mod logging;

@@ -61,6 +61,7 @@ fn main() -> ExitCode {
         Command::Check(args) => ExitCode::from(models::cli::run(&args)),
         Command::Mutants(args) => mutants::mutants(&args, watchdog),
         Command::Shrink(args) => shrink_command::shrink(&args),
+        Command::Gather(args) => interleave::gather::gather(&args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             use std::io::Write;

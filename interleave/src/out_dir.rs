@@ -19,6 +19,9 @@ pub struct OutLock {
 /// returns the lock and how many folders were removed. Refuses when another run holds the lock.
 pub fn claim(dir: &Path) -> Result<(OutLock, usize), String> {
     let shown = dir.display();
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!("{shown} is a file, not a folder for failing seeds"));
+    }
     std::fs::create_dir_all(dir).map_err(|error| format!("cannot create {shown}: {error}"))?;
     let file = std::fs::OpenOptions::new()
         .create(true)

@@ -293,3 +293,52 @@ fn rust_log_prints_the_trace_live_and_a_bad_filter_is_refused() {
         bad.stderr
     );
 }
+
+#[test]
+fn gather_puts_the_shards_back_together_and_names_a_missing_one() {
+    let dir = support::fresh_dir("gather");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = Vec::new();
+    for shard in ["1/3", "2/3", "3/3"] {
+        let mut args = vec!["chaos", "--seeds", "7", "--shard", shard];
+        args.extend(SHORT);
+        let file = dir.join(format!("shard-{}.jsonl", &shard[..1]));
+        std::fs::write(&file, run_ok(&args, &[])).unwrap();
+        files.push(file.to_str().unwrap().to_string());
+    }
+    let all: Vec<&str> = files.iter().map(String::as_str).collect();
+    let whole = run(&[&["gather"][..], &all].concat(), &[]);
+    assert_eq!(whole.code, 0, "{}{}", whole.stdout, whole.stderr);
+    assert!(
+        whole.stdout.starts_with("7 seeds (1..=7) from 3 shard(s)"),
+        "{}",
+        whole.stdout
+    );
+    let missing = run(&["gather", all[0], all[2]], &[]);
+    assert_eq!(missing.code, 2, "{}", missing.stdout);
+    assert!(missing.stdout.contains("INCOMPLETE"), "{}", missing.stdout);
+    let json = run(&["gather", "--json", all[0], all[1], all[2]], &[]);
+    assert_eq!(json_lines(&json.stdout)[0]["complete"], true);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_report_or_output_folder_that_cannot_be_written_is_refused_before_the_run() {
+    let file = support::fresh_dir("not-a-folder");
+    std::fs::write(&file, "a file").unwrap();
+    let out = run(&["chaos", "--out", file.to_str().unwrap()], &[]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("is a file, not a folder"),
+        "{}",
+        out.stderr
+    );
+    let junit = run(&["chaos", "--junit", "/nonexistent/dir/report.xml"], &[]);
+    assert_eq!(junit.code, 2);
+    assert!(
+        junit.stderr.contains("is not a folder") && junit.stdout.is_empty(),
+        "{}",
+        junit.stderr
+    );
+    std::fs::remove_file(&file).unwrap();
+}

@@ -196,6 +196,10 @@ pub fn cell_text(detector: &Detector, cell: &Cell) -> String {
 /// Runs the kill matrix; exit 0 when every variant is killed by every detector that must kill
 /// it and the correct build passes.
 pub fn mutants(args: &MutantsArgs, watchdog: std::time::Duration) -> ExitCode {
+    if let Some(Err(message)) = args.junit.as_deref().map(crate::junit::check_path) {
+        eprintln!("interleave: {message}");
+        return ExitCode::from(2);
+    }
     let engine = args.engine.choice(watchdog);
     let workspace = args
         .workspace

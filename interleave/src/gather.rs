@@ -1,0 +1,310 @@
+//! `interleave gather`: the shards of a sharded chaos run put back together. Each shard's job
+//! saved its `chaos --json` output; gather reads them all, checks that the shards ran every seed
+//! of the range exactly once, and prints one summary with every failure and its replay line.
+
+use crate::cli::GatherArgs;
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+/// A failing seed as its shard reported it.
+#[derive(Debug)]
+struct Failure {
+    seed: u64,
+    violation: String,
+    replay: String,
+    verified: bool,
+}
+
+/// What the shard files hold, together.
+#[derive(Debug, Default)]
+struct Gathered {
+    /// Each shard's name ("3/8", or the file when unsharded) and its range's first and last seed.
+    shards: Vec<(String, Option<(u64, u64)>)>,
+    /// Seeds that ran, with how many times.
+    seeds: BTreeMap<u64, u32>,
+    failures: Vec<Failure>,
+    nondeterministic: Vec<u64>,
+    interrupted: Vec<String>,
+    wall_sum: f64,
+    wall_max: f64,
+    simulated: f64,
+}
+
+/// Reads the files and prints the summary: exit 0 every seed of the range ran once and passed, 1
+/// some failed, 2 a file is unreadable or malformed, or the shards miss or repeat seeds.
+pub fn gather(args: &GatherArgs) -> ExitCode {
+    let mut gathered = Gathered::default();
+    for file in &args.files {
+        let text = match std::fs::read_to_string(file) {
+            Ok(text) => text,
+            Err(error) => {
+                eprintln!("interleave: cannot read {}: {error}", file.display());
+                return ExitCode::from(2);
+            }
+        };
+        if let Err(message) = read_shard(&mut gathered, &file.display().to_string(), &text) {
+            eprintln!("interleave: {}: {message}", file.display());
+            return ExitCode::from(2);
+        }
+    }
+    let coverage = check_coverage(&gathered);
+    if args.json {
+        println!("{}", summary_json(&gathered, coverage.as_ref().err()));
+    } else {
+        print_summary(&gathered, coverage.as_ref().err());
+    }
+    if coverage.is_err() || !gathered.interrupted.is_empty() {
+        ExitCode::from(2)
+    } else if !gathered.failures.is_empty() || !gathered.nondeterministic.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn read_shard(gathered: &mut Gathered, name: &str, text: &str) -> Result<(), String> {
+    let mut summary = None;
+    for (number, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let at = |message: String| format!("line {}: {message}", number + 1);
+        let object: serde_json::Value = serde_json::from_str(line)
+            .map_err(|error| at(format!("not a JSON object of `chaos --json` ({error})")))?;
+        let object = match object.get("summary") {
+            Some(inner) => {
+                if summary.is_some() {
+                    return Err(at("a second summary: one file per shard".to_string()));
+                }
+                summary = Some(inner.clone());
+                continue;
+            }
+            None => object,
+        };
+        check_version(&object).map_err(at)?;
+        let seed = object["seed"]
+            .as_u64()
+            .ok_or_else(|| at("no seed".to_string()))?;
+        *gathered.seeds.entry(seed).or_default() += 1;
+        match object["verdict"].as_str() {
+            Some("passed") => {}
+            Some("failed") => {
+                let text = |field: &str| object[field].as_str().unwrap_or("").to_string();
+                if object["nondeterministic"] == true {
+                    gathered.nondeterministic.push(seed);
+                }
+                gathered.failures.push(Failure {
+                    seed,
+                    violation: text("violation"),
+                    replay: text("replay"),
+                    verified: object["replay_verified"] == true,
+                });
+            }
+            other => {
+                return Err(at(format!(
+                    "verdict {other:?} is neither passed nor failed"
+                )))
+            }
+        }
+    }
+    let summary = summary.ok_or("no summary line: the shard's run did not finish")?;
+    check_version(&summary)?;
+    let range = summary["range"].as_str().and_then(parse_range);
+    let shard = summary["shard"].as_str().unwrap_or(name).to_string();
+    if summary["interrupted"] == true {
+        gathered.interrupted.push(shard.clone());
+    }
+    gathered.shards.push((shard, range));
+    let wall = summary["wall_s"].as_f64().unwrap_or(0.0);
+    gathered.wall_sum += wall;
+    gathered.wall_max = gathered.wall_max.max(wall);
+    gathered.simulated += summary["simulated_s"].as_f64().unwrap_or(0.0);
+    Ok(())
+}
+
+fn check_version(object: &serde_json::Value) -> Result<(), String> {
+    match object["version"].as_u64() {
+        Some(version) if version == u64::from(crate::JSON_VERSION) => Ok(()),
+        Some(version) => Err(format!(
+            "format version {version}; this build reads version {}",
+            crate::JSON_VERSION
+        )),
+        None => Err("no format version: not the output of `chaos --json`".to_string()),
+    }
+}
+
+fn parse_range(text: &str) -> Option<(u64, u64)> {
+    let (first, last) = text.split_once("..=")?;
+    Some((first.parse().ok()?, last.parse().ok()?))
+}
+
+/// Ok when the seeds that ran are exactly one contiguous range, each once; else what is wrong.
+fn check_coverage(gathered: &Gathered) -> Result<(u64, u64), String> {
+    let repeated: Vec<u64> = (gathered.seeds.iter())
+        .filter(|(_, &times)| times > 1)
+        .map(|(&seed, _)| seed)
+        .take(10)
+        .collect();
+    if !repeated.is_empty() {
+        return Err(format!("seeds that ran more than once: {repeated:?}"));
+    }
+    let (Some((&first, _)), Some((&last, _))) = (
+        gathered.seeds.first_key_value(),
+        gathered.seeds.last_key_value(),
+    ) else {
+        return Err("no seed ran".to_string());
+    };
+    let expected = last - first + 1;
+    if gathered.seeds.len() as u64 != expected {
+        let missing: Vec<u64> = (first..=last)
+            .filter(|seed| !gathered.seeds.contains_key(seed))
+            .take(10)
+            .collect();
+        return Err(format!(
+            "{} of the {expected} seeds {first}..={last} did not run (first missing: {missing:?}): a shard is absent or was cut short",
+            expected - gathered.seeds.len() as u64
+        ));
+    }
+    let claimed: u64 = (gathered.shards.iter())
+        .filter_map(|(_, range)| range.map(|(a, b)| b - a + 1))
+        .sum();
+    if claimed != expected {
+        return Err(format!(
+            "the shards' ranges hold {claimed} seeds but {expected} ran: shards of different runs mixed?"
+        ));
+    }
+    Ok((first, last))
+}
+
+fn print_summary(gathered: &Gathered, problem: Option<&String>) {
+    let seeds = gathered.seeds.len();
+    let range = match (
+        gathered.seeds.first_key_value(),
+        gathered.seeds.last_key_value(),
+    ) {
+        (Some((first, _)), Some((last, _))) => format!("{first}..={last}"),
+        _ => "(none)".to_string(),
+    };
+    println!(
+        "{seeds} seeds ({range}) from {} shard(s): {:.0} s of wall time in all, {:.1} s the longest shard, {:.0} simulated s",
+        gathered.shards.len(),
+        gathered.wall_sum,
+        gathered.wall_max,
+        gathered.simulated
+    );
+    for failure in &gathered.failures {
+        println!("FAILED seed {}: {}", failure.seed, failure.violation);
+        println!(
+            "replay{}: {}",
+            if failure.verified {
+                ""
+            } else {
+                " (NOT verified)"
+            },
+            failure.replay
+        );
+    }
+    if !gathered.nondeterministic.is_empty() {
+        println!(
+            "UNCONTROLLED NONDETERMINISM in seed(s) {:?}",
+            gathered.nondeterministic
+        );
+    }
+    if !gathered.interrupted.is_empty() {
+        println!("interrupted shard(s): {}", gathered.interrupted.join(", "));
+    }
+    if let Some(problem) = problem {
+        println!("INCOMPLETE: {problem}");
+    }
+    if gathered.failures.is_empty() {
+        println!("found nothing: every seed passed");
+    } else {
+        let seeds: Vec<u64> = gathered.failures.iter().map(|f| f.seed).collect();
+        println!("found {} failing seed(s): {seeds:?}", seeds.len());
+    }
+}
+
+fn summary_json(gathered: &Gathered, problem: Option<&String>) -> serde_json::Value {
+    serde_json::json!({
+        "version": crate::JSON_VERSION,
+        "seeds": gathered.seeds.len(),
+        "shards": gathered.shards.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+        "complete": problem.is_none(),
+        "problem": problem,
+        "failures": gathered.failures.iter().map(|f| serde_json::json!({
+            "seed": f.seed, "violation": f.violation, "replay": f.replay, "replay_verified": f.verified,
+        })).collect::<Vec<_>>(),
+        "nondeterministic": gathered.nondeterministic,
+        "interrupted": gathered.interrupted,
+        "wall_s_sum": gathered.wall_sum,
+        "wall_s_max": gathered.wall_max,
+        "simulated_s": gathered.simulated,
+    })
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+
+    fn shard(seeds: &[u64], shard: &str, range: &str) -> String {
+        let mut text = String::new();
+        for seed in seeds {
+            text.push_str(&format!(
+                "{{\"version\":1,\"seed\":{seed},\"verdict\":\"passed\"}}\n"
+            ));
+        }
+        text.push_str(&format!(
+            "{{\"summary\":{{\"version\":1,\"range\":\"{range}\",\"shard\":\"{shard}\",\"wall_s\":2.0,\"simulated_s\":10.0,\"interrupted\":false}}}}\n"
+        ));
+        text
+    }
+
+    fn gather_texts(texts: &[String]) -> Result<Gathered, String> {
+        let mut gathered = Gathered::default();
+        for (i, text) in texts.iter().enumerate() {
+            read_shard(&mut gathered, &format!("file {i}"), text)?;
+        }
+        Ok(gathered)
+    }
+
+    #[test]
+    fn complete_shards_pass_and_a_missing_or_repeated_one_is_named() {
+        let one = shard(&[1, 2], "1/2", "1..=2");
+        let two = shard(&[3, 4, 5], "2/2", "3..=5");
+        let both = gather_texts(&[one.clone(), two]).unwrap();
+        assert_eq!(check_coverage(&both), Ok((1, 5)));
+        assert_eq!(both.wall_max, 2.0);
+        let gap = gather_texts(&[one.clone(), shard(&[4, 5], "2/2", "4..=5")]).unwrap();
+        assert!(check_coverage(&gap)
+            .unwrap_err()
+            .contains("first missing: [3]"));
+        let twice = gather_texts(&[one.clone(), one]).unwrap();
+        assert!(check_coverage(&twice)
+            .unwrap_err()
+            .contains("more than once"));
+    }
+
+    #[test]
+    fn a_file_that_is_not_chaos_output_is_refused_with_its_line() {
+        for (text, expected) in [
+            ("{\"seed\":1}\n", "line 1: no format version"),
+            ("not json\n", "line 1: not a JSON object"),
+            (
+                "{\"version\":9,\"seed\":1,\"verdict\":\"passed\"}\n",
+                "format version 9",
+            ),
+            (
+                "{\"version\":1,\"seed\":1,\"verdict\":\"passed\"}\n",
+                "no summary line",
+            ),
+            (
+                "{\"version\":1,\"seed\":1,\"verdict\":\"maybe\"}\n",
+                "neither passed nor failed",
+            ),
+        ] {
+            let error = gather_texts(&[text.to_string()]).unwrap_err();
+            assert!(error.contains(expected), "{text}: {error}");
+        }
+    }
+}
