@@ -13,6 +13,9 @@ cargo fmt --all -- --check
 step "lints"
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "kept seeds first: every seed of interleave/tests/regressions.txt does what the file says"
+cargo test -p interleave --test regressions
+
 step "tests (workspace)"
 cargo test --workspace
 

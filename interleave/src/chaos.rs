@@ -5,7 +5,7 @@ use crate::cli::{ChaosArgs, WorkloadKind};
 use crate::engines::{run_seed, EngineChoice};
 use crate::failure_folder;
 use crate::outcome::SeedOutcome;
-use crate::replay_line::replay_line;
+use crate::replay_line::{flags, replay_line};
 use crate::seeds::{FirstSeed, SeedRange};
 use crate::verify::Verification;
 use crate::{junit, JSON_VERSION};
@@ -167,6 +167,16 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
                     println!("{}", verification.describe(&outcome));
                     if let Some(dir) = &folder {
                         println!("trace and history: {}", dir.display());
+                    }
+                    if verification.holds() && args.engine.scheduler.deterministic() {
+                        println!(
+                            "keep: {}   (a line for interleave/tests/regressions.txt)",
+                            crate::regressions::line_for(
+                                outcome.seed,
+                                &flags(&args.workload, &args.engine),
+                                !args.workload.mutations.is_empty()
+                            )
+                        );
                     }
                 }
                 failures.push(outcome.seed);

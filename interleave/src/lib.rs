@@ -15,6 +15,7 @@ pub mod mutants;
 pub mod out_dir;
 pub mod outcome;
 pub mod pct;
+pub mod regressions;
 pub mod replay;
 pub mod replay_line;
 pub mod seeds;

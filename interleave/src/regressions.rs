@@ -1,0 +1,120 @@
+//! The regressions file (`interleave/tests/regressions.txt`): seeds that once failed, kept in the
+//! repository and replayed first by the suite, so a bug found once stays found (proptest's
+//! convention). One line per seed: what must happen now, then the `chaos` flags of its run.
+//!
+//! ```text
+//! passes --workload kv --seed 17   # found on the correct build, since fixed
+//! fails --mutation forget-vote --seed 8   # a broken variant this seed must keep killing
+//! ```
+
+/// What a kept seed must do on today's build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// Found on the correct build and fixed since: it must pass.
+    Passes,
+    /// A broken variant's failing seed: the variant must still fail on it.
+    Fails,
+}
+
+/// One kept seed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Regression {
+    /// Its line in the file (from 1).
+    pub line: usize,
+    /// What must happen.
+    pub expect: Expect,
+    /// The seed.
+    pub seed: u64,
+    /// The `chaos` workload flags of its run (without `--seed`).
+    pub flags: Vec<String>,
+    /// The comment after `#`: what it found, and where it was fixed.
+    pub note: String,
+}
+
+/// Reads the file; an error names the line and what is wrong with it.
+pub fn parse(text: &str) -> Result<Vec<Regression>, String> {
+    let mut kept = Vec::new();
+    for (index, raw) in text.lines().enumerate() {
+        let line = index + 1;
+        let (body, note) = raw.split_once('#').unwrap_or((raw, ""));
+        let mut words = body.split_whitespace();
+        let Some(first) = words.next() else {
+            continue;
+        };
+        let expect = match first {
+            "passes" => Expect::Passes,
+            "fails" => Expect::Fails,
+            other => {
+                return Err(format!(
+                    "line {line}: {other:?} is not an expectation (`passes` or `fails`)"
+                ))
+            }
+        };
+        let mut flags = Vec::new();
+        let mut seed = None;
+        while let Some(word) = words.next() {
+            if word == "--seed" {
+                let value = words
+                    .next()
+                    .ok_or(format!("line {line}: --seed has no value"))?;
+                let parsed = value
+                    .parse()
+                    .map_err(|_| format!("line {line}: {value:?} is not a seed"))?;
+                if seed.replace(parsed).is_some() {
+                    return Err(format!("line {line}: two seeds"));
+                }
+            } else {
+                flags.push(word.to_string());
+            }
+        }
+        let seed = seed.ok_or(format!("line {line}: no --seed"))?;
+        if expect == Expect::Fails && !flags.iter().any(|f| f == "--mutation") {
+            return Err(format!(
+                "line {line}: `fails` needs the --mutation it fails with (the correct build must pass)"
+            ));
+        }
+        kept.push(Regression {
+            line,
+            expect,
+            seed,
+            flags,
+            note: note.trim().to_string(),
+        });
+    }
+    Ok(kept)
+}
+
+/// The line that keeps `seed` of a run with `flags` (the replay line's workload flags).
+pub fn line_for(seed: u64, flags: &str, has_mutation: bool) -> String {
+    let expect = if has_mutation { "fails" } else { "passes" };
+    format!("{expect}{flags} --seed {seed}")
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_read_with_their_notes_and_bad_ones_are_named() {
+        let kept = parse("# a comment\n\npasses --workload kv --seed 17  # fixed in aabc91a\nfails --mutation forget-vote --seed 8\n").unwrap();
+        assert_eq!(kept.len(), 2);
+        assert_eq!(kept[0].line, 3);
+        assert_eq!((kept[0].expect, kept[0].seed), (Expect::Passes, 17));
+        assert_eq!(kept[0].flags, ["--workload", "kv"]);
+        assert_eq!(kept[0].note, "fixed in aabc91a");
+        for (text, error) in [
+            ("maybe --seed 1", "not an expectation"),
+            ("passes --workload kv", "no --seed"),
+            ("passes --seed x", "not a seed"),
+            ("passes --seed", "has no value"),
+            ("passes --seed 1 --seed 2", "two seeds"),
+            ("fails --seed 3", "needs the --mutation"),
+        ] {
+            assert!(parse(text).unwrap_err().contains(error), "{text}");
+        }
+        assert_eq!(
+            line_for(9, " --nodes 5 --rounds 200 --mutation forget-vote", true),
+            "fails --nodes 5 --rounds 200 --mutation forget-vote --seed 9"
+        );
+    }
+}
