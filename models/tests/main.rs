@@ -3,3 +3,4 @@
 
 mod histories;
 mod lincheck;
+mod readers_fuzz;

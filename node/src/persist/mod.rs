@@ -52,6 +52,8 @@ pub enum StorageError {
     Crashed,
 }
 
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod decode_fuzz;
 mod encoder;
 mod recording;
 
