@@ -298,6 +298,12 @@ pub struct ReplayArgs {
     /// Write the event trace to this file instead of standard error.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Also write the run report to this file: a self-contained HTML page with one lane per node
+    /// (role and term over simulated time, crashes, pauses, partitions and cuts), the clients'
+    /// operations for the key-value workload, and the violation marked (a failing seed's folder
+    /// from `chaos` always has one, `report.html`).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
 }
 
 /// `interleave chaos`.

@@ -2,6 +2,8 @@
 //!
 //! - `violation.txt`: the violation, the replay line and what its verification showed;
 //! - `trace.log`: the run's whole event trace (roles, faults, commits, applied entries);
+//! - `report.html`: the run as a picture, one lane per node (roles, terms, crashes, partitions,
+//!   the violation), drawn from that trace;
 //! - `run.txt`: the engine, the seed, and the digests that identify the run;
 //! - `schedule.full.txt`: the run's external events (`interleave replay --schedule` runs them
 //!   again, `interleave shrink` shrinks them), and `schedule.shrunk.txt` once shrunk;
@@ -75,6 +77,18 @@ pub fn save(
     if let Some(kv) = &outcome.kv {
         sim::kv_workload::write_failure(&dir, "history", &kv.history, &kv.report)?;
     }
+    crate::report::write(
+        &dir.join("report.html"),
+        outcome,
+        format!("seed {}: {}", outcome.seed, first_line(failure)),
+        vec![
+            failure.to_string(),
+            format!("replay: {replay}"),
+            verification.describe(outcome),
+            format!("engine: {}", engine.describe()),
+        ],
+        outcome.kv.is_some().then_some("history.html"),
+    )?;
     if let Verification::Diverged { replayed, .. } = verification {
         write_whole(
             &dir.join("trace.replay.log"),
@@ -82,4 +96,8 @@ pub fn save(
         )?;
     }
     Ok(dir)
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
 }

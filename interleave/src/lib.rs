@@ -18,6 +18,7 @@ pub mod pct;
 pub mod regressions;
 pub mod replay;
 pub mod replay_line;
+pub mod report;
 pub mod seeds;
 pub mod shrink;
 pub mod shrink_command;

@@ -83,6 +83,25 @@ pub fn replay(args: &ReplayArgs, engine: EngineChoice) -> ExitCode {
         }
         None => eprint!("{trace}"),
     }
+    if let Some(path) = &args.report {
+        let verdict = first.failure.as_deref().unwrap_or("nothing found");
+        let lines = vec![
+            verdict.to_string(),
+            format!("engine: {}", engine.describe()),
+            format!(
+                "workload:{}",
+                crate::replay_line::flags(&run.workload, &args.engine)
+            ),
+        ];
+        let title = format!(
+            "seed {seed}: {}",
+            verdict.lines().next().unwrap_or_default()
+        );
+        if let Err(error) = crate::report::write(path, &first, title, lines, None) {
+            eprintln!("interleave: cannot write {}: {error}", path.display());
+            return ExitCode::from(2);
+        }
+    }
     let (mut failed, mut identical) = (u32::from(first.failure.is_some()), 1u32);
     let fingerprint = first.fingerprint();
     for _ in 1..args.attempts {
