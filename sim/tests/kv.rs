@@ -16,9 +16,6 @@ use std::time::Duration;
 use threadsim::clock::spawn;
 use threadsim::sync::Arc;
 
-/// Ten seeds by default; `INTERLEAVE_SEEDS=a..=b` adds more, `INTERLEAVE_SEED=n` runs one.
-const SEEDS: &[u64] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
-
 fn failures_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/interleave-failures")
 }
@@ -59,12 +56,13 @@ fn check_linearizable(name: &str, seed: u64, run: &KvRun) -> Result<(), String> 
     ))
 }
 
-fn linearizable_on_every_seed(test: &'static str, read_mode: ReadMode) {
+/// Runs the workload in `read_mode` on each of `seeds`; each run must be linearizable.
+fn linearizable_on_seeds(test: &str, read_mode: ReadMode, seeds: &[u64]) {
     let config = KvWorkloadConfig {
         read_mode,
         ..KvWorkloadConfig::default()
     };
-    for seed in seeds(SEEDS) {
+    for &seed in seeds {
         let outcome = simulate_kv(seed, &config)
             .map_err(|failure| failure.message)
             .and_then(|run| {
@@ -92,15 +90,37 @@ fn linearizable_on_every_seed(test: &'static str, read_mode: ReadMode) {
     }
 }
 
-#[test]
-fn reads_through_the_log_are_linearizable() {
-    linearizable_on_every_seed("kv::reads_through_the_log_are_linearizable", ReadMode::Log);
+/// One test per seed of a read mode, so that `cargo nextest run --partition count:K/N` spreads a
+/// mode's seeds over machines (a loop inside one test cannot be split), and one test,
+/// `extra_seeds`, for the seeds `INTERLEAVE_SEED` or `INTERLEAVE_SEEDS=a..=b` ask for (none by
+/// default).
+macro_rules! linearizable_per_seed {
+    ($module:ident, $mode:expr, $($seed:literal => $test:ident),+) => {
+        mod $module {
+            use super::*;
+            $(
+                #[test]
+                fn $test() {
+                    let name = concat!("kv::", stringify!($module), "::", stringify!($test));
+                    linearizable_on_seeds(name, $mode, &[$seed]);
+                }
+            )+
+            #[test]
+            fn extra_seeds() {
+                let name = concat!("kv::", stringify!($module), "::extra_seeds");
+                linearizable_on_seeds(name, $mode, &seeds(&[]));
+            }
+        }
+    };
 }
 
-#[test]
-fn read_index_reads_are_linearizable() {
-    linearizable_on_every_seed("kv::read_index_reads_are_linearizable", ReadMode::ReadIndex);
-}
+linearizable_per_seed!(reads_through_the_log_are_linearizable, ReadMode::Log,
+    1 => seed_01, 2 => seed_02, 3 => seed_03, 4 => seed_04, 5 => seed_05,
+    6 => seed_06, 7 => seed_07, 8 => seed_08, 9 => seed_09, 10 => seed_10);
+
+linearizable_per_seed!(read_index_reads_are_linearizable, ReadMode::ReadIndex,
+    1 => seed_01, 2 => seed_02, 3 => seed_03, 4 => seed_04, 5 => seed_05,
+    6 => seed_06, 7 => seed_07, 8 => seed_08, 9 => seed_09, 10 => seed_10);
 
 /// Runs a broken variant on five seeds; every run must be rejected by the checker.
 fn rejected_on_every_seed(name: &str, read_mode: ReadMode, mutations: MutationSet) -> Vec<KvRun> {

@@ -221,7 +221,10 @@ pub fn render(header: &Header, picture: &Picture, operations: Option<&Operations
     // The time axis: a tick every 1, 2 or 5 times a power of ten, about ten of them.
     let step = tick_step(end);
     let decimals = (-(step / 1e6).log10().floor()).max(0.0) as usize;
-    for us in (0..).map(|k| k * step as u64).take_while(|&us| us as f64 <= end) {
+    for us in (0..)
+        .map(|k| k * step as u64)
+        .take_while(|&us| us as f64 <= end)
+    {
         let _ = write!(
             svg,
             r#"<line x1="{0:.2}" x2="{0:.2}" y1="20" y2="{1}" class="grid"/><text x="{0:.2}" y="{2}" class="tick">{3:.4$} s</text>"#,
