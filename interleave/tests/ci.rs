@@ -194,21 +194,24 @@ fn a_junit_report_has_one_case_per_seed_and_a_failure_with_its_replay_line() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A chaos run whose only seed fails at once: half of a 4-node cluster counted as a majority.
+const TWO_LEADERS_ON_SEED_1: [&str; 7] = [
+    "chaos",
+    "--seeds",
+    "1",
+    "--nodes",
+    "4",
+    "--mutation",
+    "half-is-majority",
+];
+
 #[test]
 fn the_replay_line_starts_the_way_the_binary_was_started() {
     // Outside cargo (as after `cargo install`), the line names the program as it was started.
     let binary = env!("CARGO_BIN_EXE_interleave");
     let dir = std::env::temp_dir().join(format!("interleave-ci-replay-{}", std::process::id()));
     let output = Command::new(binary)
-        .args([
-            "chaos",
-            "--seeds",
-            "1",
-            "--nodes",
-            "4",
-            "--mutation",
-            "half-is-majority",
-        ])
+        .args(TWO_LEADERS_ON_SEED_1)
         .args(["--json", "--no-shrink", "--out", dir.to_str().unwrap()])
         .env_remove("CARGO")
         .env_remove("CARGO_PKG_NAME")
@@ -225,18 +228,10 @@ fn the_replay_line_starts_the_way_the_binary_was_started() {
     );
     // Under cargo (as the tests run it), the line is a `cargo run`.
     let under_cargo = run(
-        &[
-            "chaos",
-            "--seeds",
-            "1",
-            "--nodes",
-            "4",
-            "--mutation",
-            "half-is-majority",
-        ]
-        .into_iter()
-        .chain(["--no-shrink", "--out", dir.to_str().unwrap()])
-        .collect::<Vec<_>>(),
+        &TWO_LEADERS_ON_SEED_1
+            .into_iter()
+            .chain(["--no-shrink", "--out", dir.to_str().unwrap()])
+            .collect::<Vec<_>>(),
         &[],
     );
     assert!(

@@ -57,6 +57,21 @@ pub struct Picture {
     pub end: u64,
 }
 
+/// A role a node is in since (start, role, term).
+type OpenRole = Option<(u64, String, u64)>;
+
+/// Ends `lane`'s open role, if any, at `at`.
+fn close_role(lane: &mut Lane, open: &mut OpenRole, at: u64) {
+    if let Some((start, role, term)) = open.take() {
+        lane.roles.push(RoleSpan {
+            start,
+            end: at,
+            role,
+            term,
+        });
+    }
+}
+
 /// Makes `slots` long enough to hold node `n`.
 fn grow<T>(slots: &mut Vec<Option<T>>, n: usize) {
     while slots.len() <= n {
@@ -72,7 +87,7 @@ impl Picture {
     /// Reads `trace`.
     pub fn from_trace(trace: &TraceLog) -> Picture {
         let mut picture = Picture::default();
-        let mut open_role: Vec<Option<(u64, String, u64)>> = Vec::new();
+        let mut open_role: Vec<OpenRole> = Vec::new();
         let mut down_since: Vec<Option<u64>> = Vec::new();
         let mut paused_since: Vec<Option<u64>> = Vec::new();
         let mut partition: Option<(u64, String)> = None;
@@ -101,14 +116,7 @@ impl Picture {
                         continue;
                     };
                     grow(&mut open_role, n);
-                    if let Some((start, role, term)) = open_role[n].take() {
-                        picture.lanes[n].roles.push(RoleSpan {
-                            start,
-                            end: at,
-                            role,
-                            term,
-                        });
-                    }
+                    close_role(&mut picture.lanes[n], &mut open_role[n], at);
                     open_role[n] = Some((at, role.to_string(), term));
                 }
                 ["crash", node] => {
@@ -117,14 +125,7 @@ impl Picture {
                     };
                     grow(&mut open_role, n);
                     grow(&mut down_since, n);
-                    if let Some((start, role, term)) = open_role[n].take() {
-                        picture.lanes[n].roles.push(RoleSpan {
-                            start,
-                            end: at,
-                            role,
-                            term,
-                        });
-                    }
+                    close_role(&mut picture.lanes[n], &mut open_role[n], at);
                     down_since[n].get_or_insert(at);
                 }
                 ["restart", node, ..] => {
@@ -180,15 +181,8 @@ impl Picture {
             }
         }
         let end = picture.end;
-        for (n, open) in open_role.into_iter().enumerate() {
-            if let Some((start, role, term)) = open {
-                picture.lanes[n].roles.push(RoleSpan {
-                    start,
-                    end,
-                    role,
-                    term,
-                });
-            }
+        for (n, open) in open_role.iter_mut().enumerate() {
+            close_role(&mut picture.lanes[n], open, end);
         }
         for (n, since) in down_since.into_iter().enumerate() {
             if let Some(since) = since {
