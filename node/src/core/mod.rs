@@ -236,10 +236,6 @@ impl RaftCore {
     pub fn persistent(&self) -> &PersistentState {
         &self.state
     }
-    /// The leader this node last heard from in its current term.
-    pub fn leader_hint(&self) -> Option<NodeId> {
-        self.leader_hint
-    }
     /// Whether `mutation` is switched on.
     pub fn has(&self, mutation: Mutation) -> bool {
         self.config.mutations.has(mutation)

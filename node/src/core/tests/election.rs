@@ -282,3 +282,76 @@ fn half_of_an_even_cluster_elects_a_leader_only_in_the_broken_variant() {
     vote_from(&mut broken, 1);
     assert_eq!(broken.role(), Role::Leader, "2 of 4 counted as a majority");
 }
+
+/// The vote request of `candidate`'s current candidacy to `peer`.
+fn vote_request_to(candidate: &mut RaftCore, peer: NodeId) -> RequestVoteArgs {
+    match candidate.next_request(peer) {
+        Some((_, Request::RequestVote(args))) => args,
+        other => panic!("no vote request for {peer}: {other:?}"),
+    }
+}
+
+#[test]
+fn a_lost_vote_request_is_asked_again_but_the_loss_of_another_candidacy_is_not() {
+    let mut candidate = core(0, 3);
+    candidate.start_election(t(500));
+    let args = vote_request_to(&mut candidate, n(1));
+    let lost = |candidate: &mut RaftCore, args: RequestVoteArgs| {
+        candidate.handle_response(t(510), n(1), &Request::RequestVote(args), None);
+    };
+    // A loss reported for a request of another kind, or of another term, is not this one's.
+    lost(
+        &mut candidate,
+        RequestVoteArgs {
+            pre_vote: true,
+            ..args.clone()
+        },
+    );
+    assert_eq!(candidate.next_request(n(1)), None, "a pre-vote's loss");
+    lost(
+        &mut candidate,
+        RequestVoteArgs {
+            term: Term(0),
+            ..args.clone()
+        },
+    );
+    assert_eq!(candidate.next_request(n(1)), None, "an older term's loss");
+    // This candidacy's own loss: the same request goes out again.
+    lost(&mut candidate, args.clone());
+    assert_eq!(vote_request_to(&mut candidate, n(1)), args);
+}
+
+#[test]
+fn a_late_grant_of_a_real_vote_does_not_count_as_a_pre_vote() {
+    let mut node = core(0, 3);
+    node.start_election(t(500));
+    let real = vote_request_to(&mut node, n(1));
+    // The election timed out: the node asks for pre-votes for the next term.
+    node.start_pre_vote(t(1_500));
+    assert_eq!(node.role(), Role::PreCandidate);
+    // The real vote of the earlier candidacy is granted late: it is no pre-vote.
+    node.handle_response(
+        t(1_510),
+        n(1),
+        &Request::RequestVote(real),
+        Some(&vote_granted(Term(1))),
+    );
+    assert_eq!((node.role(), node.term()), (Role::PreCandidate, Term(1)));
+    // A pre-vote from the same peer completes the majority.
+    let pre = vote_request_to(&mut node, n(1));
+    assert!(pre.pre_vote);
+    node.handle_response(
+        t(1_520),
+        n(1),
+        &Request::RequestVote(pre),
+        Some(&vote_granted(Term(1))),
+    );
+    assert_eq!((node.role(), node.term()), (Role::Candidate, Term(2)));
+}
+
+#[test]
+fn effects_say_whether_there_is_anything_to_do() {
+    let mut candidate = core(0, 3);
+    assert!(!candidate.start_election(t(500)).is_empty());
+    assert!(Effects::default().is_empty());
+}

@@ -1,6 +1,7 @@
 //! The Raft rules checked on the effects they return, without threads: one file per rule.
 
 mod election;
+mod invariants;
 mod read_index;
 mod replication;
 mod timing;
