@@ -355,3 +355,29 @@ fn effects_say_whether_there_is_anything_to_do() {
     assert!(!candidate.start_election(t(500)).is_empty());
     assert!(Effects::default().is_empty());
 }
+
+#[test]
+fn a_leader_deposed_by_a_higher_term_keeps_no_lease_against_the_next_election() {
+    let mut node = core(0, 3);
+    elect(&mut node);
+    // A reply in term 2 deposes the leader of term 1 at once.
+    let heartbeat = heartbeat_now(&mut node, n(2), t(1_010));
+    let deposing = Response::AppendEntries(AppendEntriesReply {
+        term: Term(2),
+        success: false,
+        conflict: None,
+        read_round: 0,
+    });
+    node.handle_response(t(1_020), n(2), &heartbeat, Some(&deposing));
+    assert_eq!((node.role(), node.term()), (Role::Follower, Term(2)));
+    // Its own leadership is no leader it heard from: a candidate of term 3 gets its vote now.
+    let ask = Request::RequestVote(RequestVoteArgs {
+        pre_vote: false,
+        term: Term(3),
+        candidate: n(1),
+        last_log_index: node.persistent().log.last_index(),
+        last_log_term: node.persistent().log.last_term(),
+    });
+    let effects = node.handle_request(t(1_030), &ask);
+    assert_eq!(reply_of(&effects), vote_granted(Term(3)));
+}

@@ -298,3 +298,29 @@ fn entries_after_a_mismatching_entry_are_refused_unless_the_check_is_skipped() {
         assert_eq!(follower.persistent().log.last_index(), last);
     }
 }
+
+#[test]
+fn a_reply_to_an_append_of_an_earlier_leadership_changes_nothing() {
+    let mut node = core(0, 3);
+    elect(&mut node);
+    let old = heartbeat_now(&mut node, n(1), t(1_010));
+    // Deposed in term 2, then leader again in term 3.
+    let deposing = Response::AppendEntries(AppendEntriesReply {
+        term: Term(2),
+        success: false,
+        conflict: None,
+        read_round: 0,
+    });
+    node.handle_response(t(1_020), n(2), &old, Some(&deposing));
+    elect_at(&mut node, t(2_000));
+    assert_eq!((node.role(), node.term()), (Role::Leader, Term(3)));
+    // The term-1 append's answer arrives now, from a follower already in term 3.
+    let before = format!("{node:?}");
+    let effects = node.handle_response(t(2_010), n(1), &old, Some(&success(&old, Term(3))));
+    assert!(effects.is_empty(), "{effects:?}");
+    assert_eq!(
+        format!("{node:?}"),
+        before,
+        "an earlier leadership's answer is no contact"
+    );
+}
