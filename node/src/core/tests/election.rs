@@ -362,12 +362,7 @@ fn a_leader_deposed_by_a_higher_term_keeps_no_lease_against_the_next_election() 
     elect(&mut node);
     // A reply in term 2 deposes the leader of term 1 at once.
     let heartbeat = heartbeat_now(&mut node, n(2), t(1_010));
-    let deposing = Response::AppendEntries(AppendEntriesReply {
-        term: Term(2),
-        success: false,
-        conflict: None,
-        read_round: 0,
-    });
+    let deposing = refusal_in(Term(2));
     node.handle_response(t(1_020), n(2), &heartbeat, Some(&deposing));
     assert_eq!((node.role(), node.term()), (Role::Follower, Term(2)));
     // Its own leadership is no leader it heard from: a candidate of term 3 gets its vote now.

@@ -127,6 +127,16 @@ fn success(request: &Request, term: Term) -> Response {
     })
 }
 
+/// An AppendEntries refusal from a follower in `term` (a higher term deposes the leader).
+fn refusal_in(term: Term) -> Response {
+    Response::AppendEntries(AppendEntriesReply {
+        term,
+        success: false,
+        conflict: None,
+        read_round: 0,
+    })
+}
+
 /// The heartbeat the leader would send `peer` at `now` (panics if none is due).
 fn heartbeat_now(leader: &mut RaftCore, peer: NodeId, now: Instant) -> Request {
     match leader.heartbeat(peer, now) {

@@ -305,12 +305,7 @@ fn a_reply_to_an_append_of_an_earlier_leadership_changes_nothing() {
     elect(&mut node);
     let old = heartbeat_now(&mut node, n(1), t(1_010));
     // Deposed in term 2, then leader again in term 3.
-    let deposing = Response::AppendEntries(AppendEntriesReply {
-        term: Term(2),
-        success: false,
-        conflict: None,
-        read_round: 0,
-    });
+    let deposing = refusal_in(Term(2));
     node.handle_response(t(1_020), n(2), &old, Some(&deposing));
     elect_at(&mut node, t(2_000));
     assert_eq!((node.role(), node.term()), (Role::Leader, Term(3)));
