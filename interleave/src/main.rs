@@ -58,7 +58,7 @@ fn main() -> ExitCode {
     match command {
         Command::Chaos(args) => chaos::chaos(&args, args.engine.choice(watchdog)),
         Command::Replay(args) => replay::replay(&args, args.engine.choice(watchdog)),
-        Command::Check(args) => ExitCode::from(models::cli::run(&args)),
+        Command::Check(args) => ExitCode::from(models::cli::run(&args, "interleave")),
         Command::Mutants(args) => mutants::mutants(&args, watchdog),
         Command::Shrink(args) => shrink_command::shrink(&args),
         Command::Gather(args) => interleave::gather::gather(&args),

@@ -337,3 +337,26 @@ fn a_report_or_output_folder_that_cannot_be_written_is_refused_before_the_run() 
     );
     std::fs::remove_file(&file).unwrap();
 }
+
+#[test]
+fn check_reports_its_errors_under_the_name_the_user_typed() {
+    let missing = run(
+        &[
+            "check",
+            "--model",
+            "kv",
+            "--format",
+            "json",
+            "/no/such/history.json",
+        ],
+        &[],
+    );
+    assert_eq!(missing.code, 2);
+    assert!(
+        missing
+            .stderr
+            .starts_with("interleave: cannot read /no/such/history.json"),
+        "{}",
+        missing.stderr
+    );
+}

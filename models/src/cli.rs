@@ -90,12 +90,13 @@ struct FileResult {
     html: Option<PathBuf>,
 }
 
-/// Checks every file `args` names, prints a verdict per file, and returns the exit status.
-pub fn run(args: &CheckArgs) -> u8 {
+/// Checks every file `args` names, prints a verdict per file, and returns the exit status; an
+/// error is printed under the name of the `tool` the user ran (`lincheck`, `interleave`).
+pub fn run(args: &CheckArgs, tool: &str) -> u8 {
     match run_files(args) {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("lincheck: {message}");
+            eprintln!("{tool}: {message}");
             2
         }
     }

@@ -19,7 +19,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     match Cli::try_parse() {
-        Ok(cli) => ExitCode::from(run(&cli.args)),
+        Ok(cli) => ExitCode::from(run(&cli.args, "lincheck")),
         Err(error) => {
             let code = if error.use_stderr() { 2 } else { 0 };
             let _ = error.print();
