@@ -7,10 +7,12 @@
 //! knows who is running.
 
 mod signal;
+mod skewed;
 mod system;
 mod thread;
 
 pub use signal::{Signal, Wake};
+pub use skewed::{RatePpm, SkewedClock};
 pub use system::SystemClock;
 pub use thread::{spawn, ClockJoinHandle};
 
