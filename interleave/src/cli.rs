@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use node::kv::ReadMode;
 use node::Mutation;
 use sim::mutants::Broken;
+use sim::ClockSkew;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -146,7 +147,8 @@ pub struct WorkloadArgs {
     /// the client history checked for linearizability).
     #[arg(long, value_enum, default_value_t = WorkloadKind::Raft)]
     pub workload: WorkloadKind,
-    /// For `--workload kv`: how gets are served (log, read-index, or the broken unsafe-local).
+    /// For `--workload kv`: how gets are served (log, read-index, lease, or the broken
+    /// unsafe-local).
     #[arg(long, default_value = "read-index", value_name = "MODE", value_parser = read_mode_parser())]
     pub read_mode: ReadMode,
     /// Simulated seconds per seed (raft: the rounds stop early once it has passed; kv: the
@@ -162,6 +164,11 @@ pub struct WorkloadArgs {
     /// Fault mix: no one-way link cuts (raft workload).
     #[arg(long)]
     pub no_one_way: bool,
+    /// Fault mix: how far the nodes' clocks drift. `within` the nodes' drift bound (rates 0.9x
+    /// to 1.1x, no jumps: every read mode must stay linearizable), `beyond` it (0.5x to 1.5x and
+    /// forward jumps: deliberately unsafe for lease reads), or `off`.
+    #[arg(long, default_value = "within", value_name = "SKEW", value_parser = clock_skew_parser())]
+    pub clock_skew: ClockSkew,
 }
 
 /// How the cluster's threads are scheduled, shared by `chaos` and `replay`.
@@ -215,6 +222,12 @@ fn mutation_parser() -> impl TypedValueParser<Value = Mutation> {
         "every mutation is catalogued"
     );
     PossibleValuesParser::new(listed).map(|name| name.parse().expect("a listed name parses"))
+}
+
+/// `--clock-skew`: one of [`ClockSkew::ALL`].
+fn clock_skew_parser() -> impl TypedValueParser<Value = ClockSkew> {
+    PossibleValuesParser::new(ClockSkew::ALL.map(ClockSkew::name))
+        .map(|name| name.parse().expect("a listed name"))
 }
 
 /// `--read-mode`: one of [`ReadMode::ALL`].

@@ -83,6 +83,9 @@ pub fn flags(workload: &WorkloadArgs, engine: &EngineArgs) -> String {
             line.push_str(flag);
         }
     }
+    if workload.clock_skew != sim::ClockSkew::WithinBound {
+        line.push_str(&format!(" --clock-skew {}", workload.clock_skew));
+    }
     if engine.scheduler != SchedulerKind::Random {
         line.push_str(&format!(" --scheduler {}", engine.scheduler.name()));
     }

@@ -160,6 +160,7 @@ fn append(texts: &[&str], leader_commit: u64) -> Request {
             .collect(),
         leader_commit: LogIndex(leader_commit),
         read_round: 0,
+        sent_at: threadsim::Instant::ZERO,
     })
 }
 

@@ -133,6 +133,7 @@ fn vote_against_append(mutations: MutationSet) {
             }],
             leader_commit: LogIndex(0),
             read_round: 0,
+            sent_at: threadsim::Instant::ZERO,
         });
         let handles: Vec<_> = [vote, append]
             .into_iter()

@@ -23,6 +23,7 @@ fn heartbeat() -> Request {
         entries: vec![],
         leader_commit: LogIndex(0),
         read_round: 0,
+        sent_at: threadsim::Instant::ZERO,
     })
 }
 

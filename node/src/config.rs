@@ -22,6 +22,13 @@ pub struct Config {
     pub max_entries_per_append: usize,
     /// The most committed entries the applier takes per lock acquisition.
     pub max_entries_per_apply_batch: usize,
+    /// The most any node's clock may run fast or slow, in parts per million of true time
+    /// (100,000: every clock runs between 0.9x and 1.1x). Lease reads rely on it: a leader's lease
+    /// lasts `election_timeout_min * (1 - drift) / (1 + drift)` of its own clock, so it ends
+    /// before any follower that acknowledged it can vote for a successor, however the two clocks
+    /// drift within the bound. Clocks that drift further, or jump, break lease reads (and only
+    /// them).
+    pub max_clock_drift_ppm: u64,
     /// Seed of the node's random source (election timeouts).
     pub seed: u64,
     /// Deliberately broken behaviours to switch on (empty for the correct node).
@@ -38,6 +45,7 @@ impl Default for Config {
             leader_quorum_timeout: Duration::from_millis(2400),
             max_entries_per_append: 256,
             max_entries_per_apply_batch: 64,
+            max_clock_drift_ppm: 100_000,
             seed: 0,
             mutations: MutationSet::default(),
         }
@@ -73,6 +81,9 @@ pub enum ConfigError {
         /// The configured maximum election timeout.
         max: Duration,
     },
+    /// A clock drift bound of 100% or more leaves no lease at all.
+    #[error("max clock drift {0} ppm must be below 1,000,000 (100%)")]
+    DriftTooLarge(u64),
     /// A limit of zero would stop replication or apply.
     #[error("{0} must be at least 1")]
     ZeroLimit(&'static str),
@@ -96,6 +107,9 @@ impl Config {
                 quorum: self.leader_quorum_timeout,
                 max,
             });
+        }
+        if self.max_clock_drift_ppm >= 1_000_000 {
+            return Err(ConfigError::DriftTooLarge(self.max_clock_drift_ppm));
         }
         if self.rpc_timeout.is_zero() {
             return Err(ConfigError::ZeroLimit("rpc_timeout"));

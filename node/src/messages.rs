@@ -45,6 +45,9 @@ pub struct AppendEntriesArgs {
     /// The ReadIndex round in flight when this was sent (0: none); the follower echoes it, and an
     /// answer in the leader's term acknowledges that round.
     pub read_round: u64,
+    /// The leader's clock when it built this request. Never read by the follower: the leader's
+    /// lease counts from the send time of the heartbeats a majority answered (thesis §6.4.1).
+    pub sent_at: threadsim::Instant,
 }
 
 /// Where a follower's log stops agreeing with the leader's, for fast backtracking.

@@ -84,11 +84,22 @@ pub enum Mutation {
     /// node cut off from the leader alone wins a pre-vote, raises its term and deposes the
     /// leader when it is reconnected.
     PreVoteIgnoresLease,
+    /// A leader's lease lasts a full minimum election timeout of its own clock, without the
+    /// drift margin: a leader whose clock runs slow still serves reads after a follower whose
+    /// clock runs fast has voted for a successor (skew within the configured bound suffices).
+    LeaseWithoutDriftMargin,
+    /// A leader that steps down keeps its lease and serves reads from it as a follower: once it
+    /// has stepped down it votes, and a successor it voted for commits writes it has not seen.
+    LeaseKeptAfterStepDown,
+    /// The lease counts from when a heartbeat's answer arrived instead of when the heartbeat was
+    /// sent: an answer that was slow to come back (a paused leader, a delayed reply) stretches
+    /// the lease past the moment the follower stopped refusing votes.
+    LeaseFromAnswerTime,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 19] = [
+    pub const ALL: [Mutation; 22] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -108,6 +119,9 @@ impl Mutation {
         Mutation::HalfIsMajority,
         Mutation::NoPreVote,
         Mutation::PreVoteIgnoresLease,
+        Mutation::LeaseWithoutDriftMargin,
+        Mutation::LeaseKeptAfterStepDown,
+        Mutation::LeaseFromAnswerTime,
     ];
 
     /// The mutation's command-line name.
@@ -132,6 +146,9 @@ impl Mutation {
             Mutation::HalfIsMajority => "half-is-majority",
             Mutation::NoPreVote => "no-pre-vote",
             Mutation::PreVoteIgnoresLease => "pre-vote-ignores-lease",
+            Mutation::LeaseWithoutDriftMargin => "lease-without-drift-margin",
+            Mutation::LeaseKeptAfterStepDown => "lease-kept-after-step-down",
+            Mutation::LeaseFromAnswerTime => "lease-from-answer-time",
         }
     }
 }

@@ -1,10 +1,11 @@
 //! The chaos workload: an unreliable network, random crashes and restarts, symmetric and one-way
-//! partitions, and commands submitted on every node, round after round, with every continuous
+//! partitions, clocks drifting apart, and commands submitted on every node, round after round, with every continuous
 //! invariant on; then every fault heals and the cluster must commit again within a bound.
 
 use crate::cluster::{Cluster, ClusterConfig};
 use crate::runner::Sim;
 use crate::schedule::{Event, Schedule, ScheduleRecorder};
+use crate::skew::ClockSkew;
 use crate::timeline::{execute, Following, Snapshot, Timeline};
 use node::{Command, MutationSet, NodeId};
 use std::time::Duration;
@@ -39,6 +40,8 @@ pub struct FaultMix {
     pub partitions: bool,
     /// One-way link cuts.
     pub one_way: bool,
+    /// Clock skew: nodes' clocks change rate (and, beyond the bound, jump forward).
+    pub skew: ClockSkew,
 }
 
 impl FaultMix {
@@ -47,6 +50,7 @@ impl FaultMix {
         crashes: true,
         partitions: true,
         one_way: true,
+        skew: ClockSkew::WithinBound,
     };
 }
 
@@ -247,6 +251,7 @@ fn choose_fault(cluster: &Cluster, snapshot: &Snapshot, faults: FaultMix) -> Opt
             (from != to).then_some(Event::Cut(from, to))
         }
         7 => Some(Event::Heal),
+        9 => faults.skew.random_event(cluster),
         8 if faults.partitions => {
             // Cut the current leader off with at most one companion: the partition that matters.
             let leader = snapshot.leader?;

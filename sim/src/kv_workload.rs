@@ -1,12 +1,13 @@
 //! The key-value workload: concurrent clerks against a replicated store while the harness
 //! partitions the leader into a minority (keeping some clients on its side), heals, crashes and
-//! restarts nodes and drops messages; every operation is recorded with its simulated call and
+//! restarts nodes, drops messages and lets the nodes' clocks drift apart; every operation is recorded with its simulated call and
 //! return time and the history is checked for linearizability, key by key.
 
 use crate::cluster::{Cluster, ClusterConfig};
 use crate::network::ClientPort;
 use crate::runner::Sim;
 use crate::schedule::{Event, Schedule, ScheduleRecorder};
+use crate::skew::ClockSkew;
 use crate::timeline::{execute, Following, Snapshot, Timeline};
 use models::{
     check_partitions, partition_by_key, Budget, CheckOptions, History, KeyValue, KvInput, KvOutput,
@@ -45,12 +46,49 @@ pub struct KvWorkloadConfig {
     pub op_deadline: Duration,
     /// Clients kept on the old leader's side of each partition.
     pub clients_with_old_leader: usize,
+    /// Clients that only read (the first ones): a client whose write hangs at a cut-off leader
+    /// waits for its deadline, while a reader keeps asking, so the readers are what sees a
+    /// stale read late in a partition.
+    pub read_only_clients: usize,
     /// Capacity of each node's apply channel; `None` draws it from the seed among
     /// [`APPLY_CAPACITIES`], so some runs have a service that falls behind and fills it
     /// (backpressure on the node's applier).
     pub apply_capacity: Option<usize>,
     /// Whether nodes are crashed and restarted now and then.
     pub crashes: bool,
+    /// How the nodes' clocks drift (new rates at every isolation of the leader).
+    pub skew: ClockSkew,
+    /// The drift bound the nodes assume (their `max_clock_drift_ppm`), which
+    /// [`ClockSkew::WithinBound`] keeps to: wider than a real deployment's, so that the margin a
+    /// lease needs is wide and a lease without it is caught.
+    pub max_clock_drift_ppm: u64,
+    /// The nodes' election timeout range (shortest, longest).
+    pub election_timeout: (Duration, Duration),
+    /// The quiet spell between two faults (shortest, longest).
+    pub quiet_between_faults: (Duration, Duration),
+}
+
+impl KvWorkloadConfig {
+    /// The workload shaped to hunt lease bugs with lease reads: clocks drifting within the
+    /// bound, a reliable network, and election timeouts of 1-1.05 s. A lease without the drift
+    /// margin outlives the followers' refusal by a share of the election timeout (at 25% drift,
+    /// 1/0.75 - 1/1.25 of it), while an election and the first writes on the new side take a
+    /// roughly fixed 0.1-0.3 s: with 0.3-0.6 s timeouts the new side is rarely ready before the
+    /// stale lease ends, with 1 s it mostly is.
+    pub fn lease_hunt() -> KvWorkloadConfig {
+        KvWorkloadConfig {
+            read_mode: ReadMode::Lease,
+            unreliable: false,
+            skew: ClockSkew::WithinBound,
+            election_timeout: (Duration::from_millis(1000), Duration::from_millis(1050)),
+            duration: Duration::from_secs(30),
+            clients: 20,
+            read_only_clients: 8,
+            keys: 30,
+            quiet_between_faults: (Duration::from_millis(500), Duration::from_millis(1000)),
+            ..KvWorkloadConfig::default()
+        }
+    }
 }
 
 impl Default for KvWorkloadConfig {
@@ -65,8 +103,13 @@ impl Default for KvWorkloadConfig {
             unreliable: true,
             op_deadline: Duration::from_millis(1000),
             clients_with_old_leader: 6,
+            read_only_clients: 10,
             apply_capacity: None,
             crashes: true,
+            skew: ClockSkew::WithinBound,
+            max_clock_drift_ppm: 250_000,
+            election_timeout: (Duration::from_millis(300), Duration::from_millis(600)),
+            quiet_between_faults: (Duration::from_millis(1000), Duration::from_millis(3000)),
         }
     }
 }
@@ -93,6 +136,10 @@ pub struct KvRun {
     /// Gets answered locally by a node whose term a newer leader had superseded: the stale-read
     /// opportunities.
     pub reads_by_deposed_leaders: u64,
+    /// Gets served under a lease (with no round).
+    pub lease_reads: u64,
+    /// Clock rate changes and jumps.
+    pub clock_changes: u64,
 }
 
 /// A clerk with id `index` on `cluster`'s network (endpoint `n{1000 + index}`).
@@ -167,6 +214,11 @@ pub fn run_kv_workload_with(
     let mut cluster_config = ClusterConfig::new(config.nodes);
     cluster_config.net.unreliable = config.unreliable;
     cluster_config.node.mutations = config.mutations.clone();
+    cluster_config.node.max_clock_drift_ppm = config.max_clock_drift_ppm;
+    (
+        cluster_config.node.election_timeout_min,
+        cluster_config.node.election_timeout_max,
+    ) = config.election_timeout;
     cluster_config.apply_capacity = config.apply_capacity.unwrap_or_else(|| {
         APPLY_CAPACITIES[sim.rng(APPLY_CAPACITY_STREAM).index(APPLY_CAPACITIES.len())]
     });
@@ -191,6 +243,7 @@ pub fn run_kv_workload_with(
                 index,
                 rng: rng.split(index as u64),
                 keys: config.keys,
+                read_only: index < config.read_only_clients,
                 op_deadline: config.op_deadline,
                 clock: clock.clone(),
                 history: history.clone(),
@@ -210,6 +263,8 @@ pub fn run_kv_workload_with(
         highest_applied: 0,
         local_reads: 0,
         reads_by_deposed_leaders: 0,
+        lease_reads: 0,
+        clock_changes: 0,
     };
     let counts = match schedule {
         Some(schedule) => execute(&cluster, &mut Following::new(schedule), recorder),
@@ -219,6 +274,11 @@ pub fn run_kv_workload_with(
                 clients,
                 clients_with_old_leader: config.clients_with_old_leader,
                 crashes: config.crashes,
+                skew: config.skew,
+                quiet: (
+                    config.quiet_between_faults.0.as_millis() as u64,
+                    config.quiet_between_faults.1.as_millis() as u64,
+                ),
                 end: config.duration,
                 phase: Phase::Quiet,
             },
@@ -228,6 +288,7 @@ pub fn run_kv_workload_with(
     cluster.heal();
     run.leader_isolations = counts.leader_isolations;
     run.crashes = counts.crashes;
+    run.clock_changes = counts.clock_changes;
     for thread in threads {
         thread.join();
     }
@@ -237,6 +298,7 @@ pub fn run_kv_workload_with(
     run.highest_applied = observed.highest_applied.0;
     run.local_reads = observed.local_reads;
     run.reads_by_deposed_leaders = observed.reads_by_deposed_leaders;
+    run.lease_reads = observed.lease_reads;
     run.simulated = clock.now() - started;
     cluster.shutdown();
     let mut history = std::mem::take(&mut *history.lock());
@@ -246,13 +308,18 @@ pub fn run_kv_workload_with(
     run
 }
 
-/// The key-value workload's faults, until `end`: a quiet spell of 1-3 s, then the leader (any
-/// node while none leads) cut off with one follower and some clients on its side for 1.5-3 s, a
-/// heal, and now and then a crash and, 0.2-1 s later, a restart.
+/// The key-value workload's faults, until `end`: a quiet spell of 1-3 s, then one of: the leader
+/// (any node while none leads) cut off with one follower and some clients on its side for
+/// 1.5-3 s (half the time); the same after the leader was paused, and resumed 0.6-1.5 s later
+/// still cut off (a third of the time); two followers cut off for 1-2 s. Then a heal, and now and then a crash and, 0.2-1 s later, a restart. With
+/// clock skew on, the clocks take new rates as the leader is cut off or paused.
 struct Isolations {
     clients: Vec<NodeId>,
     clients_with_old_leader: usize,
     crashes: bool,
+    skew: ClockSkew,
+    /// The quiet spell between faults, shortest and longest, in milliseconds.
+    quiet: (u64, u64),
     end: Duration,
     phase: Phase,
 }
@@ -261,6 +328,13 @@ struct Isolations {
 enum Phase {
     Quiet,
     Isolated,
+    /// The leader has just been paused (a long garbage-collection pause, a SIGSTOP); the
+    /// answers to what it sent before still arrive, to be handled when it resumes.
+    Pausing(NodeId),
+    /// The paused leader is cut off with one follower and some clients.
+    Paused(NodeId),
+    /// Two followers are cut off from everyone else.
+    FollowersCut,
     Crashed(NodeId),
     Over,
 }
@@ -277,8 +351,25 @@ impl Isolations {
         }
     }
 
-    /// `leader` and one companion, with some clients, cut off from the rest.
-    fn isolate(&self, cluster: &Cluster, leader: NodeId) -> Event {
+    /// Two followers of `leader` cut off from everyone else (clients stay with the majority):
+    /// harmless with pre-vote; without it they come back with higher terms and depose the
+    /// leader without an election (`no-pre-vote`).
+    fn cut_off_followers(&self, cluster: &Cluster, leader: NodeId) -> Event {
+        let mut followers = cluster.others(leader);
+        let first = followers.remove(cluster.random(followers.len()));
+        let second = followers.remove(cluster.random(followers.len()));
+        let mut rest: Vec<NodeId> = cluster
+            .ids()
+            .into_iter()
+            .filter(|id| *id != first && *id != second)
+            .collect();
+        rest.extend_from_slice(&self.clients);
+        Event::partition(vec![vec![first, second], rest])
+    }
+
+    /// `leader` and one companion, with some clients, cut off from the rest; the clocks take
+    /// new rates as it happens.
+    fn isolate(&self, cluster: &Cluster, leader: NodeId) -> Vec<Event> {
         let others = cluster.others(leader);
         let companion = others[cluster.random(others.len())];
         let mut shuffled = self.clients.clone();
@@ -293,8 +384,10 @@ impl Isolations {
             .into_iter()
             .filter(|id| *id != leader && *id != companion)
             .collect();
+        let mut events = self.skew.at_isolation(cluster, leader, &majority);
         majority.extend_from_slice(with_majority);
-        Event::partition(vec![minority, majority])
+        events.push(Event::partition(vec![minority, majority]));
+        events
     }
 }
 
@@ -302,8 +395,11 @@ impl Timeline for Isolations {
     fn wait(&mut self, cluster: &Cluster, elapsed: Duration) -> Option<Duration> {
         let (low, high) = match self.phase {
             Phase::Over => return None,
-            Phase::Quiet => (1000, 3000),
+            Phase::Quiet => self.quiet,
             Phase::Isolated => (1500, 3000),
+            Phase::Pausing(_) => (20, 50),
+            Phase::Paused(_) => (600, 1500),
+            Phase::FollowersCut => (1000, 2000),
             Phase::Crashed(_) => (200, 1000),
         };
         let ms = Duration::from_millis;
@@ -318,13 +414,34 @@ impl Timeline for Isolations {
             Phase::Quiet => {
                 // Every wake-up acts, so a run that follows these events wakes when this one did.
                 let ids = cluster.ids();
-                let cut_off = snapshot
+                let leader = snapshot
                     .leader
                     .unwrap_or_else(|| ids[cluster.random(ids.len())]);
-                events.push(self.isolate(cluster, cut_off));
+                match cluster.random(6) {
+                    0..=2 => {
+                        events.extend(self.isolate(cluster, leader));
+                        self.phase = Phase::Isolated;
+                    }
+                    3 | 4 => {
+                        events.push(Event::Pause(leader));
+                        self.phase = Phase::Pausing(leader);
+                    }
+                    _ => {
+                        events.push(self.cut_off_followers(cluster, leader));
+                        self.phase = Phase::FollowersCut;
+                    }
+                }
+            }
+            Phase::Pausing(leader) => {
+                events.extend(self.isolate(cluster, leader));
+                self.phase = Phase::Paused(leader);
+            }
+            Phase::Paused(leader) => {
+                // It resumes still cut off: what it hears first is what arrived while paused.
+                events.push(Event::Resume(leader));
                 self.phase = Phase::Isolated;
             }
-            Phase::Isolated => {
+            Phase::Isolated | Phase::FollowersCut => {
                 events.push(Event::Heal);
                 self.phase = Phase::Quiet;
                 if elapsed < self.end {
@@ -350,6 +467,7 @@ impl Timeline for Isolations {
 
 /// One client thread: operations back to back until `end`.
 struct Client {
+    read_only: bool,
     index: usize,
     rng: DetRng,
     keys: usize,
@@ -365,7 +483,8 @@ impl Client {
             counter += 1;
             let key = format!("k{}", self.rng.index(self.keys));
             let value = format!("{}.{counter} ", self.index);
-            let (op, input) = match self.rng.index(10) {
+            let draw = self.rng.index(10);
+            let (op, input) = match if self.read_only { 0 } else { draw } {
                 0..=4 => (KvOp::Get(key.clone()), KvInput::Get(key)),
                 5..=7 => (
                     KvOp::Put(key.clone(), value.clone()),
@@ -418,8 +537,14 @@ pub const CHECK_TIME_LIMIT: Duration = Duration::from_secs(120);
 
 /// Checks a key-value history key by key.
 pub fn check_kv_history(history: &History<KvInput, KvOutput>) -> Report {
+    check_kv_history_within(history, CHECK_TIME_LIMIT)
+}
+
+/// [`check_kv_history`] with its own time budget per history (a test that only needs most
+/// seeds rejected can give up sooner on a hard one: "unknown" then counts as not rejected).
+pub fn check_kv_history_within(history: &History<KvInput, KvOutput>, limit: Duration) -> Report {
     let options = CheckOptions {
-        budget: Budget::new(Budget::default().max_states, Some(CHECK_TIME_LIMIT)),
+        budget: Budget::new(Budget::default().max_states, Some(limit)),
         ..CheckOptions::default()
     };
     check_partitions(&KeyValue, partition_by_key(history), &options)

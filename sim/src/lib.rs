@@ -33,6 +33,7 @@ pub mod runner;
 pub mod scenarios;
 pub mod schedule;
 pub mod shrink;
+pub mod skew;
 pub mod timeline;
 
 pub use chaos::{run_chaos, run_chaos_with, ChaosConfig, ChaosEvents, ChaosReport, FaultMix};
@@ -45,3 +46,4 @@ pub use kv_workload::{
 };
 pub use network::{NetConfig, Network};
 pub use runner::{replay_command, run_seeds, simulate, Sim, SimFailure};
+pub use skew::ClockSkew;

@@ -119,6 +119,8 @@ pub struct FaultCounts {
     pub leader_isolations: u64,
     /// One-way link cuts.
     pub one_way_cuts: u64,
+    /// Clock rates changed and clocks jumped.
+    pub clock_changes: u64,
     /// Groups of events after which entries were committed while some fault was in force.
     pub groups_committing_under_faults: u64,
 }
@@ -186,6 +188,8 @@ pub fn apply(cluster: &Cluster, event: &Event, counts: &mut FaultCounts) {
         Event::Cut(from, to) => cluster.partition_one_way(*from, *to),
         Event::Heal => cluster.heal(),
         Event::Unreliable(on) => cluster.set_unreliable(*on),
+        Event::ClockRate(node, rate) => cluster.set_clock_rate(*node, *rate),
+        Event::ClockJump(node, by) => cluster.jump_clock(*node, *by),
         Event::End => {}
     }
 }
@@ -213,6 +217,7 @@ fn count(counts: &mut FaultCounts, event: &Event, snapshot: &Snapshot, nodes: us
             }
         }
         Event::Cut(..) => counts.one_way_cuts += 1,
+        Event::ClockRate(..) | Event::ClockJump(..) => counts.clock_changes += 1,
         _ => {}
     }
 }

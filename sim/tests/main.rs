@@ -8,5 +8,6 @@ mod chaos;
 mod election;
 mod faults;
 mod kv;
+mod lease;
 mod persistence;
 mod support;

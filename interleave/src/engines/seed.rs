@@ -175,10 +175,16 @@ fn chaos_config(workload: &WorkloadArgs) -> engine_sim::ChaosConfig {
             crashes: !workload.no_crashes,
             partitions: !workload.no_partitions,
             one_way: !workload.no_one_way,
+            skew: clock_skew(workload),
         },
         duration: workload.duration,
         ..engine_sim::ChaosConfig::default()
     }
+}
+
+fn clock_skew(workload: &WorkloadArgs) -> engine_sim::ClockSkew {
+    engine_sim::ClockSkew::from_str(workload.clock_skew.name())
+        .expect("both builds know the same clock skews")
 }
 
 fn kv_config(workload: &WorkloadArgs) -> engine_sim::KvWorkloadConfig {
@@ -191,6 +197,7 @@ fn kv_config(workload: &WorkloadArgs) -> engine_sim::KvWorkloadConfig {
         duration: workload.duration.unwrap_or(defaults.duration),
         unreliable: !workload.reliable,
         crashes: !workload.no_crashes,
+        skew: clock_skew(workload),
         ..defaults
     }
 }

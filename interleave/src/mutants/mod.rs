@@ -71,6 +71,7 @@ fn correct_build_key(detector: &Detector) -> String {
             "kv read-index".to_string()
         }
         Detector::Kv { read_mode, .. } => format!("kv {read_mode}"),
+        Detector::LeaseHunt { .. } => "kv lease hunt".to_string(),
         Detector::Loom { binary, .. } => format!("loom {binary}"),
         Detector::Shuttle { .. } => "shuttle cluster".to_string(),
         Detector::Chaos {

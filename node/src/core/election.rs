@@ -158,7 +158,7 @@ impl RaftCore {
             return effects;
         }
         if args.term > self.term() {
-            self.become_follower(args.term, &mut effects);
+            self.become_follower(args.term, now, &mut effects);
         }
         let free_to_vote = self
             .state
@@ -185,7 +185,7 @@ impl RaftCore {
     ) -> Effects {
         let mut effects = Effects::default();
         if reply.term > self.term() {
-            self.become_follower(reply.term, &mut effects);
+            self.become_follower(reply.term, now, &mut effects);
             return effects;
         }
         let asked_for = if args.pre_vote {
@@ -227,6 +227,7 @@ impl RaftCore {
             heartbeat_due: each_peer(&self.peers, now),
             answered_at: each_peer(&self.peers, now),
             reads: ReadRounds::default(),
+            lease_acks: BTreeMap::new(),
         });
         self.leader_hint = Some(self.id);
         self.heard_from_leader(now);
@@ -237,10 +238,10 @@ impl RaftCore {
 
     /// A leader that no longer hears from a majority steps down (check-quorum), so a leader cut
     /// off from its followers stops accepting commands it can never commit.
-    pub fn step_down(&mut self) -> Effects {
+    pub fn step_down(&mut self, now: Instant) -> Effects {
         let mut effects = Effects::default();
         let term = self.term();
-        self.become_follower(term, &mut effects);
+        self.become_follower(term, now, &mut effects);
         effects
     }
 }

@@ -12,9 +12,11 @@
 //! - `replication.rs`: AppendEntries on both sides and the commit rule (§5.3, §5.4.2);
 //! - `timing.rs`: the election timer, the lease, check-quorum, heartbeats (thesis §4.2.3, §6.2);
 //! - `read_index.rs`: ReadIndex rounds, batched (thesis §6.4);
+//! - `lease.rs`: lease reads, safe while clocks drift within the configured bound (§6.4.1);
 //! - `quorum.rs`: majority arithmetic.
 
 mod election;
+mod lease;
 mod quorum;
 mod read_index;
 mod replication;
@@ -130,6 +132,8 @@ struct LeaderState {
     answered_at: BTreeMap<NodeId, Instant>,
     /// ReadIndex rounds.
     reads: ReadRounds,
+    /// Per peer, the send time of the latest AppendEntries it answered in this term (lease).
+    lease_acks: BTreeMap<NodeId, Instant>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -167,6 +171,8 @@ pub struct RaftCore {
     /// As leader: entries appended by `propose` that are not yet durable. They are written once
     /// per round, before any follower can receive them (Raft thesis §10.2.1).
     own_entries_unsaved: bool,
+    /// As leader: reads may be served locally until this time (see `lease.rs`).
+    lease_until: Option<Instant>,
 }
 
 impl RaftCore {
@@ -204,6 +210,7 @@ impl RaftCore {
             config,
             timers,
             own_entries_unsaved: false,
+            lease_until: None,
         }
     }
 
@@ -257,9 +264,11 @@ impl RaftCore {
         }
     }
 
-    /// Adopts `term` (if newer) and becomes a follower, reporting what changed. A leader's
-    /// pending reads fail.
-    fn become_follower(&mut self, term: Term, effects: &mut Effects) {
+    /// Adopts `term` (if newer) at `now` and becomes a follower, reporting what changed. A
+    /// leader's pending reads fail, and its election timer starts afresh (as etcd's does): its
+    /// deadline passed long ago, and campaigning at once would race the node whose term deposed
+    /// it.
+    fn become_follower(&mut self, term: Term, now: Instant, effects: &mut Effects) {
         assert!(
             term >= self.state.current_term,
             "term would go back from {} to {term}",
@@ -272,6 +281,7 @@ impl RaftCore {
             self.leader_hint = None;
             effects.push(Effect::Persist);
         }
+        let was_leader = matches!(self.role, RoleState::Leader(_));
         if let RoleState::Leader(leader) = &mut self.role {
             let failed = leader.reads.fail_all(ReadIndexError::NotConfirmed);
             if !failed.is_empty() {
@@ -281,6 +291,12 @@ impl RaftCore {
         if term_changed || self.role != RoleState::Follower {
             self.role = RoleState::Follower;
             self.timers.lost_leadership();
+            if !self.has(Mutation::LeaseKeptAfterStepDown) {
+                self.lease_until = None;
+            }
+            if was_leader {
+                self.reset_election_timer(now, effects);
+            }
             effects.push(Effect::RoleChanged(Role::Follower));
         }
     }

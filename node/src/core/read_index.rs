@@ -38,6 +38,9 @@ pub enum ReadIndexError {
     /// Its round did not reach a majority in this term (leadership lost, or no answer in time).
     #[error("could not confirm leadership with a majority")]
     NotConfirmed,
+    /// It leads, but holds no lease: no majority has answered a heartbeat recent enough.
+    #[error("no lease: a majority has not answered a recent enough heartbeat")]
+    NoLease,
 }
 
 /// How a read ended.

@@ -12,11 +12,12 @@ use threadsim::Instant;
 impl RaftCore {
     /// What the replicator for `peer` should send now, if anything: a vote request (once per
     /// peer per candidacy) or AppendEntries carrying entries `peer` lacks. Heartbeats come from
-    /// [`RaftCore::heartbeat`]. The effects come first: before the first send of entries that
+    /// [`RaftCore::heartbeat`]. The request carries `now`, the time its lease would count from.
+    /// The effects come first: before the first send of entries that
     /// `propose` appended, the leader's own copy is written ([`Effect::Persist`]), so no majority
     /// can count it before it is durable (thesis §10.2.1); entries that arrive while a round is
     /// in flight share that one write.
-    pub fn next_request(&mut self, peer: NodeId) -> Option<(Effects, Request)> {
+    pub fn next_request(&mut self, peer: NodeId, now: Instant) -> Option<(Effects, Request)> {
         assert!(
             self.peers.contains(&peer),
             "{peer} is not a peer of {}",
@@ -39,6 +40,7 @@ impl RaftCore {
         }
         let mut args = self.append_request(next_index, self.config.max_entries_per_append);
         args.read_round = read_round;
+        args.sent_at = now;
         Some((effects, Request::AppendEntries(args)))
     }
 
@@ -62,6 +64,7 @@ impl RaftCore {
             entries: self.state.log.slice_from(next_index, max_entries),
             leader_commit: self.commit_index,
             read_round: 0,
+            sent_at: threadsim::Instant::ZERO,
         }
     }
 
@@ -83,7 +86,7 @@ impl RaftCore {
             effects.push(reply(self, false, None));
             return effects;
         }
-        self.become_follower(args.term, &mut effects);
+        self.become_follower(args.term, now, &mut effects);
         self.leader_hint = Some(args.leader);
         self.heard_from_leader(now);
         self.reset_election_timer(now, &mut effects);
@@ -153,7 +156,7 @@ impl RaftCore {
             let stubborn = matches!(self.role, RoleState::Leader(_))
                 && self.has(Mutation::NoStepDownOnHigherTermReply);
             if !stubborn {
-                self.become_follower(reply.term, &mut effects);
+                self.become_follower(reply.term, now, &mut effects);
             }
             return effects;
         }
@@ -161,6 +164,7 @@ impl RaftCore {
             return effects;
         }
         self.peer_answered(peer, now);
+        self.lease_acknowledged(peer, args.sent_at, now);
         self.read_round_answered(peer, reply.read_round, &mut effects);
         let last_index = self.state.log.last_index();
         let RoleState::Leader(leader) = &mut self.role else {

@@ -34,7 +34,10 @@ impl Timers {
             rng,
             election_deadline: now + timeout,
             reset_at: now,
-            leader_contact_at: None,
+            // A node that starts may have acknowledged a leader just before it went down, and
+            // that leader's lease counts on it: it refuses votes for a minimum election timeout,
+            // as if it had just heard from the leader (thesis §6.4.1).
+            leader_contact_at: Some(now),
             ticker_waits_until: None,
         }
     }
@@ -124,7 +127,7 @@ impl RaftCore {
                 return effects;
             }
             let term = self.term();
-            self.become_follower(term, &mut effects);
+            self.become_follower(term, now, &mut effects);
         }
         if self.has(Mutation::TickerLockstep) {
             effects.extend(broken::ticker_lockstep::tick(self, now));
@@ -173,6 +176,7 @@ impl RaftCore {
         if let RoleState::Leader(leader) = &mut self.role {
             args.read_round = leader.reads.stamp(peer);
         }
+        args.sent_at = now;
         HeartbeatDue::Send(Request::AppendEntries(args))
     }
 

@@ -107,11 +107,20 @@ pub enum ReadMode {
     /// Deliberately broken: any node that believes it leads answers from its local state at
     /// once, so a deposed leader serves stale reads.
     UnsafeLocal,
+    /// Lease reads: a leader whose lease holds serves from local state with no round (once the
+    /// commit index it saw is applied); without a lease it falls back to ReadIndex. Safe while
+    /// clocks drift within the node's `max_clock_drift_ppm`.
+    Lease,
 }
 
 impl ReadMode {
     /// Every mode, in a fixed order.
-    pub const ALL: [ReadMode; 3] = [ReadMode::Log, ReadMode::ReadIndex, ReadMode::UnsafeLocal];
+    pub const ALL: [ReadMode; 4] = [
+        ReadMode::Log,
+        ReadMode::ReadIndex,
+        ReadMode::Lease,
+        ReadMode::UnsafeLocal,
+    ];
 
     /// The mode's command-line name.
     pub fn name(self) -> &'static str {
@@ -119,6 +128,7 @@ impl ReadMode {
             ReadMode::Log => "log",
             ReadMode::ReadIndex => "read-index",
             ReadMode::UnsafeLocal => "unsafe-local",
+            ReadMode::Lease => "lease",
         }
     }
 }
@@ -131,7 +141,7 @@ impl fmt::Display for ReadMode {
 
 /// A read mode name that is not known.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown read mode {0:?}; known: log, read-index, unsafe-local")]
+#[error("unknown read mode {0:?}; known: log, read-index, lease, unsafe-local")]
 pub struct UnknownReadMode(pub String);
 
 impl FromStr for ReadMode {

@@ -39,8 +39,9 @@ impl Default for KvServerConfig {
 pub trait KvObserver: Send + Sync {
     /// The server's apply loop received `applied`, before applying it.
     fn on_applied(&self, node: NodeId, applied: &Applied);
-    /// The server answered a get from its local state while it believed it led in `term`.
-    fn on_local_read(&self, node: NodeId, term: Term);
+    /// The server answered a get from its local state while it believed it led in `term`,
+    /// on the path of read mode `mode`.
+    fn on_local_read(&self, node: NodeId, term: Term, mode: ReadMode);
 }
 
 /// How a waiting request handler's entry (or read index) settled.
@@ -163,6 +164,7 @@ impl ServerShared {
         match (&request.op, self.config.read_mode) {
             (KvOp::Get(key), ReadMode::UnsafeLocal) => self.read_locally_if_leader(key),
             (KvOp::Get(key), ReadMode::ReadIndex) => self.read_by_read_index(key),
+            (KvOp::Get(key), ReadMode::Lease) => self.read_by_lease(key),
             _ => self.through_the_log(request),
         }
     }
@@ -172,12 +174,12 @@ impl ServerShared {
         if !leader {
             return Some(KvReply::WrongLeader { leader_hint: None });
         }
-        self.serve_locally(key, term)
+        self.serve_locally(key, term, ReadMode::UnsafeLocal)
     }
 
     /// Answers a get from the local state machine (reported to the observer with the term the
-    /// node led in); no answer once killed.
-    fn serve_locally(&self, key: &str, term: Term) -> Option<KvReply> {
+    /// node led in and the read mode's path); no answer once killed.
+    fn serve_locally(&self, key: &str, term: Term, mode: ReadMode) -> Option<KvReply> {
         let value = {
             let state = self.state.lock();
             if state.killed {
@@ -185,13 +187,36 @@ impl ServerShared {
             }
             state.machine.get(key)
         };
-        self.observer.on_local_read(self.id, term);
+        self.observer.on_local_read(self.id, term, mode);
         Some(KvReply::Ok(KvResult::Value(value)))
+    }
+
+    /// A lease read: served at once while the lease holds; a leader without one confirms with
+    /// a ReadIndex round instead.
+    fn read_by_lease(&self, key: &str) -> Option<KvReply> {
+        let (term, _) = self.node.state();
+        match self.node.lease_read() {
+            Err(ReadIndexError::NoLease) => self.read_by_read_index(key),
+            outcome => self.serve_at(key, term, outcome, ReadMode::Lease),
+        }
     }
 
     fn read_by_read_index(&self, key: &str) -> Option<KvReply> {
         let (term, _) = self.node.state();
-        let index = match self.node.read_index() {
+        let outcome = self.node.read_index();
+        self.serve_at(key, term, outcome, ReadMode::ReadIndex)
+    }
+
+    /// Serves a get once the state machine has applied the read index `outcome` gave (the
+    /// leader's commit index when the read arrived), or answers why it cannot.
+    fn serve_at(
+        &self,
+        key: &str,
+        term: Term,
+        outcome: Result<LogIndex, ReadIndexError>,
+        mode: ReadMode,
+    ) -> Option<KvReply> {
+        let index = match outcome {
             Ok(index) => index,
             Err(ReadIndexError::NotLeader(not_leader)) => {
                 return Some(KvReply::WrongLeader {
@@ -203,7 +228,7 @@ impl ServerShared {
                 let _ = self.node.start(KvCommand::Noop.encode());
                 return Some(KvReply::Retry);
             }
-            Err(ReadIndexError::NotConfirmed) => {
+            Err(ReadIndexError::NotConfirmed | ReadIndexError::NoLease) => {
                 return Some(KvReply::WrongLeader { leader_hint: None })
             }
         };
@@ -225,7 +250,7 @@ impl ServerShared {
                 None => return Some(KvReply::Timeout),
             }
         }
-        self.serve_locally(key, term)
+        self.serve_locally(key, term, mode)
     }
 
     fn through_the_log(&self, request: KvRequest) -> Option<KvReply> {

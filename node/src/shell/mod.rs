@@ -330,6 +330,19 @@ impl Node {
         read_index::read_index(&self.shell)
     }
 
+    /// The index a read may be served at with no round, if this node leads and its lease
+    /// holds now (see [`crate::core::RaftCore::lease_read`]); [`ReadIndexError::NoLease`] when
+    /// it leads without one (a caller then falls back to [`Node::read_index`]).
+    pub fn lease_read(&self) -> Result<LogIndex, ReadIndexError> {
+        let locked = self.shell.lock();
+        if locked.stopped || locked.paused {
+            return Err(ReadIndexError::NotLeader(crate::core::NotLeader {
+                leader_hint: None,
+            }));
+        }
+        locked.core.lease_read(self.shell.clock.now())
+    }
+
     /// The current term and whether this node believes it is leader.
     pub fn state(&self) -> (Term, bool) {
         let status = self.status();

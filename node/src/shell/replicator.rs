@@ -34,7 +34,7 @@ pub(super) fn pass(shell: &Shell, peer: NodeId, replicator: &mut Replicator) -> 
         if let Some(pass) = locked.gate() {
             return pass;
         }
-        let Some((effects, request)) = locked.core.next_request(peer) else {
+        let Some((effects, request)) = locked.core.next_request(peer, shell.clock.now()) else {
             return Pass::WaitUntil(None);
         };
         shell.execute(&mut locked, effects);

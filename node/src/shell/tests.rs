@@ -198,6 +198,8 @@ fn a_leader_writes_its_new_entries_before_the_first_send_and_once_per_round() {
 fn a_crashed_write_stops_the_node_before_any_reply() {
     let rig = rig(3, MutationSet::default(), agreeable);
     *rig.disk.crash.lock() = true;
+    // Past the minimum election timeout: a node that starts refuses votes until then.
+    rig.clock.advance(Config::default().election_timeout_min);
     let handler = rig.node.rpc_handler();
     let vote = Request::RequestVote(RequestVoteArgs {
         term: Term(1),
@@ -231,6 +233,7 @@ fn a_follower_handler_delivers_what_it_commits_on_its_own_thread() {
         entries,
         leader_commit: LogIndex(2),
         read_round: 7,
+        sent_at: threadsim::Instant::ZERO,
     }));
     let Some(Response::AppendEntries(reply)) = reply else {
         panic!("no reply: {reply:?}")
@@ -262,6 +265,7 @@ fn a_paused_node_answers_nothing_and_its_workers_wait() {
             entries: vec![],
             leader_commit: LogIndex(0),
             read_round: 0,
+            sent_at: threadsim::Instant::ZERO,
         })),
         None
     );

@@ -1,9 +1,12 @@
 //! The cluster's control surface, named by the faults it injects (turmoil's `Sim` is the
 //! model): crashes and restarts, pauses, partitions and one-way cuts, interfaces going down,
-//! message loss. Every fault is recorded in the run's trace as it happens.
+//! message loss, clock skew. Every fault is recorded in the run's trace as it happens.
 
 use super::{Cluster, Service};
+use crate::schedule::rate_text;
 use node::{NodeError, NodeId};
+use std::time::Duration;
+use threadsim::clock::RatePpm;
 
 impl Cluster {
     /// Crashes `node`: its instance stops sending and receiving at once, its threads are joined,
@@ -97,6 +100,22 @@ impl Cluster {
     /// Restores every link and interface.
     pub fn heal(&self) {
         self.network.heal();
+    }
+
+    /// From now on `node`'s clock runs at `rate` of true time (its threads' timers follow).
+    pub fn set_clock_rate(&self, node: NodeId, rate: RatePpm) {
+        self.events
+            .info(format!("clock {node} runs at {}", rate_text(rate)));
+        self.node_clock(node).set_rate(rate);
+    }
+
+    /// `node`'s clock jumps `by` forward at once.
+    pub fn jump_clock(&self, node: NodeId, by: Duration) {
+        self.events.info(format!(
+            "clock {node} jumps {}",
+            crate::schedule::format_time(by)
+        ));
+        self.node_clock(node).jump(by);
     }
 
     /// Turns message loss (10% of requests and 10% of replies) on or off.

@@ -13,6 +13,7 @@ use node::kv::{KvServer, KvServerConfig};
 use node::{Applied, Command, Config, LogIndex, Node, NodeError, NodeId, NodeParams, Term};
 use std::collections::BTreeMap;
 use std::time::Duration;
+use threadsim::clock::SkewedClock;
 use threadsim::clock::{spawn, ClockJoinHandle};
 use threadsim::sync::{Arc, Mutex};
 use threadsim::{channel, ClockRef, DetRng};
@@ -71,6 +72,9 @@ struct Running {
 /// A simulated cluster. Dropping it crashes every node and joins every thread.
 pub struct Cluster {
     clock: ClockRef,
+    /// Each node's own clock over `clock` (its machine's: it outlives restarts), which the
+    /// clock-skew faults speed up, slow down and move forward.
+    node_clocks: Vec<Arc<SkewedClock>>,
     events: Events,
     config: ClusterConfig,
     network: Arc<Network>,
@@ -98,6 +102,9 @@ impl Cluster {
         let cluster = Cluster {
             disks: (0..config.nodes)
                 .map(|_| Arc::new(Disk::with_layout(disk_layout(&config))))
+                .collect(),
+            node_clocks: (0..config.nodes)
+                .map(|_| SkewedClock::new(clock.clone()))
                 .collect(),
             clock,
             network,
@@ -127,9 +134,19 @@ impl Cluster {
         self.ids().into_iter().filter(|&id| id != except).collect()
     }
 
-    /// The cluster's clock.
+    /// The cluster's clock: true time, which the harness, the network and the clients keep.
     pub fn clock(&self) -> &ClockRef {
         &self.clock
+    }
+
+    /// The configuration the cluster was built with.
+    pub fn config(&self) -> &ClusterConfig {
+        &self.config
+    }
+
+    /// `node`'s own clock (skewed by the clock faults).
+    pub fn node_clock(&self, node: NodeId) -> &Arc<SkewedClock> {
+        &self.node_clocks[node.0 as usize]
     }
 
     /// The simulated network (partitions, loss, statistics).
@@ -182,6 +199,7 @@ impl Cluster {
         // Before the instance exists: it reports its restored log and term as it starts.
         self.invariants.on_restart(id);
         let port = Arc::new(self.network.reserve(id));
+        let node_clock: ClockRef = self.node_clocks[id.0 as usize].clone();
         let (apply_sender, apply_receiver) =
             channel::<Applied>(&self.clock, self.config.apply_capacity, "apply");
         let seed = self
@@ -193,7 +211,7 @@ impl Cluster {
             peers: self.ids().into_iter().filter(|&peer| peer != id).collect(),
             transport: port.clone(),
             persister: self.disks[id.0 as usize].clone(),
-            clock: self.clock.clone(),
+            clock: node_clock.clone(),
             apply_sender,
             config: Config {
                 seed,
@@ -207,7 +225,7 @@ impl Cluster {
             Some(kv) => Service::Kv(Arc::new(KvServer::start(
                 node.clone(),
                 apply_receiver,
-                self.clock.clone(),
+                node_clock,
                 kv.clone(),
                 self.invariants.clone(),
             ))),

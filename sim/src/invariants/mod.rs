@@ -28,6 +28,7 @@ use in_order_apply::InOrderApply;
 use leader_completeness::LeaderCompleteness;
 use log_matching::LogMatching;
 use log_mirror::LogMirrors;
+use node::kv::ReadMode;
 use node::{Applied, Command, LogIndex, NodeEvent, NodeId, Observer, Role, Term};
 use state_machine_safety::StateMachineSafety;
 use std::collections::BTreeMap;
@@ -47,6 +48,8 @@ pub struct Observed {
     /// Of those, reads served by a node whose term was already superseded by a newer leader:
     /// the opportunities for a stale read.
     pub reads_by_deposed_leaders: u64,
+    /// Of the local reads, those served under a lease (no round).
+    pub lease_reads: u64,
 }
 
 #[derive(Default)]
@@ -123,16 +126,19 @@ impl Invariants {
 
     /// A key-value server on `node` answered a get locally while leading in `term`; counts it
     /// as served by a deposed leader if a leader of a later term was already elected.
-    pub fn on_local_read(&self, node: NodeId, term: Term) {
+    pub fn on_local_read(&self, node: NodeId, term: Term, mode: ReadMode) {
         let mut checks = self.checks.lock();
         checks.observed.local_reads += 1;
+        if mode == ReadMode::Lease {
+            checks.observed.lease_reads += 1;
+        }
         if checks
             .election_safety
             .newest_term()
             .is_some_and(|newest| newest > term)
         {
             checks.observed.reads_by_deposed_leaders += 1;
-            self.debug(|| format!("{node} served a read as deposed leader of {term}"));
+            self.debug(|| format!("{node} served a {mode} read as deposed leader of {term}"));
         }
     }
 
@@ -179,8 +185,8 @@ impl node::kv::KvObserver for Invariants {
     fn on_applied(&self, node: NodeId, applied: &Applied) {
         Invariants::on_applied(self, node, applied);
     }
-    fn on_local_read(&self, node: NodeId, term: Term) {
-        Invariants::on_local_read(self, node, term);
+    fn on_local_read(&self, node: NodeId, term: Term, mode: ReadMode) {
+        Invariants::on_local_read(self, node, term, mode);
     }
 }
 

@@ -3,7 +3,7 @@
 //! against.
 
 use super::detector::Detector;
-use super::detector::{chaos_kv, CHAOS_RAFT, CHAOS_RAFT_MISSES};
+use super::detector::{chaos_kv, chaos_kv_misses, CHAOS_RAFT, CHAOS_RAFT_MISSES};
 use crate::runner::Sim;
 use crate::scenarios;
 use node::kv::ReadMode;
@@ -50,6 +50,9 @@ impl Variant {
     }
 }
 
+fn lease_after_a_step_down(sim: &Sim, mutations: &MutationSet) {
+    scenarios::lease_after_a_step_down(sim, mutations);
+}
 fn figure8_constructed(sim: &Sim, mutations: &MutationSet) {
     scenarios::figure8_constructed(sim, mutations);
 }
@@ -138,6 +141,24 @@ pub fn catalogue() -> Vec<Variant> {
             broken: node(Mutation::ReadIndexWithoutRound),
             models: "ReadIndex without the heartbeat round that confirms leadership (Raft thesis §6.4 step 3)",
             detectors: vec![Kv { read_mode: ReadMode::ReadIndex, seeds: 5 }, chaos_kv(ReadMode::ReadIndex)],
+            signature: &["NotLinearizable"],
+        },
+        Variant {
+            broken: node(Mutation::LeaseWithoutDriftMargin),
+            models: "a lease that lasts a full election timeout, with no margin for clock drift (Raft thesis §6.4.1)",
+            detectors: vec![LeaseHunt { seeds: 5 }, chaos_kv_misses(ReadMode::Lease)],
+            signature: &["NotLinearizable"],
+        },
+        Variant {
+            broken: node(Mutation::LeaseKeptAfterStepDown),
+            models: "a lease that outlives the leadership it was granted to: a deposed leader serves stale reads (Raft thesis §6.4.1)",
+            detectors: vec![Scenario { name: "lease after a step-down", run: lease_after_a_step_down, seeds: 5 }, chaos_kv_misses(ReadMode::Lease)],
+            signature: &["stale read", "NotLinearizable"],
+        },
+        Variant {
+            broken: node(Mutation::LeaseFromAnswerTime),
+            models: "a lease counted from when the heartbeat's answer arrived, not when it was sent (Raft thesis §6.4.1)",
+            detectors: vec![LeaseHunt { seeds: 5 }, chaos_kv(ReadMode::Lease)],
             signature: &["NotLinearizable"],
         },
         Variant {

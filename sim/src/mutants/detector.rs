@@ -63,6 +63,13 @@ pub enum Detector {
         /// Seeds to try.
         seeds: u64,
     },
+    /// The key-value workload shaped to hunt lease bugs
+    /// ([`crate::KvWorkloadConfig::lease_hunt`]: lease reads, clocks drifting within the bound)
+    /// on seeds 1..=`seeds`; a non-linearizable history kills.
+    LeaseHunt {
+        /// Seeds to try.
+        seeds: u64,
+    },
     /// A loom test that passes only if loom rejects the variant.
     Loom {
         /// The test binary (`loom-tests/tests/NAME.rs`).
@@ -121,6 +128,15 @@ pub(super) const CHAOS_RAFT_MISSES: Detector = Detector::Chaos {
     seeds: CHAOS_RAFT_SEEDS,
     kills: false,
 };
+/// Key-value chaos with gets served by `read_mode`, which does not find the variant: its
+/// targeted detector does.
+pub(super) const fn chaos_kv_misses(read_mode: ReadMode) -> Detector {
+    Detector::Chaos {
+        workload: ChaosWorkload::Kv(read_mode),
+        seeds: CHAOS_KV_SEEDS,
+        kills: false,
+    }
+}
 pub(super) const fn chaos_kv(read_mode: ReadMode) -> Detector {
     Detector::Chaos {
         workload: ChaosWorkload::Kv(read_mode),
@@ -134,7 +150,7 @@ impl Detector {
     pub fn column(&self) -> Column {
         match self {
             Detector::Scenario { .. } => Column::Invariants,
-            Detector::Kv { .. } => Column::Linearizability,
+            Detector::Kv { .. } | Detector::LeaseHunt { .. } => Column::Linearizability,
             Detector::Loom { .. } => Column::Loom,
             Detector::Shuttle { .. } => Column::Shuttle,
             Detector::Chaos { .. } => Column::Chaos,

@@ -150,19 +150,14 @@ pub fn run_detector(
                 mutations,
                 ..KvWorkloadConfig::default()
             };
-            sweep_seeds(seeds, sweep, started, |seed| {
-                match simulate_kv(seed, &config) {
-                    Err(failure) => Some(first_line(&failure.message)),
-                    Ok(run) => match check_kv_history(&run.history).verdict {
-                        Verdict::Linearizable => None,
-                        other => Some(format!(
-                            "{other:?} ({} operations, {} reads by deposed leaders)",
-                            run.history.len(),
-                            run.reads_by_deposed_leaders
-                        )),
-                    },
-                }
-            })
+            sweep_kv(&config, seeds, sweep, started)
+        }
+        Detector::LeaseHunt { seeds } => {
+            let config = KvWorkloadConfig {
+                mutations,
+                ..KvWorkloadConfig::lease_hunt()
+            };
+            sweep_kv(&config, seeds, sweep, started)
         }
         Detector::Loom { binary, test } => {
             let selected = if broken.is_some() { Some(test) } else { None };
@@ -184,6 +179,24 @@ pub fn run_detector(
             )
         }
     }
+}
+
+/// The key-value workload `config` on seeds 1..=`seeds`: a failed simulation or a history
+/// that is not linearizable kills.
+fn sweep_kv(config: &KvWorkloadConfig, seeds: u64, sweep: Sweep, started: Instant) -> Cell {
+    sweep_seeds(seeds, sweep, started, |seed| {
+        match simulate_kv(seed, config) {
+            Err(failure) => Some(first_line(&failure.message)),
+            Ok(run) => match check_kv_history(&run.history).verdict {
+                Verdict::Linearizable => None,
+                other => Some(format!(
+                    "{other:?} ({} operations, {} reads by deposed leaders)",
+                    run.history.len(),
+                    run.reads_by_deposed_leaders
+                )),
+            },
+        }
+    })
 }
 
 /// Runs a loom or shuttle test binary (one test, or all of them for the correct build) in its

@@ -4,9 +4,11 @@
 //! prove each check can fail, on deliberately broken ones.
 
 mod even_cluster;
+mod lease;
 mod non_disruption;
 
 pub use even_cluster::halves_of_an_even_cluster;
+pub use lease::lease_after_a_step_down;
 pub use non_disruption::{follower_cut_off_from_the_leader, rejoining_follower};
 
 use crate::cluster::{Cluster, ClusterConfig};
@@ -386,7 +388,10 @@ pub fn vote_storm(sim: &Sim, rounds: u32, mutations: &MutationSet) {
         cluster
             .restart(voter)
             .unwrap_or_else(|error| panic!("{voter} cannot restart: {error}"));
-        cluster.sleep(cluster.random_duration(Duration::from_millis(0), Duration::from_millis(30)));
+        // A node that starts refuses (pre-)votes for one minimum election timeout (300 ms), so
+        // the first candidacy comes after it: restart again while its requests may be in flight.
+        cluster
+            .sleep(cluster.random_duration(Duration::from_millis(300), Duration::from_millis(700)));
         cluster
             .restart(voter)
             .unwrap_or_else(|error| panic!("{voter} cannot restart: {error}"));

@@ -1,5 +1,5 @@
 //! [`Schedule`]: a run's external events (commands offered, crashes and restarts, pauses,
-//! partitions and one-way cuts, heals, loss switched on or off), each at its simulated time, as
+//! partitions and one-way cuts, heals, loss switched on or off, clock rates and jumps), each at its simulated time, as
 //! plain data with a line format a person can read and edit (`text.rs`):
 //!
 //! ```text
@@ -18,11 +18,12 @@
 
 mod text;
 
-pub use text::{format_time, ParseError};
+pub use text::{format_time, rate_text, ParseError};
 
 use node::NodeId;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+use threadsim::clock::RatePpm;
 
 /// One external event.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -50,6 +51,10 @@ pub enum Event {
     Heal,
     /// Message loss (10% of requests and of replies) on or off.
     Unreliable(bool),
+    /// The node's clock runs at this rate of true time from now on.
+    ClockRate(NodeId, RatePpm),
+    /// The node's clock jumps forward by this much.
+    ClockJump(NodeId, Duration),
     /// The timeline ends here (the workload then heals and checks recovery).
     End,
 }
@@ -158,7 +163,9 @@ impl Schedule {
                 Event::Crash(node)
                 | Event::Restart(node)
                 | Event::Pause(node)
-                | Event::Resume(node) => vec![*node],
+                | Event::Resume(node)
+                | Event::ClockRate(node, _)
+                | Event::ClockJump(node, _) => vec![*node],
                 Event::Cut(from, to) => vec![*from, *to],
                 Event::Partition(groups) => {
                     let stray = groups

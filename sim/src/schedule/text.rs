@@ -5,6 +5,7 @@ use super::{Event, Schedule, Timed};
 use node::NodeId;
 use std::fmt;
 use std::time::Duration;
+use threadsim::clock::RatePpm;
 
 /// The first line of every schedule file.
 pub const HEADER: &str = "# interleave schedule, version 1";
@@ -39,10 +40,46 @@ impl fmt::Display for Event {
             Event::Heal => write!(f, "heal"),
             Event::Unreliable(true) => write!(f, "network unreliable"),
             Event::Unreliable(false) => write!(f, "network reliable"),
+            Event::ClockRate(node, rate) => write!(f, "clock {node} runs at {}", rate_text(*rate)),
+            Event::ClockJump(node, by) => write!(f, "clock {node} jumps {}", format_time(*by)),
             Event::End => write!(f, "end"),
         }
     }
 }
+
+/// `1.1x`, `0.95x`: a clock rate as a factor of true time, with every digit it has (to the
+/// millionth) and none more.
+pub fn rate_text(rate: RatePpm) -> String {
+    let fraction = format!("{:06}", rate.0 % 1_000_000);
+    let fraction = fraction.trim_end_matches('0');
+    if fraction.is_empty() {
+        format!("{}x", rate.0 / 1_000_000)
+    } else {
+        format!("{}.{fraction}x", rate.0 / 1_000_000)
+    }
+}
+
+fn parse_rate(word: &str) -> Result<RatePpm, String> {
+    let bad = || {
+        format!(
+            "{word:?} is not a clock rate from {} to {} (like 1.1x)",
+            rate_text(RatePpm::SLOWEST),
+            rate_text(RatePpm::FASTEST)
+        )
+    };
+    let factor: f64 = word
+        .strip_suffix('x')
+        .and_then(|number| number.parse().ok())
+        .ok_or_else(bad)?;
+    let ppm = (factor * 1e6).round();
+    if !(RatePpm::SLOWEST.0 as f64..=RatePpm::FASTEST.0 as f64).contains(&ppm) {
+        return Err(bad());
+    }
+    Ok(RatePpm(ppm as u64))
+}
+
+/// The longest clock jump a schedule may hold.
+const LONGEST_JUMP: Duration = Duration::from_secs(3600);
 
 /// `1.250000s`, as the trace writes simulated time.
 pub fn format_time(at: Duration) -> String {
@@ -142,10 +179,27 @@ fn parse_event(text: &str) -> Result<Event, String> {
             [_, "reliable"] => Ok(Event::Unreliable(false)),
             _ => Err("expected `network reliable` or `network unreliable`".into()),
         },
+        Some("clock") => match words.as_slice() {
+            [_, node, "runs", "at", rate] => {
+                Ok(Event::ClockRate(parse_node(node)?, parse_rate(rate)?))
+            }
+            [_, node, "jumps", by] => {
+                let by = parse_time(by)?;
+                if by > LONGEST_JUMP {
+                    return Err(format!(
+                        "a clock jump of {} is longer than the {} a schedule allows",
+                        format_time(by),
+                        format_time(LONGEST_JUMP)
+                    ));
+                }
+                Ok(Event::ClockJump(parse_node(node)?, by))
+            }
+            _ => Err("expected `clock nN runs at 1.1x` or `clock nN jumps 0.250000s`".into()),
+        },
         Some("end") if words.len() == 1 => Ok(Event::End),
         Some(other) => Err(format!(
             "unknown event {other:?} (offer, crash, restart, pause, resume, partition, cut, \
-             heal, network, end)"
+             heal, network, clock, end)"
         )),
         None => Err("an event is missing after the time".into()),
     }
@@ -229,6 +283,9 @@ mod tests {
             Event::Heal,
             Event::Unreliable(true),
             Event::Unreliable(false),
+            Event::ClockRate(NodeId(2), RatePpm(1_100_000)),
+            Event::ClockRate(NodeId(0), RatePpm(925_500)),
+            Event::ClockJump(NodeId(1), Duration::from_millis(250)),
             Event::End,
         ];
         let schedule = Schedule {

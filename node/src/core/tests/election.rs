@@ -12,12 +12,12 @@ fn an_election_persists_the_vote_before_asking_for_votes() {
     );
     assert_eq!(core.term(), Term(1));
     assert_eq!(core.persistent().voted_for, Some(n(0)));
-    let Some((_, Request::RequestVote(args))) = core.next_request(n(1)) else {
+    let Some((_, Request::RequestVote(args))) = core.next_request(n(1), t(0)) else {
         panic!()
     };
     assert_eq!(args.term, Term(1));
     assert_eq!(
-        core.next_request(n(1)),
+        core.next_request(n(1), t(0)),
         None,
         "one vote request per peer per term"
     );
@@ -35,13 +35,13 @@ fn a_granted_vote_is_persisted_before_the_reply_and_never_given_twice_in_a_term(
             last_log_term: Term(0),
         })
     };
-    let effects = voter.handle_request(t(10), &ask(0));
+    let effects = voter.handle_request(after_boot(), &ask(0));
     assert!(
         position(&effects, |e| *e == Effect::Persist)
             < position(&effects, |e| matches!(e, Effect::Reply(_)))
     );
     assert_eq!(reply_of(&effects), vote_granted(Term(1)));
-    let second = voter.handle_request(t(11), &ask(1));
+    let second = voter.handle_request(after_boot(), &ask(1));
     assert_eq!(
         reply_of(&second),
         Response::RequestVote(RequestVoteReply {
@@ -67,7 +67,8 @@ fn a_vote_needs_an_up_to_date_log_unless_the_check_is_mutated_away() {
         last_log_term: Term(1),
     });
     let mut correct = core_with(1, 3, state.clone(), MutationSet::default());
-    let Response::RequestVote(reply) = reply_of(&correct.handle_request(t(10), &stale)) else {
+    let Response::RequestVote(reply) = reply_of(&correct.handle_request(after_boot(), &stale))
+    else {
         panic!()
     };
     assert!(!reply.vote_granted);
@@ -82,7 +83,8 @@ fn a_vote_needs_an_up_to_date_log_unless_the_check_is_mutated_away() {
         state,
         MutationSet::only(Mutation::VoteWithoutUpToDateCheck),
     );
-    let Response::RequestVote(reply) = reply_of(&broken.handle_request(t(10), &stale)) else {
+    let Response::RequestVote(reply) = reply_of(&broken.handle_request(after_boot(), &stale))
+    else {
         panic!()
     };
     assert!(reply.vote_granted);
@@ -93,14 +95,14 @@ fn a_candidate_wins_with_a_majority_of_an_even_cluster_and_not_with_half() {
     // Four nodes: the candidate and one yes are half, not a majority.
     let mut candidate = core(0, 4);
     candidate.start_election(t(500));
-    let (_, request) = candidate.next_request(n(1)).expect("vote request");
+    let (_, request) = candidate.next_request(n(1), t(0)).expect("vote request");
     candidate.handle_response(t(501), n(1), &request, Some(&vote_granted(Term(1))));
     assert_eq!(
         candidate.role(),
         Role::Candidate,
         "2 of 4 is not a majority"
     );
-    let (_, request) = candidate.next_request(n(2)).expect("vote request");
+    let (_, request) = candidate.next_request(n(2), t(0)).expect("vote request");
     candidate.handle_response(t(502), n(2), &request, Some(&vote_granted(Term(1))));
     assert_eq!(candidate.role(), Role::Leader, "3 of 4 is");
 }
@@ -132,13 +134,17 @@ fn propose_on_a_follower_is_refused_with_a_hint() {
 }
 
 #[test]
-fn a_leader_that_steps_down_keeps_its_term() {
+fn a_leader_that_steps_down_keeps_its_term_and_waits_a_full_election_timeout() {
     let mut leader = core(0, 3);
     elect(&mut leader);
-    let effects = leader.step_down();
+    let effects = leader.step_down(t(5_000));
     assert_eq!(leader.role(), Role::Follower);
     assert_eq!(leader.term(), Term(1));
-    assert_eq!(effects.as_slice(), &[Effect::RoleChanged(Role::Follower)]);
+    assert_eq!(effects.as_slice()[0], Effect::RoleChanged(Role::Follower));
+    // Its deadline as leader passed long ago: it must not campaign at once.
+    let timeout = Config::default().election_timeout_min;
+    assert!(leader.election_deadline() >= t(5_000) + timeout);
+    assert!(!leader.election_due(t(5_000) + (timeout - Duration::from_millis(1))));
 }
 
 #[test]
@@ -154,13 +160,13 @@ fn a_pre_vote_changes_nothing_and_only_a_majority_of_yes_starts_the_election() {
         (candidate.term(), candidate.role()),
         (Term(0), Role::PreCandidate)
     );
-    let Some((_, Request::RequestVote(args))) = candidate.next_request(n(1)) else {
+    let Some((_, Request::RequestVote(args))) = candidate.next_request(n(1), t(0)) else {
         panic!()
     };
     assert!(args.pre_vote && args.term == Term(1));
     // The voter answers without adopting the term or recording a vote.
     let mut voter = core(1, 3);
-    let answer = voter.handle_request(t(10), &Request::RequestVote(args.clone()));
+    let answer = voter.handle_request(after_boot(), &Request::RequestVote(args.clone()));
     assert_eq!(reply_of(&answer), vote_granted(Term(0)));
     assert_eq!(
         (voter.term(), voter.persistent().voted_for),
@@ -265,7 +271,7 @@ fn without_pre_vote_a_timed_out_follower_raises_its_term_at_once() {
 #[test]
 fn half_of_an_even_cluster_elects_a_leader_only_in_the_broken_variant() {
     let vote_from = |candidate: &mut RaftCore, peer: u32| {
-        let (_, request) = candidate.next_request(n(peer)).expect("vote request");
+        let (_, request) = candidate.next_request(n(peer), t(0)).expect("vote request");
         candidate.handle_response(t(501), n(peer), &request, Some(&vote_granted(Term(1))));
     };
     let mut correct = core(0, 4);
@@ -285,7 +291,7 @@ fn half_of_an_even_cluster_elects_a_leader_only_in_the_broken_variant() {
 
 /// The vote request of `candidate`'s current candidacy to `peer`.
 fn vote_request_to(candidate: &mut RaftCore, peer: NodeId) -> RequestVoteArgs {
-    match candidate.next_request(peer) {
+    match candidate.next_request(peer, t(0)) {
         Some((_, Request::RequestVote(args))) => args,
         other => panic!("no vote request for {peer}: {other:?}"),
     }
@@ -307,7 +313,11 @@ fn a_lost_vote_request_is_asked_again_but_the_loss_of_another_candidacy_is_not()
             ..args.clone()
         },
     );
-    assert_eq!(candidate.next_request(n(1)), None, "a pre-vote's loss");
+    assert_eq!(
+        candidate.next_request(n(1), t(0)),
+        None,
+        "a pre-vote's loss"
+    );
     lost(
         &mut candidate,
         RequestVoteArgs {
@@ -315,7 +325,11 @@ fn a_lost_vote_request_is_asked_again_but_the_loss_of_another_candidacy_is_not()
             ..args.clone()
         },
     );
-    assert_eq!(candidate.next_request(n(1)), None, "an older term's loss");
+    assert_eq!(
+        candidate.next_request(n(1), t(0)),
+        None,
+        "an older term's loss"
+    );
     // This candidacy's own loss: the same request goes out again.
     lost(&mut candidate, args.clone());
     assert_eq!(vote_request_to(&mut candidate, n(1)), args);

@@ -2,6 +2,7 @@
 
 mod election;
 mod invariants;
+mod lease;
 mod read_index;
 mod replication;
 mod timing;
@@ -20,6 +21,12 @@ fn n(id: u32) -> NodeId {
 /// `ms` milliseconds after the epoch.
 fn t(ms: u64) -> Instant {
     Instant::from_epoch(Duration::from_millis(ms))
+}
+
+/// The first moment a node started at `t(0)` grants votes: a node that starts refuses them
+/// for one minimum election timeout (it may have acknowledged a leader's lease just before).
+fn after_boot() -> Instant {
+    t(0) + Config::default().election_timeout_min
 }
 
 fn config(mutations: MutationSet) -> Config {
@@ -90,7 +97,7 @@ fn elect_at(core: &mut RaftCore, now: Instant) {
         if core.role() == Role::Leader {
             break;
         }
-        let (_, request) = core.next_request(peer).expect("vote request");
+        let (_, request) = core.next_request(peer, t(0)).expect("vote request");
         let term = core.term();
         core.handle_response(now, peer, &request, Some(&vote_granted(term)));
     }
@@ -111,6 +118,7 @@ fn heartbeat_from(leader: u32, term: u64) -> Request {
         entries: vec![],
         leader_commit: LogIndex(0),
         read_round: 0,
+        sent_at: threadsim::Instant::ZERO,
     })
 }
 

@@ -8,7 +8,7 @@ fn leader_with_a_commit_in_its_term(cluster: u32, mutations: MutationSet) -> Raf
     elect(&mut leader);
     leader.propose(Command::from_text("no-op")).expect("leader");
     for peer in leader.peers().to_vec() {
-        let (_, request) = leader.next_request(peer).expect("the entry");
+        let (_, request) = leader.next_request(peer, t(0)).expect("the entry");
         let term = leader.term();
         leader.handle_response(t(1_001), peer, &request, Some(&success(&request, term)));
     }

@@ -16,6 +16,7 @@ fn appended_entries_are_persisted_before_the_reply() {
             entries: log_of(&[1, 1]).entries().to_vec(),
             leader_commit: LogIndex(1),
             read_round: 0,
+            sent_at: threadsim::Instant::ZERO,
         }),
     );
     let persist = position(&effects, |e| *e == Effect::Persist);
@@ -36,7 +37,7 @@ fn a_leader_writes_its_new_entries_once_before_the_first_send_of_them() {
         "written per round, not per propose: {effects:?}"
     );
     leader.propose(Command::from_text("b")).expect("leader");
-    let (effects, request) = leader.next_request(n(1)).expect("entries to send");
+    let (effects, request) = leader.next_request(n(1), t(0)).expect("entries to send");
     assert_eq!(
         effects.as_slice(),
         &[Effect::Persist],
@@ -46,7 +47,7 @@ fn a_leader_writes_its_new_entries_once_before_the_first_send_of_them() {
         panic!()
     };
     assert_eq!(args.entries.len(), 2, "both share the round");
-    let (effects, _) = leader.next_request(n(2)).expect("entries to send");
+    let (effects, _) = leader.next_request(n(2), t(0)).expect("entries to send");
     assert!(effects.is_empty(), "already durable: {effects:?}");
 }
 
@@ -68,6 +69,7 @@ fn a_follower_commits_no_further_than_what_the_leader_sent() {
             entries: vec![],
             leader_commit: LogIndex(3),
             read_round: 0,
+            sent_at: threadsim::Instant::ZERO,
         }),
     );
     assert_eq!(
@@ -94,6 +96,7 @@ fn a_mismatch_reports_the_conflicting_term_and_its_first_index() {
             entries: vec![],
             leader_commit: LogIndex(0),
             read_round: 0,
+            sent_at: threadsim::Instant::ZERO,
         })
     };
     let Response::AppendEntries(reply) = reply_of(&follower.handle_request(t(10), &at(4))) else {
@@ -145,7 +148,7 @@ fn fast_backtracking_skips_a_whole_conflicting_term() {
         LogIndex(3),
         "term 3 unknown to the leader"
     );
-    let (_, request) = leader.next_request(n(1)).expect("retry with entries");
+    let (_, request) = leader.next_request(n(1), t(0)).expect("retry with entries");
     leader.handle_response(t(1_002), n(1), &request, Some(&conflict(1, 1)));
     assert_eq!(
         leader.progress(n(1)).unwrap().next_index,
@@ -155,7 +158,7 @@ fn fast_backtracking_skips_a_whole_conflicting_term() {
 }
 
 fn replicate_everything_to(leader: &mut RaftCore, peer: NodeId, now: Instant) -> Effects {
-    let request = match leader.next_request(peer) {
+    let request = match leader.next_request(peer, t(0)) {
         Some((_, request)) => request,
         None => heartbeat_now(leader, peer, now),
     };
@@ -260,6 +263,7 @@ fn a_truncating_heartbeat_is_only_possible_with_the_mutation() {
                 entries: vec![],
                 leader_commit: LogIndex(0),
                 read_round: 0,
+                sent_at: threadsim::Instant::ZERO,
             }),
         );
         assert_eq!(follower.persistent().log.last_index(), expected_last);
@@ -288,6 +292,7 @@ fn entries_after_a_mismatching_entry_are_refused_unless_the_check_is_skipped() {
                 entries: log_of(&[3]).entries().to_vec(),
                 leader_commit: LogIndex(0),
                 read_round: 0,
+                sent_at: threadsim::Instant::ZERO,
             }),
         );
         let Response::AppendEntries(reply) = reply_of(&effects) else {

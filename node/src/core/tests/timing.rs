@@ -46,13 +46,22 @@ fn a_heartbeat_pushes_the_deadline_and_an_election_before_it_is_reported() {
 #[test]
 fn a_deadline_drawn_before_the_one_the_ticker_waits_for_wakes_it() {
     let mut voter = core(2, 3);
-    // The ticker sleeps until the first deadline; grant votes until one draws an earlier
-    // deadline than that (the timeout range makes it likely within a few draws).
-    let waits = voter.next_tick(t(0));
+    // A first vote once the node grants votes; the ticker then sleeps until its deadline. Grant
+    // votes until one draws an earlier deadline than that (the timeout range makes it likely
+    // within a few draws).
+    let first_vote = Request::RequestVote(RequestVoteArgs {
+        pre_vote: false,
+        term: Term(1),
+        candidate: n(0),
+        last_log_index: LogIndex(0),
+        last_log_term: Term(0),
+    });
+    voter.handle_request(after_boot(), &first_vote);
+    let waits = voter.next_tick(after_boot());
     let mut woke = false;
-    for term in 1..50 {
+    for term in 2..50 {
         let effects = voter.handle_request(
-            t(term),
+            t(300 + term),
             &Request::RequestVote(RequestVoteArgs {
                 pre_vote: false,
                 term: Term(term),
