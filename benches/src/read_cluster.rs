@@ -1,0 +1,144 @@
+//! A real-time key-value cluster in one process for the read-throughput benchmark: system
+//! clock, in-process transport without delays, a key-value server on every node serving gets in
+//! one read mode, and reader threads that call the leader's server directly.
+
+use node::kv::{
+    ClientId, KvObserver, KvOp, KvReply, KvRequest, KvServer, KvServerConfig, ReadMode, Seq,
+};
+use node::{Applied, LocalNetwork, MemoryPersister, Node, NodeId, NodeParams, Term};
+use std::time::{Duration, Instant};
+use threadsim::sync::Arc;
+use threadsim::{channel, ClockRef, SystemClock};
+
+/// How long a call to a dead node takes to fail on the in-process transport.
+const NO_REPLY_DELAY: Duration = Duration::from_millis(5);
+
+/// Watches nothing: the benchmark measures, it does not check.
+struct Unobserved;
+
+impl KvObserver for Unobserved {
+    fn on_applied(&self, _: NodeId, _: &Applied) {}
+    fn on_local_read(&self, _: NodeId, _: Term, _: ReadMode) {}
+}
+
+/// A cluster of key-value servers.
+pub struct ReadCluster {
+    clock: ClockRef,
+    nodes: Vec<Arc<Node>>,
+    servers: Vec<Arc<KvServer>>,
+}
+
+impl ReadCluster {
+    /// Starts `size` nodes serving gets in `mode`, and writes the key the readers read.
+    pub fn new(size: u32, mode: ReadMode) -> ReadCluster {
+        let clock: ClockRef = Arc::new(SystemClock::new());
+        let network = LocalNetwork::new(clock.clone(), NO_REPLY_DELAY);
+        let ids: Vec<NodeId> = (0..size).map(NodeId).collect();
+        let mut cluster = ReadCluster {
+            clock: clock.clone(),
+            nodes: vec![],
+            servers: vec![],
+        };
+        for &id in &ids {
+            let (apply_sender, receiver) = channel(&clock, 1024, "apply");
+            let node = Arc::new(
+                Node::new(NodeParams::with_defaults(
+                    id,
+                    &ids,
+                    network.clone(),
+                    Arc::new(MemoryPersister::new()),
+                    clock.clone(),
+                    apply_sender,
+                ))
+                .expect("valid node"),
+            );
+            network.register(id, node.rpc_handler());
+            let config = KvServerConfig {
+                read_mode: mode,
+                ..KvServerConfig::default()
+            };
+            let server = KvServer::start(
+                node.clone(),
+                receiver,
+                clock.clone(),
+                config,
+                Arc::new(Unobserved),
+            );
+            cluster.nodes.push(node);
+            cluster.servers.push(Arc::new(server));
+        }
+        let leader = cluster.leader();
+        let put = KvOp::Put("k".into(), "v".into());
+        while !matches!(
+            cluster.call(leader, ClientId(u64::MAX), 1, put.clone()),
+            KvReply::Ok(_)
+        ) {
+            clock.sleep(Duration::from_millis(10));
+        }
+        cluster
+    }
+
+    /// Waits until some node leads and returns its position.
+    pub fn leader(&self) -> usize {
+        loop {
+            if let Some(i) = self.nodes.iter().position(|n| n.state().1) {
+                return i;
+            }
+            self.clock.sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn call(&self, server: usize, client: ClientId, seq: u64, op: KvOp) -> KvReply {
+        let request = KvRequest {
+            client,
+            seq: Seq(seq),
+            op,
+        };
+        self.servers[server]
+            .handle(request)
+            .unwrap_or(KvReply::Timeout)
+    }
+
+    /// `readers` threads each read the key `per_reader` times through the leader's server;
+    /// returns the wall time from when all were ready to the last answer. Panics if a read fails
+    /// (the leader lost its leadership: the measurement would mean nothing).
+    pub fn read(self: &Arc<Self>, readers: usize, per_reader: usize) -> Duration {
+        let leader = self.leader();
+        #[allow(clippy::disallowed_types)] // real threads of a real-time benchmark
+        let ready = std::sync::Arc::new(std::sync::Barrier::new(readers + 1));
+        let handles: Vec<_> = (0..readers)
+            .map(|reader| {
+                let cluster = self.clone();
+                let ready = ready.clone();
+                std::thread::spawn(move || {
+                    ready.wait();
+                    for n in 0..per_reader {
+                        let get = KvOp::Get("k".into());
+                        match cluster.call(leader, ClientId(reader as u64), n as u64 + 1, get) {
+                            KvReply::Ok(_) => {}
+                            other => panic!("a read failed during the benchmark: {other:?}"),
+                        }
+                    }
+                })
+            })
+            .collect();
+        ready.wait();
+        #[allow(clippy::disallowed_methods)] // a real-time benchmark
+        let started = Instant::now();
+        for handle in handles {
+            handle.join().expect("reader");
+        }
+        started.elapsed()
+    }
+}
+
+impl Drop for ReadCluster {
+    fn drop(&mut self) {
+        for server in &self.servers {
+            server.kill();
+        }
+        for node in &self.nodes {
+            node.kill();
+        }
+    }
+}
