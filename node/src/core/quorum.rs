@@ -63,6 +63,10 @@ mod tests {
     fn the_broken_variant_counts_half_of_an_even_cluster_and_nothing_else_changes() {
         let broken = Quorum::of_peers(3).with_half_as_majority();
         assert!(broken.is_majority(2));
+        // Exactly half, in every even size: 3 of 6, and not 2 of 6.
+        let six = Quorum::of_peers(5).with_half_as_majority();
+        assert!(six.is_majority(3));
+        assert!(!six.is_majority(2));
         let odd = Quorum::of_peers(4).with_half_as_majority();
         for count in 0..=5 {
             assert_eq!(

@@ -155,3 +155,15 @@ fn heartbeats_are_due_every_interval_and_only_from_a_leader() {
     );
     heartbeat_now(&mut leader, n(1), t(1_000) + interval);
 }
+
+#[test]
+fn the_core_times_itself_by_the_configuration_it_was_given() {
+    let config = Config {
+        election_timeout_min: Duration::from_millis(1000),
+        election_timeout_max: Duration::from_millis(1000),
+        ..Config::default()
+    };
+    let core = RaftCore::new(n(1), vec![n(0), n(2)], PersistentState::default(), config, t(0));
+    assert_eq!(core.config().election_timeout_min, Duration::from_millis(1000));
+    assert_eq!(core.election_deadline(), t(1000));
+}
