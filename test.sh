@@ -35,6 +35,13 @@ RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo bench -p shuttle
 step "the README's first command, as a user types it (deterministic chaos, 100 seeds)"
 cargo run --release -p interleave -- chaos
 
+step "mutation testing: every survivor argued equivalent in .cargo/mutants-equivalent.txt still exists"
+if command -v cargo-mutants > /dev/null; then
+  scripts/mutants-equivalent
+else
+  echo "skipped: cargo-mutants is not installed (cargo install cargo-mutants)"
+fi
+
 step "a sharded run as the CI matrix file runs it, small: 200 seeds in 4 shards, gathered"
 CHAOS_FLAGS="--rounds 20" scripts/chaos-shards 200 4 2
 
