@@ -2,6 +2,7 @@
 
 mod applied_index;
 mod commit_totals;
+mod in_process;
 mod read_cluster;
 mod real_cluster;
 mod steal_time;

@@ -5,13 +5,10 @@
 use node::kv::{
     ClientId, KvObserver, KvOp, KvReply, KvRequest, KvServer, KvServerConfig, ReadMode, Seq,
 };
-use node::{Applied, LocalNetwork, MemoryPersister, Node, NodeId, NodeParams, Term};
+use node::{Applied, Node, NodeId, Term};
 use std::time::{Duration, Instant};
 use threadsim::sync::Arc;
-use threadsim::{channel, ClockRef, SystemClock};
-
-/// How long a call to a dead node takes to fail on the in-process transport.
-const NO_REPLY_DELAY: Duration = Duration::from_millis(5);
+use threadsim::ClockRef;
 
 /// Watches nothing: the benchmark measures, it does not check.
 struct Unobserved;
@@ -31,28 +28,13 @@ pub struct ReadCluster {
 impl ReadCluster {
     /// Starts `size` nodes serving gets in `mode`, and writes the key the readers read.
     pub fn new(size: u32, mode: ReadMode) -> ReadCluster {
-        let clock: ClockRef = Arc::new(SystemClock::new());
-        let network = LocalNetwork::new(clock.clone(), NO_REPLY_DELAY);
-        let ids: Vec<NodeId> = (0..size).map(NodeId).collect();
+        let (clock, nodes) = crate::in_process::start_nodes(size);
         let mut cluster = ReadCluster {
             clock: clock.clone(),
             nodes: vec![],
             servers: vec![],
         };
-        for &id in &ids {
-            let (apply_sender, receiver) = channel(&clock, 1024, "apply");
-            let node = Arc::new(
-                Node::new(NodeParams::with_defaults(
-                    id,
-                    &ids,
-                    network.clone(),
-                    Arc::new(MemoryPersister::new()),
-                    clock.clone(),
-                    apply_sender,
-                ))
-                .expect("valid node"),
-            );
-            network.register(id, node.rpc_handler());
+        for (node, receiver) in nodes {
             let config = KvServerConfig {
                 read_mode: mode,
                 ..KvServerConfig::default()

@@ -3,10 +3,10 @@
 //! `start` on the leader and wait until their command is applied there.
 
 use crate::AppliedIndex;
-use node::{Command, LocalNetwork, MemoryPersister, Node, NodeId, NodeParams, ReplicationStats};
+use node::{Command, Node, ReplicationStats};
 use std::time::{Duration, Instant};
 use threadsim::sync::{Arc, Condvar};
-use threadsim::{channel, ClockRef, SystemClock};
+use threadsim::ClockRef;
 
 /// What one [`RealCluster::run`] measured.
 pub struct Run {
@@ -30,29 +30,15 @@ pub struct RealCluster {
 impl RealCluster {
     /// Starts a cluster of `size` nodes with empty logs.
     pub fn new(size: u32) -> RealCluster {
-        let clock: ClockRef = Arc::new(SystemClock::new());
-        let network = LocalNetwork::new(clock.clone(), Duration::from_millis(5));
-        let ids: Vec<NodeId> = (0..size).map(NodeId).collect();
+        let (clock, nodes) = crate::in_process::start_nodes(size);
         let mut cluster = RealCluster {
             clock: clock.clone(),
             nodes: vec![],
             applied: vec![],
             drains: vec![],
         };
-        for &id in &ids {
-            let (apply_sender, receiver) = channel(&clock, 1024, "apply");
-            let node = Arc::new(
-                Node::new(NodeParams::with_defaults(
-                    id,
-                    &ids,
-                    network.clone(),
-                    Arc::new(MemoryPersister::new()),
-                    clock.clone(),
-                    apply_sender,
-                ))
-                .expect("valid node"),
-            );
-            network.register(id, node.rpc_handler());
+        for (node, receiver) in nodes {
+            let id = node.id();
             let applied = Arc::new(AppliedIndex::default());
             let sink = applied.clone();
             // Named threads, so a profile can tell the leader's work from the followers'.

@@ -108,6 +108,21 @@ fn elect(core: &mut RaftCore) {
     elect_at(core, t(1_000));
 }
 
+/// Node 0 of a `cluster`-node cluster, elected at 1 s, with an entry of its term committed
+/// (every peer answered its AppendEntries, sent at 1 s).
+fn leader_with_a_commit_in_its_term(cluster: u32, mutations: MutationSet) -> RaftCore {
+    let mut leader = core_with(0, cluster, PersistentState::default(), mutations);
+    elect(&mut leader);
+    leader.propose(Command::from_text("no-op")).expect("leader");
+    for peer in leader.peers().to_vec() {
+        let (_, request) = leader.next_request(peer, t(1_000)).expect("the entry");
+        let term = leader.term();
+        leader.handle_response(t(1_001), peer, &request, Some(&success(&request, term)));
+    }
+    assert_eq!(leader.commit_index(), LogIndex(1));
+    leader
+}
+
 /// An AppendEntries from leader `leader` of `term`, with no entries, at `prev` (term 0).
 fn heartbeat_from(leader: u32, term: u64) -> Request {
     Request::AppendEntries(AppendEntriesArgs {

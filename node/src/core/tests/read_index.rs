@@ -3,19 +3,6 @@
 
 use super::*;
 
-fn leader_with_a_commit_in_its_term(cluster: u32, mutations: MutationSet) -> RaftCore {
-    let mut leader = core_with(0, cluster, PersistentState::default(), mutations);
-    elect(&mut leader);
-    leader.propose(Command::from_text("no-op")).expect("leader");
-    for peer in leader.peers().to_vec() {
-        let (_, request) = leader.next_request(peer, t(0)).expect("the entry");
-        let term = leader.term();
-        leader.handle_response(t(1_001), peer, &request, Some(&success(&request, term)));
-    }
-    assert_eq!(leader.commit_index(), LogIndex(1));
-    leader
-}
-
 fn done(effects: &Effects) -> Vec<(ReadTicket, ReadOutcome)> {
     effects
         .as_slice()

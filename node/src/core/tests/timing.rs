@@ -163,7 +163,16 @@ fn the_core_times_itself_by_the_configuration_it_was_given() {
         election_timeout_max: Duration::from_millis(1000),
         ..Config::default()
     };
-    let core = RaftCore::new(n(1), vec![n(0), n(2)], PersistentState::default(), config, t(0));
-    assert_eq!(core.config().election_timeout_min, Duration::from_millis(1000));
+    let core = RaftCore::new(
+        n(1),
+        vec![n(0), n(2)],
+        PersistentState::default(),
+        config,
+        t(0),
+    );
+    assert_eq!(
+        core.config().election_timeout_min,
+        Duration::from_millis(1000)
+    );
     assert_eq!(core.election_deadline(), t(1000));
 }
