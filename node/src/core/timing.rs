@@ -36,7 +36,7 @@ impl Timers {
             reset_at: now,
             // A node that starts may have acknowledged a leader just before it went down, and
             // that leader's lease counts on it: it refuses votes for a minimum election timeout,
-            // as if it had just heard from the leader (thesis §6.4.1).
+            // as if it had just heard from the leader (what `lease.rs` relies on).
             leader_contact_at: Some(now),
             ticker_waits_until: None,
         }
