@@ -388,10 +388,16 @@ pub fn vote_storm(sim: &Sim, rounds: u32, mutations: &MutationSet) {
         cluster
             .restart(voter)
             .unwrap_or_else(|error| panic!("{voter} cannot restart: {error}"));
-        // A node that starts refuses (pre-)votes for one minimum election timeout (300 ms), so
-        // the first candidacy comes after it: restart again while its requests may be in flight.
-        cluster
-            .sleep(cluster.random_duration(Duration::from_millis(300), Duration::from_millis(700)));
+        // A node that starts refuses (pre-)votes for one minimum election timeout, so the
+        // candidacies come some time after it: restart again as soon as one has begun, while its
+        // vote requests (and the other's) may be in flight.
+        let term_of = |node| cluster.state(node).map(|(term, _)| term);
+        let before = [term_of(a), term_of(b)];
+        let deadline = cluster.clock().now() + Duration::from_secs(2);
+        while cluster.clock().now() < deadline && [term_of(a), term_of(b)] == before {
+            cluster.sleep(Duration::from_millis(1));
+        }
+        cluster.sleep(cluster.random_duration(Duration::from_millis(0), Duration::from_millis(10)));
         cluster
             .restart(voter)
             .unwrap_or_else(|error| panic!("{voter} cannot restart: {error}"));
