@@ -8,6 +8,7 @@ use loom_tests::{model_node, panic_message};
 use node::messages::{AppendEntriesArgs, Request, RequestVoteArgs, Response};
 use node::RecordingPersister;
 use node::{Command, Entry, LogIndex, Mutation, MutationSet, Node, NodeId, Term, Workers};
+use std::time::Duration;
 use threadsim::sync::{thread, Arc};
 use threadsim::ManualClock;
 
@@ -25,6 +26,8 @@ fn node_without_threads(disk: &Arc<RecordingPersister>, mutations: &MutationSet)
         Workers::NONE,
         4,
     );
+    // A node that starts refuses votes for one minimum election timeout: past it.
+    clock.advance(Duration::from_secs(1));
     node
 }
 
