@@ -63,13 +63,6 @@ impl ClockSkew {
         }
     }
 
-    /// A rate drawn uniformly (in 0.1% steps) from the setting's range.
-    fn draw_rate(self, cluster: &Cluster, (slowest, fastest): (RatePpm, RatePpm)) -> RatePpm {
-        let steps = (fastest.0 - slowest.0) / STEP_PPM;
-        let _ = self;
-        RatePpm(slowest.0 + STEP_PPM * cluster.random(steps as usize + 1) as u64)
-    }
-
     /// One skew event for a random node (the chaos fault mix's draw): a new rate or, beyond the
     /// bound, one time in four a jump forward.
     pub fn random_event(self, cluster: &Cluster) -> Option<Event> {
@@ -79,7 +72,7 @@ impl ClockSkew {
         if self == ClockSkew::BeyondBound && cluster.random(4) == 0 {
             return Some(Event::ClockJump(node, jump(cluster)));
         }
-        Some(Event::ClockRate(node, self.draw_rate(cluster, range)))
+        Some(Event::ClockRate(node, draw_rate(cluster, range)))
     }
 
     /// New rates for every node as `isolated` (the leader, cut off) loses touch with `majority`:
@@ -103,7 +96,7 @@ impl ClockSkew {
                 let rate = match (worst_case, node == isolated) {
                     (true, true) => range.0,
                     (true, false) => range.1,
-                    (false, _) => self.draw_rate(cluster, range),
+                    (false, _) => draw_rate(cluster, range),
                 };
                 Event::ClockRate(node, rate)
             })
@@ -116,6 +109,13 @@ impl ClockSkew {
     }
 }
 
+/// A rate drawn uniformly (in 0.1% steps) from `slowest..=fastest`.
+fn draw_rate(cluster: &Cluster, (slowest, fastest): (RatePpm, RatePpm)) -> RatePpm {
+    let steps = (fastest.0 - slowest.0) / STEP_PPM;
+    RatePpm(slowest.0 + STEP_PPM * cluster.random(steps as usize + 1) as u64)
+}
+
+/// A forward jump of 1 ms to [`LONGEST_JUMP_MS`].
 fn jump(cluster: &Cluster) -> Duration {
     Duration::from_millis(1 + cluster.random(LONGEST_JUMP_MS as usize) as u64)
 }
