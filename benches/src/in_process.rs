@@ -39,3 +39,13 @@ pub fn start_nodes(size: u32) -> (ClockRef, Vec<NodeAndApplied>) {
         .collect();
     (clock, nodes)
 }
+
+/// Waits until one of `nodes` leads and returns its position.
+pub fn wait_for_leader(clock: &ClockRef, nodes: &[Arc<Node>]) -> usize {
+    loop {
+        if let Some(i) = nodes.iter().position(|n| n.state().1) {
+            return i;
+        }
+        clock.sleep(Duration::from_millis(10));
+    }
+}

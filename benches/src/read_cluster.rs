@@ -62,12 +62,7 @@ impl ReadCluster {
 
     /// Waits until some node leads and returns its position.
     pub fn leader(&self) -> usize {
-        loop {
-            if let Some(i) = self.nodes.iter().position(|n| n.state().1) {
-                return i;
-            }
-            self.clock.sleep(Duration::from_millis(10));
-        }
+        crate::in_process::wait_for_leader(&self.clock, &self.nodes)
     }
 
     fn call(&self, server: usize, client: ClientId, seq: u64, op: KvOp) -> KvReply {

@@ -65,12 +65,7 @@ impl RealCluster {
 
     /// Waits until some node is leader and returns its position.
     pub fn leader(&self) -> usize {
-        loop {
-            if let Some(i) = self.nodes.iter().position(|n| n.state().1) {
-                return i;
-            }
-            self.clock.sleep(Duration::from_millis(10));
-        }
+        crate::in_process::wait_for_leader(&self.clock, &self.nodes)
     }
 
     /// Runs `clients` threads that each commit `per_client` commands through the leader.
