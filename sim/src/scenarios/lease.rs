@@ -2,7 +2,7 @@
 //! every follower that acknowledged it refuses to vote for a successor until the lease is over;
 //! the leader's own vote is part of that majority, and once it steps down it votes freely. So a
 //! node deposed without an election, by a term that rose on its own (a node cut off and
-//! campaigning without pre-vote, which real deployments run), can vote a successor in while its
+//! campaigning, as it does where pre-vote is off), can vote a successor in while its
 //! old lease still runs: if it keeps serving reads from that lease it serves stale ones.
 
 use crate::cluster::{Cluster, ClusterConfig};
@@ -19,9 +19,10 @@ const STEP_LIMIT: Duration = Duration::from_secs(5);
 
 /// Three nodes without pre-vote, reading by lease. A follower `c` is cut off until its term
 /// rises; the cut heals shortly before `c` campaigns again; the leader `l` learns the higher
-/// term from `c` and steps down while its lease still runs, then votes `c` in. At once `l` is cut off, `c` commits a new value with the
-/// third node, and `l` is asked for it: a correct node refuses (it no longer leads), a node that
-/// kept its lease answers the old value. Panics with "stale read" on that answer.
+/// term from `c` and steps down while its lease still runs, then votes `c` in. At once `l` is cut
+/// off, `c` commits a new value with the third node, and `l` is asked for it: a correct node
+/// refuses (it no longer leads), a node that kept its lease answers the old value. Panics with
+/// "stale read" on that answer.
 pub fn lease_after_a_step_down(sim: &Sim, mutations: &MutationSet) {
     let mut config = ClusterConfig::new(3);
     config.node.mutations = mutations.clone().with(Mutation::NoPreVote);
