@@ -8,6 +8,6 @@ mod chaos;
 mod election;
 mod faults;
 mod kv;
-mod lease;
+mod lease_reads;
 mod persistence;
 mod support;
