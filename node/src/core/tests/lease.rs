@@ -112,6 +112,12 @@ fn stepping_down_ends_the_lease_unless_the_variant_keeps_it() {
         assert_eq!(leader.lease_read(t(2_002)), Ok(LogIndex(1)));
         leader.step_down(t(2_002));
         assert_eq!(leader.lease_read(t(2_003)).is_ok(), kept, "kept: {kept}");
+        // A kept lease still runs out; then the deposed leader answers as the follower it is.
+        let expired = t(2_000) + leader.lease_duration();
+        assert!(
+            matches!(leader.lease_read(expired), Err(ReadIndexError::NotLeader(_))),
+            "kept: {kept}"
+        );
     }
 }
 
