@@ -3,7 +3,7 @@
 //! Exit status: 0 every file linearizable; 1 some file not linearizable; 3 some file unknown
 //! (budget exhausted) and none illegal; 2 bad input or usage.
 
-use crate::formats::{jepsen, json, kvlog, Format, ParseError};
+use crate::formats::{self, jepsen, json, kvlog, Format, ParseError};
 use crate::{
     check, check_partitions, html, partition_by_key, Budget, CheckOptions, KeyValue, KvStore,
     PartitionVerdict, Register, Report, Verdict,
@@ -69,8 +69,14 @@ pub struct CheckArgs {
     #[arg(long, default_value_t = 5_000_000, value_name = "N")]
     pub max_states: usize,
     /// Time budget per file, in seconds (the verdict is "unknown" when it runs out).
-    #[arg(long, value_name = "SECONDS")]
-    pub time_limit: Option<f64>,
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", value_parser = parse_time_limit)]
+    pub time_limit: f64,
+    /// No time budget: search until the verdict or the memory budget.
+    #[arg(long, conflicts_with = "time_limit")]
+    pub no_time_limit: bool,
+    /// The largest history file read, in bytes (a larger one is refused before it fills memory).
+    #[arg(long, default_value_t = 1 << 30, value_name = "BYTES", value_parser = parse_input_limit)]
+    pub max_input_bytes: u64,
     /// Threads for checking partitions in parallel (default: the number of cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -115,9 +121,6 @@ fn run_files(cli: &CheckArgs) -> Result<u8, String> {
     if cli.key.is_some() && cli.model != ModelArg::Kv {
         return Err("--key applies to the kv model only".to_string());
     }
-    if cli.time_limit.is_some_and(|t| !(t > 0.0 && t.is_finite())) {
-        return Err("--time-limit must be a positive number of seconds".to_string());
-    }
     if let Some(dir) = &cli.html {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -125,7 +128,7 @@ fn run_files(cli: &CheckArgs) -> Result<u8, String> {
     let mut results = Vec::new();
     for (path, page) in cli.files.iter().zip(page_stems(&cli.files)) {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+        let text = read_history(path, &name, cli.max_input_bytes)?;
         let result = check_file(cli, &name, &page, &text).map_err(|e: ParseError| e.to_string())?;
         print_result(cli, &result);
         results.push(result);
@@ -138,6 +141,50 @@ fn run_files(cli: &CheckArgs) -> Result<u8, String> {
     } else {
         0
     })
+}
+
+/// The longest `--time-limit`, in seconds: 115 days, far beyond any useful search.
+const MAX_TIME_LIMIT: f64 = 1e7;
+
+fn parse_time_limit(text: &str) -> Result<f64, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if seconds > 0.0 && seconds <= MAX_TIME_LIMIT {
+        Ok(seconds)
+    } else {
+        Err(format!(
+            "{text} s is outside (0, {MAX_TIME_LIMIT}] (--no-time-limit searches without one)"
+        ))
+    }
+}
+
+/// The largest `--max-input-bytes`: 64 GiB.
+const MAX_INPUT_LIMIT: u64 = 1 << 36;
+
+fn parse_input_limit(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(bytes) if (1..=MAX_INPUT_LIMIT).contains(&bytes) => Ok(bytes),
+        _ => Err(format!(
+            "{text:?} is not a number of bytes in 1..={MAX_INPUT_LIMIT}"
+        )),
+    }
+}
+
+/// Reads the history file at `path` (shown as `name`): at most `limit` bytes of UTF-8 text.
+fn read_history(path: &Path, name: &str, limit: u64) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "{name} is larger than {limit} bytes (--max-input-bytes raises the limit)"
+        ));
+    }
+    formats::decode_text(name, bytes).map_err(|e| e.to_string())
 }
 
 /// The name (without `.html`) of each file's counterexample page: the file's stem, with `-1`,
@@ -172,7 +219,10 @@ fn check_file(
     text: &str,
 ) -> Result<FileResult, ParseError> {
     let options = CheckOptions {
-        budget: Budget::new(cli.max_states, cli.time_limit.map(Duration::from_secs_f64)),
+        budget: Budget::new(
+            cli.max_states,
+            (!cli.no_time_limit).then(|| Duration::from_secs_f64(cli.time_limit)),
+        ),
         threads: cli
             .threads
             .unwrap_or_else(|| CheckOptions::default().threads)

@@ -135,3 +135,65 @@ fn json_output_and_html_pages() {
     let page = std::fs::read_to_string(dir.join("page.html")).expect("page written");
     assert!(page.contains("Not linearizable") && page.contains("class=\"unplaced\""));
 }
+
+/// Runs `lincheck --model register --format json` with `options` on `file`.
+fn check_register(options: &[&str], file: &std::path::Path) -> (i32, String, String) {
+    let mut args = vec!["--model", "register", "--format", "json"];
+    args.extend_from_slice(options);
+    args.push(file.to_str().expect("a UTF-8 path"));
+    lincheck(&args)
+}
+
+#[test]
+fn budgets_out_of_range_are_refused_before_any_work() {
+    let legal = scratch("budget.jsonl", LEGAL);
+    for limit in ["1e19", "1e30", "inf", "nan", "0", "-1", "soon"] {
+        let option = format!("--time-limit={limit}");
+        let (code, _, stderr) = check_register(&[&option], &legal);
+        assert_eq!(code, 2, "--time-limit {limit}: {stderr}");
+        assert!(
+            stderr.contains("invalid value") && !stderr.contains("panicked"),
+            "--time-limit {limit}: {stderr}"
+        );
+    }
+    let (code, _, stderr) = check_register(&["--max-input-bytes", "0"], &legal);
+    assert_eq!(code, 2, "{stderr}");
+    let (code, stdout, _) = check_register(&["--no-time-limit"], &legal);
+    assert_eq!(code, 0, "{stdout}");
+}
+
+#[test]
+fn a_file_over_the_input_limit_is_refused_unread() {
+    let legal = scratch("large.jsonl", LEGAL);
+    let (code, _, stderr) = check_register(&["--max-input-bytes", "20"], &legal);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("large.jsonl is larger than 20 bytes (--max-input-bytes"),
+        "{stderr}"
+    );
+    // An endless input stops at the limit instead of filling memory.
+    let (code, _, stderr) = check_register(
+        &["--max-input-bytes", "1000000"],
+        std::path::Path::new("/dev/zero"),
+    );
+    assert_eq!(code, 2);
+    assert!(stderr.contains("is larger than 1000000 bytes"), "{stderr}");
+}
+
+#[test]
+fn encodings_a_user_may_meet_are_read_or_named_by_line() {
+    let with_mark = scratch("mark.jsonl", &format!("\u{feff}{LEGAL}"));
+    let (code, stdout, _) = check_register(&[], &with_mark);
+    assert_eq!(code, 0, "a byte-order mark is skipped: {stdout}");
+    let dir = with_mark.parent().expect("a scratch folder");
+    let latin1 = dir.join("latin1.jsonl");
+    let mut bytes = LEGAL.as_bytes().to_vec();
+    bytes.extend_from_slice(b"{\"client\":2,\"op\":\"read\",\"output\":\"caf\xE9\"}\n");
+    std::fs::write(&latin1, bytes).expect("write");
+    let (code, _, stderr) = check_register(&[], &latin1);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("latin1.jsonl:3: column 38: not valid UTF-8"),
+        "{stderr}"
+    );
+}

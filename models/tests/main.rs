@@ -4,3 +4,4 @@
 mod histories;
 mod lincheck;
 mod readers_fuzz;
+mod strict_json;

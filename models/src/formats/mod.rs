@@ -7,6 +7,7 @@
 pub mod edn;
 pub mod jepsen;
 pub mod json;
+mod json_fields;
 pub mod kvlog;
 
 use std::fmt;
@@ -120,6 +121,30 @@ impl<I> InFlight<I> {
     }
 }
 
+/// The text of a history file read as `bytes`: UTF-8, with a leading byte-order mark skipped. An
+/// invalid byte is named with its line and column (counted in bytes).
+pub fn decode_text(file: &str, bytes: Vec<u8>) -> Result<String, ParseError> {
+    const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
+    let bytes = match bytes.strip_prefix(BYTE_ORDER_MARK) {
+        Some(rest) => rest.to_vec(),
+        None => bytes,
+    };
+    String::from_utf8(bytes).map_err(|error| {
+        let valid = &error.as_bytes()[..error.utf8_error().valid_up_to()];
+        let line_start = valid
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |at| at + 1);
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = valid.len() - line_start + 1;
+        ParseError::at(
+            file,
+            line,
+            format!("column {column}: not valid UTF-8 (the file must be UTF-8 text)"),
+        )
+    })
+}
+
 /// Fails on a history with no operations at all.
 pub(crate) fn require_operations<T>(file: &str, operations: Vec<T>) -> Result<Vec<T>, ParseError> {
     if operations.is_empty() {
@@ -130,4 +155,26 @@ pub(crate) fn require_operations<T>(file: &str, operations: Vec<T>) -> Result<Ve
         ));
     }
     Ok(operations)
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::decode_text;
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        assert_eq!(
+            decode_text("f", b"\xEF\xBB\xBF{}".to_vec()),
+            Ok("{}".to_string())
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_is_named_by_line_and_column() {
+        let error = decode_text("f", b"{}\n{}\nab\xFFc".to_vec()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "f:3: column 3: not valid UTF-8 (the file must be UTF-8 text)"
+        );
+    }
 }
