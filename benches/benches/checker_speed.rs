@@ -10,7 +10,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use models::formats::{jepsen, kvlog};
 use models::{
     check, check_partitions, partition_by_key, CheckOptions, History, KeyValue, KvInput, KvOutput,
-    KvStore, Register, RegisterInput, RegisterOutput,
+    KvStore, Operation, Register, RegisterInput, RegisterOutput,
 };
 use std::path::{Path, PathBuf};
 
@@ -99,5 +99,44 @@ fn checker_speed(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, checker_speed);
+/// A register written and read back in turn by one client, `count` operations in all: the
+/// search places every operation at its first try, so its time and memory must grow linearly.
+fn sequential_register(count: u64) -> History<RegisterInput, RegisterOutput> {
+    (0..count)
+        .map(|index| {
+            let (call, ret) = (2 * index, 2 * index + 1);
+            let last_write = i64::try_from(index - index % 2).expect("a small index");
+            if index % 2 == 0 {
+                Operation::returned(
+                    0,
+                    RegisterInput::Write(last_write),
+                    RegisterOutput::Written,
+                    call,
+                    ret,
+                )
+            } else {
+                let read = RegisterOutput::Value(Some(last_write));
+                Operation::returned(0, RegisterInput::Read, read, call, ret)
+            }
+        })
+        .collect()
+}
+
+fn sequential_speed(c: &mut Criterion) {
+    let one_thread = CheckOptions {
+        threads: 1,
+        ..CheckOptions::default()
+    };
+    let mut group = c.benchmark_group("sequential_register");
+    group.sample_size(10);
+    for count in [100_000, 1_000_000] {
+        let history = sequential_register(count);
+        group.bench_function(count.to_string(), |b| {
+            b.iter(|| check(&Register, &history, &one_thread).verdict)
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, checker_speed, sequential_speed);
 criterion_main!(benches);

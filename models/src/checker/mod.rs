@@ -4,6 +4,7 @@
 mod bitset;
 pub mod brute;
 mod search;
+mod set_digest;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests;
 
@@ -19,8 +20,10 @@ use std::time::{Duration, Instant};
 /// Limits on a check. When one runs out the answer is *unknown*, never a guess.
 #[derive(Clone, Debug)]
 pub struct Budget {
-    /// The most (set, state) pairs one partition's memo may hold (about 50-100 bytes each, plus
-    /// the bit set: this is the memory limit). Deterministic.
+    /// The most (set, state) pairs one partition's memo may hold (each set kept as a 16-byte
+    /// digest: about 40 bytes per pair with the table's overhead, whatever the history's length;
+    /// with the model states and transitions the memo creates, this bounds the search's memory).
+    /// Deterministic.
     pub max_states: usize,
     /// Wall-clock limit for the whole check, if any. Timing-dependent by nature.
     pub deadline: Option<Instant>,

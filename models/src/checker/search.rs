@@ -10,6 +10,7 @@
 //! their call, or never. The history is linearizable once every returned operation is placed.
 
 use super::bitset::Bitset;
+use super::set_digest::SetDigest;
 use super::Budget;
 use crate::history::Operation;
 use crate::model::Model;
@@ -219,10 +220,11 @@ impl<'m, M: Model> States<'m, M> {
     }
 }
 
-/// The memo of visited (linearized set, state) pairs (membership only: never iterated).
+/// The memo of visited (linearized set, state) pairs, each set as its digest (membership only:
+/// never iterated).
 #[allow(clippy::disallowed_types)]
 struct Memo {
-    seen: HashSet<(Bitset, u32), Fast>,
+    seen: HashSet<(u128, u32), Fast>,
 }
 
 /// Searches for a linearization of `operations` (all of one partition).
@@ -241,11 +243,15 @@ pub fn search<M: Model>(
         seen: HashSet::default(),
     };
     let mut linearized = Bitset::new(operations.len());
+    let mut digest = SetDigest::new(operations.len());
     let mut stack: Vec<(usize, u32)> = Vec::new(); // (call entry, state before)
     let mut remaining = operations.iter().filter(|op| op.ret.is_some()).count();
     let mut state = 0u32;
     let mut entry = events.next[0];
     let mut longest: Vec<usize> = Vec::new();
+    // How many first entries of the stack `longest` still equals: a new longest prefix copies
+    // only the rest, so a history placed straight through costs linear time, not quadratic.
+    let mut shared = 0usize;
     let mut iterations = 0u64;
 
     loop {
@@ -270,8 +276,9 @@ pub fn search<M: Model>(
             let next_state = states.step(state, index, &operations[index]);
             if next_state != ILLEGAL {
                 linearized.set(index);
+                digest.toggle(index);
                 // The memo also remembers pairs that pruning found dead, so each is judged once.
-                if memo.seen.insert((linearized.clone(), next_state))
+                if memo.seen.insert((digest.digest(), next_state))
                     && pruning.as_ref().is_none_or(|pruning| {
                         pruning.can_continue(&states.states[next_state as usize], &|index| {
                             linearized.contains(index)
@@ -285,17 +292,22 @@ pub fn search<M: Model>(
                         remaining -= 1;
                     }
                     if stack.len() > longest.len() {
-                        longest = stack.iter().map(|&(call, _)| events.op[call]).collect();
+                        longest.truncate(shared);
+                        longest.extend(stack[shared..].iter().map(|&(call, _)| events.op[call]));
+                        shared = stack.len();
                     }
                     entry = events.next[0];
                     continue;
                 }
                 linearized.clear(index);
+                digest.toggle(index);
             }
             entry = events.next[entry];
         } else {
             // A return whose operation is not placed: undo the last choice.
-            let Some((call_entry, before)) = stack.pop() else {
+            let popped = stack.pop();
+            shared = shared.min(stack.len());
+            let Some((call_entry, before)) = popped else {
                 let unplaced = unplaced_after(operations, &longest);
                 let outcome = SearchOutcome::NotLinearizable {
                     longest_prefix: longest,
@@ -306,6 +318,7 @@ pub fn search<M: Model>(
             let undone = events.op[call_entry];
             events.unlift(call_entry);
             linearized.clear(undone);
+            digest.toggle(undone);
             state = before;
             if operations[undone].ret.is_some() {
                 remaining += 1;
