@@ -180,9 +180,42 @@ impl Model for KeyValue {
         Some(Box::new(PrefixRule::new(operations)))
     }
 
+    fn unobservable(&self, operations: &[Operation<KvInput, KvOutput>]) -> Vec<bool> {
+        unobservable(operations)
+    }
+
     fn describe(&self, input: &KvInput, output: Option<&KvOutput>) -> String {
         describe(input, output)
     }
+}
+
+/// The operations of unknown outcome no returned get could have observed (see
+/// [`Model::unobservable`]): a get that never returned, and a put or append of a value that no
+/// returned get on its key contains. Taken out of a linearization, a put or append changes its
+/// key's value only until the next put, and every value in that stretch contains the string it
+/// wrote, so a get there would have returned it. (A value that occurs inside another by chance
+/// only keeps an operation in the search.)
+fn unobservable(operations: &[Operation<KvInput, KvOutput>]) -> Vec<bool> {
+    let mut seen_per_key: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for operation in operations {
+        if let (KvInput::Get(key), Some(KvOutput::Value(seen))) =
+            (&operation.input, operation.output())
+        {
+            seen_per_key.entry(key).or_default().push(seen);
+        }
+    }
+    operations
+        .iter()
+        .map(|operation| {
+            operation.ret.is_none()
+                && match &operation.input {
+                    KvInput::Get(_) => true,
+                    KvInput::Put(key, value) | KvInput::Append(key, value) => seen_per_key
+                        .get(key.as_str())
+                        .is_none_or(|seen| !seen.iter().any(|seen| seen.contains(value.as_str()))),
+                }
+        })
+        .collect()
 }
 
 /// The whole store as one object; the state maps keys to values (absent keys are empty).
@@ -233,6 +266,10 @@ impl Model for KvStore {
         operations: &'h [Operation<KvInput, KvOutput>],
     ) -> Option<Box<dyn Pruning<Self::State> + 'h>> {
         Some(Box::new(PrefixRule::new(operations)))
+    }
+
+    fn unobservable(&self, operations: &[Operation<KvInput, KvOutput>]) -> Vec<bool> {
+        unobservable(operations)
     }
 
     fn describe(&self, input: &KvInput, output: Option<&KvOutput>) -> String {

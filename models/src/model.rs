@@ -51,6 +51,15 @@ pub trait Model: Sync {
         None
     }
 
+    /// Which operations of unknown outcome no returned operation could have observed: for each
+    /// marked one, every linearization that places it stays a linearization without it, so the
+    /// search may leave it out (an unknown outcome allows "never") without changing the verdict.
+    /// Prepared once per history, one flag per operation; none marked, the default, is always
+    /// right.
+    fn unobservable(&self, operations: &[Operation<Self::Input, Self::Output>]) -> Vec<bool> {
+        vec![false; operations.len()]
+    }
+
     /// A short human-readable form of an operation, for reports: `write(3)`, `get("k") -> "xy"`.
     fn describe(&self, input: &Self::Input, output: Option<&Self::Output>) -> String;
 }

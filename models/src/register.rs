@@ -1,5 +1,6 @@
 //! A register holding an integer (or nothing), with read, write and compare-and-set.
 
+use crate::history::Operation;
 use crate::model::Model;
 
 /// An operation on a [`Register`].
@@ -55,6 +56,36 @@ impl Model for Register {
                 }
             }
         }
+    }
+
+    /// A read that never returned observed nothing and changed nothing. A write of `v` that may
+    /// never have taken effect, in a history without compare-and-sets, is unobservable when no
+    /// read returned `v`: taken out of a linearization, it changes the value only until the
+    /// next write, and any read in that stretch returned `v`. (A compare-and-set in that stretch
+    /// would compare against another value, so with any in the history nothing is marked but
+    /// reads.)
+    fn unobservable(&self, operations: &[Operation<RegisterInput, RegisterOutput>]) -> Vec<bool> {
+        let any_cas = operations
+            .iter()
+            .any(|op| matches!(op.input, RegisterInput::Cas { .. }));
+        let read_values: std::collections::BTreeSet<i64> = operations
+            .iter()
+            .filter_map(|op| match op.output() {
+                Some(RegisterOutput::Value(Some(value))) => Some(*value),
+                _ => None,
+            })
+            .collect();
+        operations
+            .iter()
+            .map(|op| {
+                op.ret.is_none()
+                    && match op.input {
+                        RegisterInput::Read => true,
+                        RegisterInput::Write(value) => !any_cas && !read_values.contains(&value),
+                        RegisterInput::Cas { .. } => false,
+                    }
+            })
+            .collect()
     }
 
     fn describe(&self, input: &RegisterInput, output: Option<&RegisterOutput>) -> String {

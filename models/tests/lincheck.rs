@@ -66,6 +66,11 @@ fn an_exhausted_budget_exits_three() {
             "{{\"client\":{client},\"op\":\"write\",\"input\":{client},\"call\":0,\"return\":null,\"outcome\":\"unknown\"}}\n"
         ));
     }
+    // An unknown compare-and-set keeps the writes in the search (no read saw their values).
+    text.push_str(
+        r#"{"client":98,"op":"cas","input":[-1,-1],"call":0,"return":null,"outcome":"unknown"}"#,
+    );
+    text.push('\n');
     text.push_str(r#"{"client":99,"op":"read","output":1000,"call":1,"return":2,"outcome":"ok"}"#);
     let path = scratch("hard.jsonl", &text);
     let (code, stdout, _) = lincheck(&[

@@ -85,9 +85,17 @@ struct Events {
 impl Events {
     /// Entry 0 is the head sentinel; entries are sorted by time, calls before returns at equal
     /// times (operations that touch in time count as concurrent).
-    fn new<I, O>(operations: &[Operation<I, O>]) -> Events {
+    /// Operations marked in `left_out` get no entries: the search never places them.
+    fn new<I, O>(operations: &[Operation<I, O>], left_out: &[bool]) -> Events {
         let mut order: Vec<(u64, bool, usize)> = Vec::with_capacity(2 * operations.len());
         for (index, operation) in operations.iter().enumerate() {
+            if left_out[index] {
+                assert!(
+                    operation.ret.is_none(),
+                    "only an unknown outcome may be left out"
+                );
+                continue;
+            }
             order.push((operation.call, false, index));
             if let Some(ret) = operation.ret {
                 order.push((ret, true, index));
@@ -235,7 +243,7 @@ pub fn search<M: Model>(
     cancel: &AtomicBool,
 ) -> (SearchOutcome, u64) {
     assert!(operations.len() < u32::MAX as usize, "too many operations");
-    let mut events = Events::new(operations);
+    let mut events = Events::new(operations, &model.unobservable(operations));
     let pruning = model.pruning(operations);
     let mut states = States::new(model);
     #[allow(clippy::disallowed_types)] // see `Memo`

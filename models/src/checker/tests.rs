@@ -168,13 +168,41 @@ fn a_counterexample_names_the_prefix_and_the_operations_that_could_not_be_placed
     assert_eq!(counterexample.operations[2].description, "read() -> 1");
 }
 
+/// `count` concurrent writes of unknown outcome and a read of a value none wrote: refuting it
+/// means trying every subset of the writes. An unknown compare-and-set that never swaps keeps the
+/// writes in the search (without one, no read saw their values, so none could matter).
+fn unknown_writes_and_an_unexplained_read(count: u64) -> Vec<RegOp> {
+    let mut history: Vec<RegOp> = (0..count)
+        .map(|i| Operation::unknown(i, In::Write(i as i64), 0))
+        .collect();
+    let never_swaps = In::Cas {
+        expected: -1,
+        new: -1,
+    };
+    history.push(Operation::unknown(count, never_swaps, 0));
+    history.push(op(99, In::Read, Out::Value(Some(1000)), 1, 2));
+    history
+}
+
 #[test]
-fn an_exhausted_budget_gives_unknown_never_a_guess() {
-    // Many concurrent unknown writes and a read that no order explains quickly.
+fn unknown_writes_no_read_saw_are_left_out_of_the_search() {
     let mut history: Vec<RegOp> = (0..40)
         .map(|i| Operation::unknown(i, In::Write(i as i64), 0))
         .collect();
     history.push(op(99, In::Read, Out::Value(Some(1000)), 1, 2));
+    let report = check(&Register, &history, &CheckOptions::default());
+    assert_eq!(report.verdict, Verdict::NotLinearizable);
+    assert!(
+        report.partitions[0].states < 10,
+        "{:?}",
+        report.partitions[0]
+    );
+}
+
+#[test]
+fn an_exhausted_budget_gives_unknown_never_a_guess() {
+    // Many concurrent unknown writes and a read that no order explains quickly.
+    let history = unknown_writes_and_an_unexplained_read(40);
     let options = CheckOptions {
         budget: Budget::new(1000, None),
         threads: 1,
@@ -208,10 +236,7 @@ fn a_partition_found_illegal_quickly_stops_a_hard_one_that_started_first() {
     // far more states than the first pass allows. It is the larger partition, so it is checked
     // first; on one thread a single pass would search it to the end of the budget before looking
     // at the illegal one.
-    let mut hard: Vec<RegOp> = (0..40)
-        .map(|i| Operation::unknown(i, In::Write(i as i64), 0))
-        .collect();
-    hard.push(op(99, In::Read, Out::Value(Some(1000)), 1, 2));
+    let hard = unknown_writes_and_an_unexplained_read(40);
     let illegal = vec![op(0, In::Read, Out::Value(Some(3)), 0, 1)];
     let options = CheckOptions {
         budget: Budget::new(FIRST_PASS_STATES * 20, None),
