@@ -65,7 +65,8 @@ pub struct CheckArgs {
     /// For the kv model: check only this key.
     #[arg(long, value_name = "KEY")]
     pub key: Option<String>,
-    /// Memory budget: the most (set, state) pairs one partition's memo may hold.
+    /// Memory budget: the most (set, state) pairs the search may hold at once, for the whole
+    /// check (beyond 50,000 states per thread, partitions are searched one at a time).
     #[arg(long, default_value_t = 5_000_000, value_name = "N")]
     pub max_states: usize,
     /// Time budget per file, in seconds (the verdict is "unknown" when it runs out).

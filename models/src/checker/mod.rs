@@ -202,12 +202,13 @@ type Slice<'a, M> = (
 /// The memo size of the first pass over the partitions (see `check_slices`).
 pub const FIRST_PASS_STATES: usize = 50_000;
 
-/// Checks every partition; with more partitions than threads, in two passes. The first gives
-/// each at most [`FIRST_PASS_STATES`] states, so a partition that is quickly found illegal stops
-/// the others even when a hard one (minutes of search) would have held a thread first; the
-/// second checks the partitions the first could not decide, from scratch, with the whole budget.
-/// A partition's verdict is the one a single pass with the whole budget gives, so the verdict
-/// does not depend on the passes.
+/// Checks every partition in two passes. The first, on every thread, gives each at most
+/// [`FIRST_PASS_STATES`] states, so a partition that is quickly found illegal stops the others
+/// even when a hard one (minutes of search) would have held a thread first; the second checks the
+/// partitions the first could not decide, from scratch, with the whole budget, one at a time, so
+/// `max_states` bounds the memo of the whole process, not of each thread. A partition's verdict
+/// is the one a single pass with the whole budget gives, so the verdict depends neither on the
+/// passes nor on the number of threads.
 fn check_slices<M: Model>(
     model: &M,
     partitions: &[Slice<'_, M>],
@@ -220,14 +221,9 @@ fn check_slices<M: Model>(
     let results: Vec<Mutex<Option<PartitionReport>>> =
         partitions.iter().map(|_| Mutex::new(None)).collect();
     let full = &options.budget;
-    // With a thread per partition, an illegal one stops the rest at once: one pass suffices.
-    let two_passes = partitions.len() > options.threads.max(1);
+    // Every thread of the first pass holds a memo of up to this many states at once.
     let first = Budget {
-        max_states: if two_passes {
-            full.max_states.min(FIRST_PASS_STATES)
-        } else {
-            full.max_states
-        },
+        max_states: full.max_states.min(FIRST_PASS_STATES),
         deadline: full.deadline,
     };
     run_pass(
@@ -251,15 +247,7 @@ fn check_slices<M: Model>(
                 })
             })
             .collect();
-        run_pass(
-            model,
-            partitions,
-            &undecided,
-            full,
-            options.threads,
-            &cancel,
-            &results,
-        );
+        run_pass(model, partitions, &undecided, full, 1, &cancel, &results);
     }
     let partitions: Vec<PartitionReport> = results
         .into_iter()

@@ -402,3 +402,35 @@ fn key_value_pruning_agrees_with_brute_force_on_many_small_random_histories() {
         "legal {legal}, illegal {illegal}"
     );
 }
+
+#[test]
+fn partitions_the_first_pass_leaves_get_the_same_budget_on_any_number_of_threads() {
+    // Three partitions no first pass decides: on any number of threads, the second pass gives
+    // each the whole budget in turn, so every report is the same.
+    let partitions: Vec<_> = (0..3)
+        .map(|key| {
+            (
+                format!("k{key}"),
+                unknown_writes_and_an_unexplained_read(30),
+            )
+        })
+        .collect();
+    let reports: Vec<Vec<(PartitionVerdict, u64)>> = [1, 2, 4]
+        .into_iter()
+        .map(|threads| {
+            let options = CheckOptions {
+                budget: Budget::new(FIRST_PASS_STATES * 3, None),
+                threads,
+            };
+            let report = check_partitions(&Register, partitions.clone(), &options);
+            assert_eq!(report.verdict, Verdict::Unknown);
+            report
+                .partitions
+                .into_iter()
+                .map(|p| (p.verdict, p.states))
+                .collect()
+        })
+        .collect();
+    assert_eq!(reports[0], reports[1]);
+    assert_eq!(reports[0], reports[2]);
+}
