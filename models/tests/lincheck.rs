@@ -60,18 +60,17 @@ fn exit_status_says_what_was_found() {
 
 #[test]
 fn an_exhausted_budget_exits_three() {
+    // 30 concurrent writes and then a read of a value none wrote: every subset of the writes
+    // must be tried before the read is refuted.
     let mut text = String::new();
     for client in 0..30 {
         text.push_str(&format!(
-            "{{\"client\":{client},\"op\":\"write\",\"input\":{client},\"call\":0,\"return\":null,\"outcome\":\"unknown\"}}\n"
+            "{{\"client\":{client},\"op\":\"write\",\"input\":{client},\"call\":0,\"return\":10,\"outcome\":\"ok\"}}\n"
         ));
     }
-    // An unknown compare-and-set keeps the writes in the search (no read saw their values).
     text.push_str(
-        r#"{"client":98,"op":"cas","input":[-1,-1],"call":0,"return":null,"outcome":"unknown"}"#,
+        r#"{"client":99,"op":"read","output":1000,"call":11,"return":12,"outcome":"ok"}"#,
     );
-    text.push('\n');
-    text.push_str(r#"{"client":99,"op":"read","output":1000,"call":1,"return":2,"outcome":"ok"}"#);
     let path = scratch("hard.jsonl", &text);
     let (code, stdout, _) = lincheck(&[
         "--model",

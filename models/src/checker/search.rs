@@ -281,7 +281,20 @@ pub fn search<M: Model>(
         );
         let index = events.op[entry];
         if events.is_call[entry] {
-            let next_state = states.step(state, index, &operations[index]);
+            let mut next_state = states.step(state, index, &operations[index]);
+            if next_state != ILLEGAL
+                && useless_unknown(
+                    operations,
+                    &events,
+                    &stack,
+                    &mut states,
+                    state,
+                    index,
+                    next_state,
+                )
+            {
+                next_state = ILLEGAL;
+            }
             if next_state != ILLEGAL {
                 linearized.set(index);
                 digest.toggle(index);
@@ -334,6 +347,32 @@ pub fn search<M: Model>(
             entry = events.next[call_entry];
         }
     }
+}
+
+/// Whether placing operation `index` now, from `state` to `next_state`, can only repeat what a
+/// sibling branch reaches with fewer operations of unknown outcome placed (an unknown outcome
+/// allows "never", so that branch can do everything this one can):
+/// - an unknown-outcome operation that leaves the state as it is;
+/// - any operation right after an unknown-outcome one when, from the state before that one, it
+///   is accepted and reaches the same state (the unknown one was overwritten unseen).
+#[allow(clippy::too_many_arguments)] // the search's own state, passed apart to borrow it apart
+fn useless_unknown<M: Model>(
+    operations: &[Operation<M::Input, M::Output>],
+    events: &Events,
+    stack: &[(usize, u32)],
+    states: &mut States<'_, M>,
+    state: u32,
+    index: usize,
+    next_state: u32,
+) -> bool {
+    if operations[index].ret.is_none() && next_state == state {
+        return true;
+    }
+    let Some(&(last_call, before_last)) = stack.last() else {
+        return false;
+    };
+    operations[events.op[last_call]].ret.is_none()
+        && states.step(before_last, index, &operations[index]) == next_state
 }
 
 /// After `prefix`, the returned operation that returns first must go next; it and the

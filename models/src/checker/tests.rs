@@ -168,19 +168,13 @@ fn a_counterexample_names_the_prefix_and_the_operations_that_could_not_be_placed
     assert_eq!(counterexample.operations[2].description, "read() -> 1");
 }
 
-/// `count` concurrent writes of unknown outcome and a read of a value none wrote: refuting it
-/// means trying every subset of the writes. An unknown compare-and-set that never swaps keeps the
-/// writes in the search (without one, no read saw their values, so none could matter).
-fn unknown_writes_and_an_unexplained_read(count: u64) -> Vec<RegOp> {
+/// `count` concurrent writes, all returned, and then a read of a value none wrote: refuting it
+/// means trying every subset of the writes, each with the value its last write left.
+fn concurrent_writes_and_an_unexplained_read(count: u64) -> Vec<RegOp> {
     let mut history: Vec<RegOp> = (0..count)
-        .map(|i| Operation::unknown(i, In::Write(i as i64), 0))
+        .map(|i| op(i, In::Write(i as i64), Out::Written, 0, 10))
         .collect();
-    let never_swaps = In::Cas {
-        expected: -1,
-        new: -1,
-    };
-    history.push(Operation::unknown(count, never_swaps, 0));
-    history.push(op(99, In::Read, Out::Value(Some(1000)), 1, 2));
+    history.push(op(count, In::Read, Out::Value(Some(1000)), 11, 12));
     history
 }
 
@@ -201,8 +195,8 @@ fn unknown_writes_no_read_saw_are_left_out_of_the_search() {
 
 #[test]
 fn an_exhausted_budget_gives_unknown_never_a_guess() {
-    // Many concurrent unknown writes and a read that no order explains quickly.
-    let history = unknown_writes_and_an_unexplained_read(40);
+    // Many concurrent writes and a read that no order explains quickly.
+    let history = concurrent_writes_and_an_unexplained_read(40);
     let options = CheckOptions {
         budget: Budget::new(1000, None),
         threads: 1,
@@ -232,11 +226,11 @@ fn an_illegal_partition_makes_the_verdict_illegal_whatever_the_others_do() {
 
 #[test]
 fn a_partition_found_illegal_quickly_stops_a_hard_one_that_started_first() {
-    // 40 concurrent writes of unknown outcome and a read that none explains: refuting it takes
+    // 40 concurrent writes and a read that none explains: refuting it takes
     // far more states than the first pass allows. It is the larger partition, so it is checked
     // first; on one thread a single pass would search it to the end of the budget before looking
     // at the illegal one.
-    let hard = unknown_writes_and_an_unexplained_read(40);
+    let hard = concurrent_writes_and_an_unexplained_read(40);
     let illegal = vec![op(0, In::Read, Out::Value(Some(3)), 0, 1)];
     let options = CheckOptions {
         budget: Budget::new(FIRST_PASS_STATES * 20, None),
@@ -411,7 +405,7 @@ fn partitions_the_first_pass_leaves_get_the_same_budget_on_any_number_of_threads
         .map(|key| {
             (
                 format!("k{key}"),
-                unknown_writes_and_an_unexplained_read(30),
+                concurrent_writes_and_an_unexplained_read(30),
             )
         })
         .collect();
@@ -433,4 +427,27 @@ fn partitions_the_first_pass_leaves_get_the_same_budget_on_any_number_of_threads
         .collect();
     assert_eq!(reports[0], reports[1]);
     assert_eq!(reports[0], reports[2]);
+}
+
+#[test]
+fn unknown_writes_overwritten_unseen_are_never_placed() {
+    // 40 concurrent writes that may never have happened, a compare-and-set that keeps them all
+    // in the search, and a read nothing explains: only one write at a time can matter to the
+    // read, so refuting it takes a few states per write, not one per subset.
+    let mut history: Vec<RegOp> = (0..40)
+        .map(|i| Operation::unknown(i, In::Write(i as i64), 0))
+        .collect();
+    let never_swaps = In::Cas {
+        expected: -1,
+        new: -1,
+    };
+    history.push(Operation::unknown(40, never_swaps, 0));
+    history.push(op(99, In::Read, Out::Value(Some(1000)), 1, 2));
+    let report = check(&Register, &history, &CheckOptions::default());
+    assert_eq!(report.verdict, Verdict::NotLinearizable);
+    assert!(
+        report.partitions[0].states < 200,
+        "{:?}",
+        report.partitions[0]
+    );
 }

@@ -1,0 +1,177 @@
+//! Writes Jepsen-style single-register histories that are hard to refute: clients read, write
+//! and compare-and-set one register, each operation taking effect at a random instant between its
+//! call and its return; many time out, and a timed-out operation takes effect later or never (its
+//! client is then replaced by a new one, as Jepsen replaces a crashed process). One read at the
+//! very end returns a provably stale value: every operation that could have written that value
+//! returned before some write of another value was called, and that write completed before the
+//! read began. Refuting it means ruling out every placement of the timed-out operations.
+//!
+//! `cargo run --release -p models --example register_timeouts -- SEED OPERATIONS > FILE`
+
+use models::formats::json;
+use models::{Model, Operation, Register, RegisterInput, RegisterOutput};
+
+/// SplitMix64: the one seeded source of the history.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Concurrent clients at any time.
+const CLIENTS: u64 = 5;
+/// Values written: few enough that values recur, so most can still be reached late.
+const VALUES: u64 = 12;
+/// Percent of operations that time out.
+const TIMEOUT_PERCENT: u64 = 35;
+
+/// One operation as generated: when it takes effect (`None`: never) and its outcome.
+struct Planned {
+    client: u64,
+    input: RegisterInput,
+    call: u64,
+    ret: Option<u64>,
+    effect_at: Option<u64>,
+}
+
+fn plan(random: &mut Random, count: u64) -> Vec<Planned> {
+    let mut planned = Vec::new();
+    // Each slot is one concurrent process: its client id (replaced after a timeout) and when it
+    // is next free.
+    let mut slots: Vec<(u64, u64)> = (0..CLIENTS).map(|client| (client, 0)).collect();
+    let mut next_client = CLIENTS;
+    for _ in 0..count {
+        let slot = random.below(CLIENTS) as usize;
+        let (client, free_at) = slots[slot];
+        let call = free_at + random.below(5);
+        let input = match random.below(10) {
+            0..=3 => RegisterInput::Read,
+            4..=6 => RegisterInput::Write(random.below(VALUES) as i64),
+            _ => RegisterInput::Cas {
+                expected: random.below(VALUES) as i64,
+                new: random.below(VALUES) as i64,
+            },
+        };
+        let duration = 1 + random.below(10);
+        if random.below(100) < TIMEOUT_PERCENT {
+            let effect_at = (random.below(2) == 0).then(|| call + random.below(60));
+            planned.push(Planned {
+                client,
+                input,
+                call,
+                ret: None,
+                effect_at,
+            });
+            slots[slot] = (next_client, call + duration);
+            next_client += 1;
+        } else {
+            let ret = call + duration;
+            let effect_at = Some(call + random.below(duration + 1));
+            planned.push(Planned {
+                client,
+                input,
+                call,
+                ret: Some(ret),
+                effect_at,
+            });
+            slots[slot] = (client, ret + 1);
+        }
+    }
+    planned
+}
+
+/// The operations that may write `value`: writes of it and compare-and-sets to it (those that
+/// returned `false` wrote nothing).
+fn may_write(operation: &Operation<RegisterInput, RegisterOutput>, value: i64) -> bool {
+    match (operation.input, operation.output()) {
+        (RegisterInput::Write(written), _) => written == value,
+        (RegisterInput::Cas { new, .. }, Some(RegisterOutput::Swapped(false))) => {
+            let _ = new;
+            false
+        }
+        (RegisterInput::Cas { new, .. }, _) => new == value,
+        (RegisterInput::Read, _) => false,
+    }
+}
+
+/// A value the register provably cannot hold after `history`: every operation that may write it
+/// returned before some completed write of another value was called.
+fn provably_stale(history: &[Operation<RegisterInput, RegisterOutput>]) -> Option<i64> {
+    (0..VALUES as i64).rev().find(|&value| {
+        let writers: Vec<_> = history.iter().filter(|op| may_write(op, value)).collect();
+        !writers.is_empty()
+            && writers.iter().all(|op| op.ret.is_some())
+            && history.iter().any(|overwrite| {
+                matches!(overwrite.input, RegisterInput::Write(other) if other != value)
+                    && overwrite.ret.is_some()
+                    && writers
+                        .iter()
+                        .all(|op| op.ret.is_some_and(|ret| ret < overwrite.call))
+            })
+    })
+}
+
+fn main() {
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let parsed: Option<(u64, u64)> = match arguments.as_slice() {
+        [seed, count] => seed.parse().ok().zip(count.parse().ok()),
+        _ => None,
+    };
+    let Some((seed, count)) = parsed.filter(|&(_, count)| (1..=100_000).contains(&count)) else {
+        eprintln!("usage: register_timeouts SEED OPERATIONS (1 to 100000) > FILE");
+        std::process::exit(2);
+    };
+    let mut random = Random(seed);
+    let planned = plan(&mut random, count);
+    // Take effect in the order of the chosen instants (ties by position) to get the outputs.
+    let mut effects: Vec<(u64, usize)> = planned
+        .iter()
+        .enumerate()
+        .filter_map(|(index, op)| op.effect_at.map(|at| (at, index)))
+        .collect();
+    effects.sort_unstable();
+    let mut outputs = vec![None; planned.len()];
+    let mut state = Register.init();
+    for (_, index) in effects {
+        let (next, output) = Register.step(&state, &planned[index].input);
+        state = next;
+        outputs[index] = Some(output);
+    }
+    let mut history: Vec<Operation<RegisterInput, RegisterOutput>> = planned
+        .iter()
+        .zip(outputs)
+        .map(|(op, output)| match (op.ret, output) {
+            (Some(ret), Some(output)) => {
+                Operation::returned(op.client, op.input, output, op.call, ret)
+            }
+            _ => Operation::unknown(op.client, op.input, op.call),
+        })
+        .collect();
+    let Some(stale) = provably_stale(&history) else {
+        eprintln!("register_timeouts: seed {seed} leaves no provably stale value; try another");
+        std::process::exit(1);
+    };
+    let end = planned
+        .iter()
+        .map(|op| op.ret.unwrap_or(op.call).max(op.effect_at.unwrap_or(0)))
+        .max()
+        .unwrap_or(0);
+    let reader = history.iter().map(|op| op.client).max().unwrap_or(0) + 1;
+    history.push(Operation::returned(
+        reader,
+        RegisterInput::Read,
+        RegisterOutput::Value(Some(stale)),
+        end + 1,
+        end + 2,
+    ));
+    print!("{}", json::write_register(&history));
+}
