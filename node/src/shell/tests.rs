@@ -332,3 +332,107 @@ fn a_read_waits_for_a_round_that_a_majority_answers_and_a_lone_leader_needs_none
 fn rig_alone() -> Rig {
     rig(1, MutationSet::default(), agreeable)
 }
+
+#[test]
+fn default_parameters_seed_each_node_by_its_id_and_leave_it_out_of_its_peers() {
+    let clock: ClockRef = Arc::new(ManualClock::new());
+    let (apply_sender, _applied) = channel(&clock, 8, "apply");
+    let network = ScriptedNetwork {
+        journal: Arc::new(Journal::default()),
+        answer: Box::new(|_, _| None),
+    };
+    let members = [NodeId(1), NodeId(3), NodeId(4)];
+    let params = NodeParams::with_defaults(
+        NodeId(3),
+        &members,
+        Arc::new(network),
+        Arc::new(RecordingPersister::new()),
+        clock,
+        apply_sender,
+    );
+    assert_eq!(params.peers, [NodeId(1), NodeId(4)]);
+    // Equal seeds would give every node the same election timeouts: split votes.
+    assert_eq!(params.config.seed, 3);
+    assert_eq!(
+        params.config.election_timeout_min,
+        Config::default().election_timeout_min
+    );
+}
+
+#[test]
+fn replication_counts_subtract_add_and_average() {
+    let earlier = ReplicationStats {
+        appends: 2,
+        entries: 5,
+    };
+    let later = ReplicationStats {
+        appends: 6,
+        entries: 17,
+    };
+    let between = later.since(&earlier);
+    assert_eq!(
+        between,
+        ReplicationStats {
+            appends: 4,
+            entries: 12
+        }
+    );
+    assert_eq!(
+        earlier.plus(&later),
+        ReplicationStats {
+            appends: 8,
+            entries: 22
+        }
+    );
+    assert_eq!(between.entries_per_append(), 3.0);
+    assert_eq!(ReplicationStats::default().entries_per_append(), 0.0);
+}
+
+#[test]
+fn a_paused_or_killed_leader_serves_no_lease_reads() {
+    let alone = rig_alone();
+    alone.clock.advance(Config::default().election_timeout_max);
+    alone.node.tick_once();
+    let (index, _) = alone.node.start(Command::from_text("x")).expect("leader");
+    assert_eq!(alone.node.lease_read(), Ok(index), "no one to ask");
+    alone.node.pause();
+    assert!(matches!(
+        alone.node.lease_read(),
+        Err(ReadIndexError::NotLeader(_))
+    ));
+    alone.node.resume();
+    assert_eq!(alone.node.lease_read(), Ok(index));
+    alone.node.kill();
+    assert!(matches!(
+        alone.node.lease_read(),
+        Err(ReadIndexError::NotLeader(_))
+    ));
+}
+
+#[test]
+fn dropping_a_node_stops_and_joins_every_thread() {
+    let clock: ClockRef = Arc::new(ManualClock::new());
+    let (apply_sender, _applied) = channel(&clock, 8, "apply");
+    let persister = Arc::new(RecordingPersister::new());
+    let network = ScriptedNetwork {
+        journal: Arc::new(Journal::default()),
+        answer: Box::new(|_, _| None),
+    };
+    let params = NodeParams::with_defaults(
+        NodeId(0),
+        &[NodeId(0), NodeId(1), NodeId(2)],
+        Arc::new(network),
+        persister.clone(),
+        clock,
+        apply_sender,
+    );
+    assert_eq!(params.workers, Workers::ALL);
+    let node = Node::new(params).expect("valid node");
+    assert!(Arc::strong_count(&persister) > 1, "the node holds it");
+    drop(node);
+    assert_eq!(
+        Arc::strong_count(&persister),
+        1,
+        "a thread of the dropped node still holds its state"
+    );
+}

@@ -59,8 +59,15 @@ impl LeaderCompleteness {
         let commit_len = commit.0 as usize;
         for position in self.committed.len()..commit_len {
             let index = LogIndex(position as u64 + 1);
+            // A node reports every change to its log before it reports a commit that covers it
+            // (an effect of the same step, or of an earlier one): a committed entry the mirror
+            // lacks is a log change that went unreported, and would leave the log invariants
+            // checking nothing.
             let Some(entry) = logs.entry(node, index) else {
-                return Ok(()); // the log events of this node lag its commit: seen later
+                return Err(format!(
+                    "{node} commits up to {commit}, but its reported log has no entry {index}: a \
+                     log change went unreported"
+                ));
             };
             self.committed.push((term, entry));
         }
@@ -129,5 +136,20 @@ mod tests {
         // A leader of t4 without it is not.
         logs.on_changed(NodeId(2), None, &[logged(1, 2, 99)]);
         assert!(property.on_leader(NodeId(2), Term(4), &logs).is_err());
+    }
+
+    #[test]
+    fn a_commit_beyond_the_reported_log_is_a_violation() {
+        // Without log events the log invariants would compare nothing and always pass.
+        let mut logs = LogMirrors::default();
+        let mut property = LeaderCompleteness::default();
+        logs.on_changed(NodeId(0), None, &[logged(1, 1, 10)]);
+        let violation = property
+            .on_commit(NodeId(0), Term(1), LogIndex(2), &logs)
+            .unwrap_err();
+        assert!(
+            violation.contains("n0 commits up to #2, but its reported log has no entry #2"),
+            "{violation}"
+        );
     }
 }

@@ -115,7 +115,10 @@ fn stepping_down_ends_the_lease_unless_the_variant_keeps_it() {
         // A kept lease still runs out; then the deposed leader answers as the follower it is.
         let expired = t(2_000) + leader.lease_duration();
         assert!(
-            matches!(leader.lease_read(expired), Err(ReadIndexError::NotLeader(_))),
+            matches!(
+                leader.lease_read(expired),
+                Err(ReadIndexError::NotLeader(_))
+            ),
             "kept: {kept}"
         );
     }
