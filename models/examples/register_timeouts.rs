@@ -6,7 +6,8 @@
 //! returned before some write of another value was called, and that write completed before the
 //! read began. Refuting it means ruling out every placement of the timed-out operations.
 //!
-//! `cargo run --release -p models --example register_timeouts -- SEED OPERATIONS > FILE`
+//! `cargo run --release -p models --example register_timeouts -- SEED OPERATIONS [TIMEOUT%] > FILE`
+//! (35% of operations time out unless said).
 
 use models::formats::json;
 use models::{Model, Operation, Register, RegisterInput, RegisterOutput};
@@ -31,8 +32,6 @@ impl Random {
 const CLIENTS: u64 = 5;
 /// Values written: few enough that values recur, so most can still be reached late.
 const VALUES: u64 = 12;
-/// Percent of operations that time out.
-const TIMEOUT_PERCENT: u64 = 35;
 
 /// One operation as generated: when it takes effect (`None`: never) and its outcome.
 struct Planned {
@@ -43,7 +42,7 @@ struct Planned {
     effect_at: Option<u64>,
 }
 
-fn plan(random: &mut Random, count: u64) -> Vec<Planned> {
+fn plan(random: &mut Random, count: u64, timeout_percent: u64) -> Vec<Planned> {
     let mut planned = Vec::new();
     // Each slot is one concurrent process: its client id (replaced after a timeout) and when it
     // is next free.
@@ -62,7 +61,7 @@ fn plan(random: &mut Random, count: u64) -> Vec<Planned> {
             },
         };
         let duration = 1 + random.below(10);
-        if random.below(100) < TIMEOUT_PERCENT {
+        if random.below(100) < timeout_percent {
             let effect_at = (random.below(2) == 0).then(|| call + random.below(60));
             planned.push(Planned {
                 client,
@@ -122,16 +121,26 @@ fn provably_stale(history: &[Operation<RegisterInput, RegisterOutput>]) -> Optio
 
 fn main() {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
-    let parsed: Option<(u64, u64)> = match arguments.as_slice() {
-        [seed, count] => seed.parse().ok().zip(count.parse().ok()),
+    let number = |text: &String| text.parse::<u64>().ok();
+    let parsed = match arguments.as_slice() {
+        [seed, count] => number(seed)
+            .zip(number(count))
+            .map(|(s, c)| (s, c, Some(35))),
+        [seed, count, percent] => number(seed)
+            .zip(number(count))
+            .map(|(s, c)| (s, c, number(percent))),
         _ => None,
     };
-    let Some((seed, count)) = parsed.filter(|&(_, count)| (1..=100_000).contains(&count)) else {
-        eprintln!("usage: register_timeouts SEED OPERATIONS (1 to 100000) > FILE");
+    let Some((seed, count, Some(timeout_percent))) = parsed.filter(|&(_, count, percent)| {
+        (1..=100_000).contains(&count) && percent.is_some_and(|p| p <= 100)
+    }) else {
+        eprintln!(
+            "usage: register_timeouts SEED OPERATIONS (1 to 100000) [TIMEOUT% (0 to 100)] > FILE"
+        );
         std::process::exit(2);
     };
     let mut random = Random(seed);
-    let planned = plan(&mut random, count);
+    let planned = plan(&mut random, count, timeout_percent);
     // Take effect in the order of the chosen instants (ties by position) to get the outputs.
     let mut effects: Vec<(u64, usize)> = planned
         .iter()

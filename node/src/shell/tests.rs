@@ -436,3 +436,43 @@ fn dropping_a_node_stops_and_joins_every_thread() {
         "a thread of the dropped node still holds its state"
     );
 }
+
+#[test]
+fn a_local_invariant_the_core_breaks_is_reported_after_the_step() {
+    // The broken core truncates its log on a heartbeat that matches an earlier entry, below
+    // what it already committed: the shell's check after the step reports it.
+    let rig = rig(
+        3,
+        MutationSet::only(Mutation::TruncateOnMatchingHeartbeat),
+        agreeable,
+    );
+    let handler = rig.node.rpc_handler();
+    let append = |prev: u64, texts: &[&str]| {
+        Request::AppendEntries(AppendEntriesArgs {
+            term: Term(1),
+            leader: NodeId(1),
+            prev_log_index: LogIndex(prev),
+            prev_log_term: Term(u64::from(prev > 0)),
+            entries: texts
+                .iter()
+                .map(|text| Entry {
+                    term: Term(1),
+                    command: Command::from_text(text),
+                })
+                .collect(),
+            leader_commit: LogIndex(2),
+            read_round: 0,
+            sent_at: threadsim::Instant::ZERO,
+        })
+    };
+    handler.handle(append(0, &["x", "y"]));
+    assert!(rig.events.violations().is_empty());
+    handler.handle(append(1, &[]));
+    let violations = rig.events.violations();
+    assert!(
+        violations
+            .iter()
+            .any(|v| v.contains("commit index #2 beyond last log index #1")),
+        "{violations:?}"
+    );
+}
