@@ -3,6 +3,7 @@
 
 mod bitset;
 pub mod brute;
+mod memo;
 mod search;
 mod set_digest;
 #[cfg(all(test, not(any(loom, shuttle))))]

@@ -10,12 +10,13 @@
 //! their call, or never. The history is linearizable once every returned operation is placed.
 
 use super::bitset::Bitset;
+use super::memo::{Memo, MAX_RANKED_UNKNOWN};
 use super::set_digest::SetDigest;
 use super::Budget;
 use crate::history::Operation;
 use crate::model::Model;
 #[allow(clippy::disallowed_types)] // membership only: iteration order never reaches a result
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -228,13 +229,6 @@ impl<'m, M: Model> States<'m, M> {
     }
 }
 
-/// The memo of visited (linearized set, state) pairs, each set as its digest (membership only:
-/// never iterated).
-#[allow(clippy::disallowed_types)]
-struct Memo {
-    seen: HashSet<(u128, u32), Fast>,
-}
-
 /// Searches for a linearization of `operations` (all of one partition).
 pub fn search<M: Model>(
     model: &M,
@@ -246,16 +240,20 @@ pub fn search<M: Model>(
     let mut events = Events::new(operations, &model.unobservable(operations));
     let pruning = model.pruning(operations);
     let mut states = States::new(model);
-    #[allow(clippy::disallowed_types)] // see `Memo`
-    let mut memo = Memo {
-        seen: HashSet::default(),
-    };
+    let mut memo = Memo::new();
+    let unknown_ranks = UnknownRanks::new(operations);
+    let mut unknown_placed = 0u128;
     let mut linearized = Bitset::new(operations.len());
     let mut digest = SetDigest::new(operations.len());
     let mut stack: Vec<(usize, u32)> = Vec::new(); // (call entry, state before)
     let mut remaining = operations.iter().filter(|op| op.ret.is_some()).count();
     let mut state = 0u32;
     let mut entry = events.next[0];
+    // The candidates to go next are the calls before the first return in the list: first the
+    // returned operations among them are tried, then (this phase) the unknown-outcome ones, so
+    // a (returned set, state) pair is reached with few unknown operations before many, and the
+    // memo's subsumption cuts the rest.
+    let mut unknown_phase = false;
     let mut longest: Vec<usize> = Vec::new();
     // How many first entries of the stack `longest` still equals: a new longest prefix copies
     // only the rest, so a history placed straight through costs linear time, not quadratic.
@@ -264,15 +262,15 @@ pub fn search<M: Model>(
 
     loop {
         if remaining == 0 {
-            return (SearchOutcome::Linearizable, memo.seen.len() as u64);
+            return (SearchOutcome::Linearizable, memo.len() as u64);
         }
         iterations += 1;
         if iterations.is_multiple_of(4096) {
             if cancel.load(Ordering::Relaxed) {
-                return (SearchOutcome::Cancelled, memo.seen.len() as u64);
+                return (SearchOutcome::Cancelled, memo.len() as u64);
             }
-            if let Some(reason) = budget.exhausted(memo.seen.len()) {
-                return (SearchOutcome::Unknown(reason), memo.seen.len() as u64);
+            if let Some(reason) = budget.exhausted(memo.len()) {
+                return (SearchOutcome::Unknown(reason), memo.len() as u64);
             }
         }
         assert!(
@@ -280,7 +278,14 @@ pub fn search<M: Model>(
             "scan ran off the list with {remaining} returned operations unplaced"
         );
         let index = events.op[entry];
-        if events.is_call[entry] {
+        if events.is_call[entry] && operations[index].ret.is_none() != unknown_phase {
+            // Not this phase's kind of operation.
+            entry = events.next[entry];
+        } else if !events.is_call[entry] && !unknown_phase {
+            // The returned operations that may go next are tried; now the unknown ones.
+            unknown_phase = true;
+            entry = events.next[0];
+        } else if events.is_call[entry] {
             let mut next_state = states.step(state, index, &operations[index]);
             if next_state != ILLEGAL
                 && useless_unknown(
@@ -297,9 +302,9 @@ pub fn search<M: Model>(
             }
             if next_state != ILLEGAL {
                 linearized.set(index);
-                digest.toggle(index);
+                unknown_ranks.toggle(index, &mut digest, &mut unknown_placed);
                 // The memo also remembers pairs that pruning found dead, so each is judged once.
-                if memo.seen.insert((digest.digest(), next_state))
+                if memo.visit(digest.digest(), next_state, unknown_placed)
                     && pruning.as_ref().is_none_or(|pruning| {
                         pruning.can_continue(&states.states[next_state as usize], &|index| {
                             linearized.contains(index)
@@ -318,10 +323,11 @@ pub fn search<M: Model>(
                         shared = stack.len();
                     }
                     entry = events.next[0];
+                    unknown_phase = false;
                     continue;
                 }
                 linearized.clear(index);
-                digest.toggle(index);
+                unknown_ranks.toggle(index, &mut digest, &mut unknown_placed);
             }
             entry = events.next[entry];
         } else {
@@ -334,17 +340,49 @@ pub fn search<M: Model>(
                     longest_prefix: longest,
                     unplaced,
                 };
-                return (outcome, memo.seen.len() as u64);
+                return (outcome, memo.len() as u64);
             };
             let undone = events.op[call_entry];
             events.unlift(call_entry);
             linearized.clear(undone);
-            digest.toggle(undone);
+            unknown_ranks.toggle(undone, &mut digest, &mut unknown_placed);
             state = before;
             if operations[undone].ret.is_some() {
                 remaining += 1;
             }
             entry = events.next[call_entry];
+            unknown_phase = operations[undone].ret.is_none();
+        }
+    }
+}
+
+/// Each unknown-outcome operation's bit in the memo's unknown set (`None` for returned ones, and
+/// for all when a partition has more than [`MAX_RANKED_UNKNOWN`]: they then count as returned).
+struct UnknownRanks(Vec<Option<u32>>);
+
+impl UnknownRanks {
+    fn new<I, O>(operations: &[Operation<I, O>]) -> UnknownRanks {
+        let unknown = operations.iter().filter(|op| op.ret.is_none()).count();
+        let mut next = 0;
+        UnknownRanks(
+            operations
+                .iter()
+                .map(|op| {
+                    (op.ret.is_none() && unknown <= MAX_RANKED_UNKNOWN).then(|| {
+                        next += 1;
+                        next - 1
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    /// Places operation `index` or takes it back: in the unknown set if it has a rank, else in
+    /// the returned set's digest.
+    fn toggle(&self, index: usize, digest: &mut SetDigest, unknown: &mut u128) {
+        match self.0[index] {
+            Some(rank) => *unknown ^= 1 << rank,
+            None => digest.toggle(index),
         }
     }
 }

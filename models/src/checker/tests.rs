@@ -259,10 +259,16 @@ impl Lcg {
 }
 
 /// A random history of 2-7 operations by up to 3 clients: outputs come from a random sequential
-/// execution (so many histories are legal), then are perturbed now and then, and some operations
-/// lose their outcome.
+/// execution (so many histories are legal), then are perturbed now and then, and one operation in
+/// six loses its outcome.
 fn random_register_history(rng: &mut Lcg) -> Vec<RegOp> {
-    let count = 2 + rng.below(6) as usize;
+    random_register_history_with(rng, 6, 6)
+}
+
+/// As [`random_register_history`], with 2 to `1 + spread` operations, one in `unknown_one_in`
+/// losing its outcome.
+fn random_register_history_with(rng: &mut Lcg, spread: u64, unknown_one_in: u64) -> Vec<RegOp> {
+    let count = 2 + rng.below(spread) as usize;
     let mut client_free_at = [0u64; 3];
     let mut ops = Vec::new();
     for _ in 0..count {
@@ -293,7 +299,7 @@ fn random_register_history(rng: &mut Lcg) -> Vec<RegOp> {
                 Out::Written => Out::Written,
             };
         }
-        if rng.below(6) == 0 {
+        if rng.below(unknown_one_in) == 0 {
             history.push(Operation::unknown(client, input, call));
         } else {
             history.push(Operation::returned(client, input, output, call, ret));
@@ -334,9 +340,19 @@ fn agrees_with_brute_force_on_many_small_random_histories() {
 }
 
 /// A random single-key history of gets, puts and appends (unique appended values), with outputs
-/// from a sequential execution in call order, sometimes perturbed, some outcomes unknown.
+/// from a sequential execution in call order, sometimes perturbed, one outcome in six unknown.
 fn random_kv_history(rng: &mut Lcg) -> Vec<Operation<KvInput, KvOutput>> {
-    let count = 2 + rng.below(6) as usize;
+    random_kv_history_with(rng, 6, 6)
+}
+
+/// As [`random_kv_history`], with 2 to `1 + spread` operations, one in `unknown_one_in` losing
+/// its outcome.
+fn random_kv_history_with(
+    rng: &mut Lcg,
+    spread: u64,
+    unknown_one_in: u64,
+) -> Vec<Operation<KvInput, KvOutput>> {
+    let count = 2 + rng.below(spread) as usize;
     let mut client_free_at = [0u64; 3];
     let mut value = String::new();
     let mut history = Vec::new();
@@ -358,7 +374,7 @@ fn random_kv_history(rng: &mut Lcg) -> Vec<Operation<KvInput, KvOutput>> {
                 seen.push_str("x.");
             }
         }
-        if rng.below(6) == 0 {
+        if rng.below(unknown_one_in) == 0 {
             history.push(Operation::unknown(client as u64, input, call));
         } else {
             history.push(Operation::returned(client as u64, input, output, call, ret));
@@ -450,4 +466,42 @@ fn unknown_writes_overwritten_unseen_are_never_placed() {
         "{:?}",
         report.partitions[0]
     );
+}
+
+/// Histories where half the operations lost their outcome: the rules that leave out, skip or
+/// subsume unknown-outcome operations, judged against the brute-force search, which has none.
+#[test]
+fn unknown_outcome_shortcuts_agree_with_brute_force() {
+    let options = CheckOptions {
+        threads: 1,
+        ..CheckOptions::default()
+    };
+    let want = |legal: bool| {
+        if legal {
+            Verdict::Linearizable
+        } else {
+            Verdict::NotLinearizable
+        }
+    };
+    let mut rng = Lcg(11);
+    let mut illegal = 0;
+    for case in 0..3000 {
+        let history = random_register_history_with(&mut rng, 7, 2);
+        let expected = want(brute_force_linearizable(&Register, &history));
+        assert_eq!(
+            check(&Register, &history, &options).verdict,
+            expected,
+            "register case {case}: {history:#?}"
+        );
+        illegal += usize::from(expected == Verdict::NotLinearizable);
+        let history = random_kv_history_with(&mut rng, 7, 2);
+        let expected = want(brute_force_linearizable(&KeyValue, &history));
+        assert_eq!(
+            check(&KeyValue, &history, &options).verdict,
+            expected,
+            "key-value case {case}: {history:#?}"
+        );
+        illegal += usize::from(expected == Verdict::NotLinearizable);
+    }
+    assert!(illegal > 600, "only {illegal} of 6000 illegal");
 }
