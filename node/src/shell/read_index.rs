@@ -7,7 +7,6 @@ use crate::core::{ReadIndexError, ReadOutcome};
 use crate::LogIndex;
 use threadsim::clock::Signal;
 use threadsim::sync::Arc;
-use threadsim::Wake;
 
 /// Asks the core for a read index and waits for its round, at most one minimum election
 /// timeout: a leader that cannot hear from a majority by then is no leader to read from.
@@ -47,8 +46,7 @@ pub(super) fn read_index(shell: &Shell) -> Result<LogIndex, ReadIndexError> {
             };
         }
         drop(locked);
-        if signal.wait_until(Some(deadline)) == Wake::TimedOut {
-            continue;
-        }
+        // Woken by the round's outcome, a stop or the deadline: the loop looks at which.
+        let _ = signal.wait_until(Some(deadline));
     }
 }

@@ -389,7 +389,7 @@ fn replication_counts_subtract_add_and_average() {
 }
 
 #[test]
-fn a_paused_or_killed_leader_serves_no_lease_reads() {
+fn a_paused_or_killed_leader_serves_no_reads() {
     let alone = rig_alone();
     alone.clock.advance(Config::default().election_timeout_max);
     alone.node.tick_once();
@@ -398,6 +398,10 @@ fn a_paused_or_killed_leader_serves_no_lease_reads() {
     alone.node.pause();
     assert!(matches!(
         alone.node.lease_read(),
+        Err(ReadIndexError::NotLeader(_))
+    ));
+    assert!(matches!(
+        alone.node.read_index(),
         Err(ReadIndexError::NotLeader(_))
     ));
     alone.node.resume();
