@@ -138,5 +138,22 @@ fn sequential_speed(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, checker_speed, sequential_speed);
+/// Every history of the corpus of hard histories (`models/corpus/`), one thread.
+fn corpus_speed(c: &mut Criterion) {
+    let one_thread = CheckOptions {
+        threads: 1,
+        ..CheckOptions::default()
+    };
+    let mut group = c.benchmark_group("corpus");
+    group.sample_size(10);
+    for entry in models::corpus::entries() {
+        let history = entry.read();
+        group.bench_function(entry.name(), |b| {
+            b.iter(|| history.check(&one_thread).verdict)
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, checker_speed, sequential_speed, corpus_speed);
 criterion_main!(benches);

@@ -21,6 +21,7 @@
 
 pub mod checker;
 pub mod cli;
+pub mod corpus;
 pub mod formats;
 pub mod history;
 pub mod html;
