@@ -9,6 +9,7 @@ use crate::{
     PartitionVerdict, Register, Report, Verdict,
 };
 use clap::{Args, ValueEnum};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -131,7 +132,13 @@ fn run_files(cli: &CheckArgs) -> Result<u8, String> {
         let name = path.display().to_string();
         let text = read_history(path, &name, cli.max_input_bytes)?;
         let result = check_file(cli, &name, &page, &text).map_err(|e: ParseError| e.to_string())?;
-        print_result(cli, &result);
+        let printed = print_result(cli, &result, &mut std::io::stdout().lock());
+        match printed {
+            // The reader went away (`lincheck ... | head`): stop as quietly as a Unix tool.
+            Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => return Ok(CLOSED_PIPE),
+            Err(error) => return Err(format!("cannot write the results: {error}")),
+            Ok(()) => {}
+        }
         results.push(result);
     }
     let verdicts: Vec<Verdict> = results.iter().map(|r| r.report.verdict).collect();
@@ -311,7 +318,11 @@ fn verdict_name(verdict: Verdict) -> &'static str {
     }
 }
 
-fn print_result(cli: &CheckArgs, result: &FileResult) {
+/// The exit status when standard output was closed before every result was written (what a
+/// shell reports for a tool ended by SIGPIPE).
+pub const CLOSED_PIPE: u8 = 141;
+
+fn print_result(cli: &CheckArgs, result: &FileResult, out: &mut dyn Write) -> std::io::Result<()> {
     let report = &result.report;
     let millis = result.elapsed.as_secs_f64() * 1000.0;
     if cli.json {
@@ -335,42 +346,46 @@ fn print_result(cli: &CheckArgs, result: &FileResult) {
             "unknown_partitions": unknown,
             "html": result.html.as_ref().map(|p| p.display().to_string()),
         });
-        println!("{object}");
-        return;
+        writeln!(out, "{object}")?;
+        return Ok(());
     }
     let verdict = match report.verdict {
         Verdict::Linearizable => "linearizable",
         Verdict::NotLinearizable => "NOT LINEARIZABLE",
         Verdict::Unknown => "UNKNOWN (budget exhausted)",
     };
-    println!(
+    writeln!(
+        out,
         "{}: {verdict} ({} operations, {millis:.1} ms)",
         result.file, result.operations
-    );
+    )?;
     for partition in &report.partitions {
         if let PartitionVerdict::Unknown(reason) = &partition.verdict {
-            println!("  partition {:?}: unknown: {reason}", partition.name);
+            writeln!(out, "  partition {:?}: unknown: {reason}", partition.name)?;
         }
     }
     if let Some((partition, counterexample)) = report.counterexample() {
-        println!(
+        writeln!(
+            out,
             "  partition {:?}: the longest linearizable prefix has {} of {} operations; none of these could go next:",
             partition.name,
             counterexample.longest_prefix.len(),
             counterexample.operations.len()
-        );
+        )?;
         for &index in &counterexample.unplaced {
             let op = &counterexample.operations[index];
             let ret = op.ret.map_or("never".to_string(), |r| r.to_string());
-            println!(
+            writeln!(
+                out,
                 "    client {}: {} (called {}, returned {ret})",
                 op.client, op.description, op.call
-            );
+            )?;
         }
     }
     if let Some(path) = &result.html {
-        println!("  visualization: {}", path.display());
+        writeln!(out, "  visualization: {}", path.display())?;
     }
+    Ok(())
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]

@@ -201,3 +201,28 @@ fn encodings_a_user_may_meet_are_read_or_named_by_line() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_closed_output_stops_the_check_quietly() {
+    let legal = scratch("pipe.jsonl", LEGAL);
+    let path = legal.to_str().expect("a UTF-8 path").to_string();
+    let mut args = vec![
+        "--model".to_string(),
+        "register".into(),
+        "--format".into(),
+        "json".into(),
+    ];
+    // Enough files that results are still being written after the reader has gone.
+    args.extend(std::iter::repeat_n(path, 2000));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lincheck"))
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run lincheck");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("lincheck ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(141), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}
