@@ -6,3 +6,4 @@ mod histories;
 mod lincheck;
 mod readers_fuzz;
 mod strict_json;
+mod xorshift;

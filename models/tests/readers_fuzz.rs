@@ -3,6 +3,7 @@
 //! from the formats' own alphabet, lines cut, repeated or swapped, huge numbers spliced in) and
 //! read again.
 
+use crate::xorshift::Rng;
 use models::formats::{edn, jepsen, json, kvlog};
 
 /// Damaged texts per format: under half a second for all of them in the test profile.
@@ -64,21 +65,6 @@ const ALPHABET: &[&str] = &[
     ":process",
     ":f",
 ];
-
-/// A small xorshift generator: the fuzz cases are the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 fn damage(rng: &mut Rng, text: &str) -> String {
     let mut chars: Vec<char> = text.chars().collect();

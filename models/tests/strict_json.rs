@@ -4,25 +4,11 @@
 //! overlapping). A lenient reader would take most of them with another meaning; this one must
 //! refuse every one.
 
+use crate::xorshift::Rng;
 use models::formats::json;
 
 /// Damaged histories: a fraction of a second in the test profile.
 const CASES: u64 = 5_000;
-
-/// A small xorshift generator: the cases are the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// One line as its fields in the order written (written out by hand, so a damaged line may
 /// repeat a field).
