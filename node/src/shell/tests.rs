@@ -389,7 +389,7 @@ fn replication_counts_subtract_add_and_average() {
 }
 
 #[test]
-fn a_paused_or_killed_leader_serves_no_reads() {
+fn a_paused_or_killed_leader_serves_no_reads_and_takes_no_commands() {
     let alone = rig_alone();
     alone.clock.advance(Config::default().election_timeout_max);
     alone.node.tick_once();
@@ -404,6 +404,7 @@ fn a_paused_or_killed_leader_serves_no_reads() {
         alone.node.read_index(),
         Err(ReadIndexError::NotLeader(_))
     ));
+    assert!(alone.node.start(Command::from_text("y")).is_err());
     alone.node.resume();
     assert_eq!(alone.node.lease_read(), Ok(index));
     alone.node.kill();
@@ -411,6 +412,7 @@ fn a_paused_or_killed_leader_serves_no_reads() {
         alone.node.lease_read(),
         Err(ReadIndexError::NotLeader(_))
     ));
+    assert!(alone.node.start(Command::from_text("z")).is_err());
 }
 
 #[test]
