@@ -237,7 +237,13 @@ pub fn search<M: Model>(
     cancel: &AtomicBool,
 ) -> (SearchOutcome, u64) {
     assert!(operations.len() < u32::MAX as usize, "too many operations");
-    let mut events = Events::new(operations, &model.unobservable(operations));
+    let left_out = model.unobservable(operations);
+    let mut events = Events::new(operations, &left_out);
+    // Without unknown-outcome operations in the search, its second phase has nothing to try.
+    let any_unknown = operations
+        .iter()
+        .zip(&left_out)
+        .any(|(op, &out)| op.ret.is_none() && !out);
     let pruning = model.pruning(operations);
     let mut states = States::new(model);
     let mut memo = Memo::new();
@@ -281,7 +287,7 @@ pub fn search<M: Model>(
         if events.is_call[entry] && operations[index].ret.is_none() != unknown_phase {
             // Not this phase's kind of operation.
             entry = events.next[entry];
-        } else if !events.is_call[entry] && !unknown_phase {
+        } else if !events.is_call[entry] && !unknown_phase && any_unknown {
             // The returned operations that may go next are tried; now the unknown ones.
             unknown_phase = true;
             entry = events.next[0];
