@@ -1,7 +1,7 @@
 //! The command line of the checker, shared by `lincheck` and `interleave check`.
 //!
 //! Exit status: 0 every file linearizable; 1 some file not linearizable; 3 some file unknown
-//! (budget exhausted) and none illegal; 2 bad input or usage.
+//! (budget exhausted) and none illegal; 2 bad input or usage; 141 the output was closed.
 
 use crate::formats::{self, jepsen, json, kvlog, Format, ParseError};
 use crate::{

@@ -1,7 +1,7 @@
 //! `lincheck`: checks history files for linearizability.
 //!
 //! Exit status: 0 every file linearizable; 1 some file not linearizable; 3 some file unknown
-//! (budget exhausted) and none illegal; 2 bad input or usage.
+//! (budget exhausted) and none illegal; 2 bad input or usage; 141 the output was closed.
 
 use clap::Parser;
 use models::cli::{run, CheckArgs};
