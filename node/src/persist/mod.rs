@@ -287,4 +287,56 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn a_file_too_short_to_be_a_state_says_so() {
+        // A file cut inside its fixed prefix, as a crash in the first write leaves it.
+        for len in [0, HEADER_LEN, PREFIX_LEN, PREFIX_LEN + CHECKSUM_LEN - 1] {
+            let error = PersistentState::decode(&vec![0; len]).unwrap_err();
+            assert_eq!(
+                error,
+                StorageError::Corrupt(format!("{len} bytes is shorter than any valid state"))
+            );
+        }
+    }
+
+    #[test]
+    fn a_command_is_read_up_to_the_size_limit_and_refused_beyond() {
+        let with_command = |len: usize| {
+            let mut state = sample();
+            state.log.append(Entry {
+                term: Term(3),
+                command: Command(vec![7; len]),
+            });
+            state
+        };
+        let largest = with_command(MAX_COMMAND_BYTES);
+        let mut bytes = largest.encode();
+        assert_eq!(PersistentState::decode(&bytes), Ok(largest));
+        // The encoder refuses to write a larger command; a damaged file may still claim one: one
+        // byte more, in the last command's length, the body's length and the body.
+        let length_at = bytes.len() - CHECKSUM_LEN - MAX_COMMAND_BYTES - 4;
+        let claimed = u32::try_from(MAX_COMMAND_BYTES + 1).expect("a small limit");
+        bytes[length_at..length_at + 4].copy_from_slice(&claimed.to_le_bytes());
+        let body_len = u32::from_le_bytes(bytes[5..9].try_into().expect("4 bytes")) + 1;
+        bytes[5..9].copy_from_slice(&body_len.to_le_bytes());
+        bytes.insert(bytes.len() - CHECKSUM_LEN, 7);
+        let error = PersistentState::decode(&bytes);
+        assert!(
+            matches!(&error, Err(StorageError::Corrupt(what)) if what.contains("exceeds the limit")),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn a_memory_persister_promised_bytes_it_never_had_stores_them_all() {
+        // An encoder that wrote to another persister before (a node restarted onto a new disk)
+        // promises a prefix unchanged that this one never saw: it must store every byte.
+        let persister = MemoryPersister::new();
+        let bytes = sample().encode();
+        persister
+            .save_changed(&bytes, 0..PREFIX_LEN)
+            .expect("in memory");
+        assert_eq!(persister.load(), Ok(Some(bytes)));
+    }
 }
