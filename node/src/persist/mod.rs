@@ -339,4 +339,23 @@ mod tests {
             .expect("in memory");
         assert_eq!(persister.load(), Ok(Some(bytes)));
     }
+
+    /// The stored form is versioned (`VERSION` in its header): a build must load what an earlier
+    /// build of the same version wrote, so the encoding of a known state and the checksum of
+    /// known bytes are fixed. A change to either is a new version.
+    #[test]
+    fn the_stored_form_of_a_known_state_is_fixed() {
+        let bytes: Vec<u8> = (0..77u8).collect();
+        assert_eq!(checksum(&bytes), 0x9df7_5e2d_c0c6_c1db);
+        let hex: String = sample()
+            .encode()
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
+        assert_eq!(
+            hex,
+            "494c5253022e00000003000000000000000102000000020000000000000001000000000000000100\
+             000078030000000000000000000000b2e725c203c9e900"
+        );
+    }
 }
