@@ -40,3 +40,29 @@ impl Persister for RecordingPersister {
         Ok(self.saves.lock().last().cloned())
     }
 }
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+    use crate::Term;
+
+    #[test]
+    fn every_save_is_kept_and_a_crash_after_any_of_them_can_be_taken() {
+        let persister = RecordingPersister::new();
+        assert_eq!(persister.load(), Ok(None));
+        let states: Vec<PersistentState> = (1..=3)
+            .map(|term| PersistentState {
+                current_term: Term(term),
+                ..PersistentState::default()
+            })
+            .collect();
+        for state in &states {
+            persister.save(&state.encode()).expect("in memory");
+        }
+        assert_eq!(persister.save_count(), 3);
+        assert_eq!(persister.state_after(0), PersistentState::default());
+        assert_eq!(persister.state_after(1), states[0]);
+        assert_eq!(persister.state_after(2), states[1]);
+        assert_eq!(persister.load(), Ok(Some(states[2].encode())));
+    }
+}
