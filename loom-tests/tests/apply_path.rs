@@ -164,10 +164,12 @@ fn append(texts: &[&str], leader_commit: u64) -> Request {
     })
 }
 
-/// The first AppendEntries commits one entry, which its handler delivers itself; the second
-/// commits two more while the service may still hold the first and the applier may be
-/// running: the handler delivers what fits and hands the rest to the applier.
-fn follower_delivery_model(mutations: MutationSet) {
+/// The first AppendEntries commits `first_commit` entries: its handler delivers the first
+/// itself (the apply channel has one slot) and hands any other to the applier. The second
+/// commits the rest of the three while the service may still hold the first and the applier
+/// may be running, even holding the delivery token: the handler delivers what fits only when
+/// nobody else is delivering, and hands the rest to the applier.
+fn follower_delivery_model(mutations: MutationSet, first_commit: u64) {
     let builder = counting_builder();
     let label = format!("{mutations:?}");
     builder.check(move || {
@@ -175,7 +177,9 @@ fn follower_delivery_model(mutations: MutationSet) {
         let (node, receiver) = follower(&mutations);
         let handler = node.rpc_handler();
         let texts = ["a", "b", "c"];
-        handler.handle(append(&texts, 1)).expect("a reply");
+        handler
+            .handle(append(&texts, first_commit))
+            .expect("a reply");
         let service = thread::spawn(move || {
             let delivered: Vec<Applied> = (0..texts.len())
                 .map(|_| receiver.recv().expect("the node is alive"))
@@ -187,7 +191,7 @@ fn follower_delivery_model(mutations: MutationSet) {
         check_delivery_then_kill(&node, &receiver, delivered, &texts);
     });
     eprintln!(
-        "follower delivery ({label}): {} executions, preemption bound {}",
+        "follower delivery ({label}, {first_commit} committed first): {} executions, preemption bound {}",
         EXECUTIONS.load(Ordering::SeqCst),
         preemption_bound(BOUND)
     );
@@ -195,13 +199,21 @@ fn follower_delivery_model(mutations: MutationSet) {
 
 #[test]
 fn entries_a_handler_commits_are_delivered_once_in_order_and_none_is_stranded() {
-    follower_delivery_model(MutationSet::default());
+    follower_delivery_model(MutationSet::default(), 1);
+}
+
+/// The applier may still hold the delivery token, blocked on the full channel with the second
+/// entry, when the next AppendEntries commits the third: its handler must leave that entry to
+/// the applier (two threads delivering at once would break the order; the node asserts it).
+#[test]
+fn a_handler_never_delivers_while_the_applier_holds_the_token() {
+    follower_delivery_model(MutationSet::default(), 2);
 }
 
 #[test]
 #[ignore = "a broken variant, run in a child process by the test below"]
 fn broken_lost_delivery_handoff() {
-    follower_delivery_model(MutationSet::only(Mutation::LostDeliveryHandoff));
+    follower_delivery_model(MutationSet::only(Mutation::LostDeliveryHandoff), 1);
 }
 
 #[test]
