@@ -50,6 +50,10 @@ pub enum StorageError {
     /// The machine crashed during a write; nothing after it is durable.
     #[error("crashed during a write")]
     Crashed,
+    /// The storage refused a write or a read (a real disk's I/O error, a full disk): the node
+    /// must stop rather than go on as if the write had happened.
+    #[error("storage failed: {0}")]
+    Io(String),
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]

@@ -1,0 +1,218 @@
+//! [`FilePersister`]: a node's persistent state in a file of a data directory, replaced
+//! atomically so that a process killed at any point leaves the old state or the new one.
+//!
+//! A save writes the framed state ([`crate::encode_state_file`]) to `state.tmp`, `fdatasync`s
+//! it, renames it over `state` and `fsync`s the directory, so the rename itself is durable.
+//! Only then does it return, and only then may the node answer. A `LOCK` file, held locked
+//! while the persister lives, keeps a second server off the same directory.
+
+use crate::state_file::{decode_state_file, encode_state_file};
+use node::{Persister, StorageError};
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use threadsim::sync::Mutex;
+
+/// The state, in the data directory.
+const STATE: &str = "state";
+/// Where the next state is written before it is renamed over [`STATE`].
+const STATE_TMP: &str = "state.tmp";
+/// Held locked while a persister uses the directory.
+const LOCK: &str = "LOCK";
+
+/// Why a data directory cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The directory does not exist and cannot be created.
+    #[error("cannot create the data directory {}: {source}", dir.display())]
+    CreateDir {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The path exists and is not a directory.
+    #[error("the data directory {} is not a directory", dir.display())]
+    NotADirectory {
+        /// The path.
+        dir: PathBuf,
+    },
+    /// The directory exists but cannot be written (permissions, a read-only file system).
+    #[error("cannot use the data directory {}: {source}", dir.display())]
+    Unusable {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// Another process holds the directory's lock: two nodes must never share one state.
+    #[error("the data directory {} is in use by another process (it holds {LOCK})", dir.display())]
+    InUse {
+        /// The directory.
+        dir: PathBuf,
+    },
+}
+
+/// Deliberately broken ways of writing the state, which the crash test must catch.
+#[cfg(feature = "mutations")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BrokenWrite {
+    /// Truncates the state file and writes the new state into it: a process killed mid-write
+    /// leaves a torn file, which a restart refuses.
+    InPlace,
+    /// Acknowledges a save before writing it: the bytes wait in memory until the next save (as
+    /// in a writer that buffers), so a process killed after the acknowledgement loses them.
+    AckBeforeWrite,
+}
+
+/// Stores a node's state in `state` in a data directory (see the module's documentation).
+pub struct FilePersister {
+    state: PathBuf,
+    state_tmp: PathBuf,
+    /// The directory, open so it can be `fsync`ed after a rename.
+    directory: File,
+    /// The locked `LOCK` file; closing it releases the directory.
+    _lock: File,
+    /// Serializes saves; the broken [`BrokenWrite::AckBeforeWrite`] keeps its owed bytes here.
+    owed: Mutex<Option<Vec<u8>>>,
+    #[cfg(feature = "mutations")]
+    broken: Option<BrokenWrite>,
+}
+
+impl FilePersister {
+    /// Opens (creating it if needed) the data directory `dir` and locks it for this process. A
+    /// `state.tmp` left by a process killed mid-save is removed: the save it held never
+    /// returned.
+    pub fn open(dir: &Path) -> Result<FilePersister, OpenError> {
+        let unusable = |source| OpenError::Unusable {
+            dir: dir.to_path_buf(),
+            source,
+        };
+        if dir.exists() && !dir.is_dir() {
+            return Err(OpenError::NotADirectory {
+                dir: dir.to_path_buf(),
+            });
+        }
+        fs::create_dir_all(dir).map_err(|source| OpenError::CreateDir {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(LOCK))
+            .map_err(unusable)?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                return Err(OpenError::InUse {
+                    dir: dir.to_path_buf(),
+                })
+            }
+            Err(TryLockError::Error(source)) => return Err(unusable(source)),
+        }
+        let state_tmp = dir.join(STATE_TMP);
+        match fs::remove_file(&state_tmp) {
+            Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(unusable(error)),
+            _ => {}
+        }
+        let directory = File::open(dir).map_err(unusable)?;
+        directory.sync_all().map_err(unusable)?;
+        Ok(FilePersister {
+            state: dir.join(STATE),
+            state_tmp,
+            directory,
+            _lock: lock,
+            owed: Mutex::new(None),
+            #[cfg(feature = "mutations")]
+            broken: None,
+        })
+    }
+
+    /// [`open`](Self::open), writing the state in a deliberately broken way.
+    #[cfg(feature = "mutations")]
+    pub fn open_broken(dir: &Path, broken: BrokenWrite) -> Result<FilePersister, OpenError> {
+        let mut persister = FilePersister::open(dir)?;
+        persister.broken = Some(broken);
+        Ok(persister)
+    }
+
+    /// The state file's path.
+    pub fn state_path(&self) -> &Path {
+        &self.state
+    }
+
+    /// Writes `file` to `state.tmp`, makes it durable, renames it over `state` and makes the
+    /// rename durable.
+    fn replace(&self, file: &[u8]) -> Result<(), StorageError> {
+        let failed = |path: &Path, what: &str, error: io::Error| {
+            StorageError::Io(format!("{what} {}: {error}", path.display()))
+        };
+        let mut tmp = File::create(&self.state_tmp)
+            .map_err(|error| failed(&self.state_tmp, "creating", error))?;
+        tmp.write_all(file)
+            .map_err(|error| failed(&self.state_tmp, "writing", error))?;
+        tmp.sync_data()
+            .map_err(|error| failed(&self.state_tmp, "syncing", error))?;
+        drop(tmp);
+        fs::rename(&self.state_tmp, &self.state)
+            .map_err(|error| failed(&self.state, "renaming over", error))?;
+        self.directory
+            .sync_all()
+            .map_err(|error| failed(&self.state, "syncing the directory of", error))
+    }
+
+    #[cfg(feature = "mutations")]
+    fn save_broken(
+        &self,
+        broken: BrokenWrite,
+        file: Vec<u8>,
+        owed: &mut Option<Vec<u8>>,
+    ) -> Result<(), StorageError> {
+        match broken {
+            BrokenWrite::InPlace => {
+                let mut state = File::create(&self.state)
+                    .map_err(|error| StorageError::Io(error.to_string()))?;
+                state
+                    .write_all(&file)
+                    .and_then(|()| state.sync_data())
+                    .map_err(|error| StorageError::Io(error.to_string()))
+            }
+            BrokenWrite::AckBeforeWrite => match owed.replace(file) {
+                Some(earlier) => self.replace(&earlier),
+                None => Ok(()),
+            },
+        }
+    }
+}
+
+impl Persister for FilePersister {
+    fn save(&self, bytes: &[u8]) -> Result<(), StorageError> {
+        let file = encode_state_file(bytes);
+        #[cfg(feature = "mutations")]
+        if let Some(broken) = self.broken {
+            return self.save_broken(broken, file, &mut self.owed.lock());
+        }
+        let owed = self.owed.lock();
+        debug_assert!(owed.is_none(), "a correct save owes nothing");
+        self.replace(&file)
+    }
+
+    fn load(&self) -> Result<Option<Vec<u8>>, StorageError> {
+        let _no_save_meanwhile = self.owed.lock();
+        let file = match fs::read(&self.state) {
+            Ok(file) => file,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => {
+                return Err(StorageError::Io(format!(
+                    "reading {}: {error}",
+                    self.state.display()
+                )))
+            }
+        };
+        decode_state_file(&file)
+            .map(|body| Some(body.to_vec()))
+            .map_err(|what| StorageError::Corrupt(format!("{}: {what}", self.state.display())))
+    }
+}

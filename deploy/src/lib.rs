@@ -1,0 +1,31 @@
+//! Interleave's Raft node as a real deployment: the parts a node needs outside a simulation.
+//!
+//! - [`FilePersister`]: the node's state in a real file, replaced atomically (a new file written
+//!   and `fdatasync`ed, renamed over the old one, the directory `fsync`ed) and framed with a
+//!   CRC32C, so a process killed at any point restarts from the old state or the new one, and a
+//!   damaged file is refused with a message that names it.
+//!
+//! Everything here is real: files, `fsync`, processes. It never runs under a model checker, so
+//! it uses the standard library's primitives directly.
+//!
+//! ```
+//! use deploy::FilePersister;
+//! use node::Persister;
+//!
+//! # if threadsim::sync::MODEL_CHECKER_BUILD { return; } // a loom or shuttle build runs only models
+//! let dir = std::env::temp_dir().join(format!("deploy-doc-{}", std::process::id()));
+//! let persister = FilePersister::open(&dir).expect("a usable directory");
+//! persister.save(b"term 3, voted for n1").expect("written");
+//! assert_eq!(persister.load().unwrap().as_deref(), Some(&b"term 3, voted for n1"[..]));
+//! # drop(persister);
+//! # std::fs::remove_dir_all(&dir).unwrap();
+//! ```
+#![deny(missing_docs)]
+
+mod file_persister;
+mod state_file;
+
+#[cfg(feature = "mutations")]
+pub use file_persister::BrokenWrite;
+pub use file_persister::{FilePersister, OpenError};
+pub use state_file::{decode_state_file, encode_state_file, MAX_STATE_BYTES};

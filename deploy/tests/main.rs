@@ -1,0 +1,5 @@
+//! The deployment crate's tests on real files and real processes.
+#![cfg(not(any(loom, shuttle)))]
+
+mod crash;
+mod data_directory;
