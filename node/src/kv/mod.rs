@@ -49,15 +49,6 @@ pub enum KvOp {
     Append(String, String),
 }
 
-impl KvOp {
-    /// The key it touches.
-    pub fn key(&self) -> &str {
-        match self {
-            KvOp::Get(key) | KvOp::Put(key, _) | KvOp::Append(key, _) => key,
-        }
-    }
-}
-
 /// What an applied operation returned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KvResult {
@@ -151,5 +142,26 @@ impl FromStr for ReadMode {
             .into_iter()
             .find(|mode| mode.name() == name)
             .ok_or_else(|| UnknownReadMode(name.to_string()))
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+
+    /// The names are what users type and what replay lines print (`--read-mode lease`): fixed,
+    /// and each read back as its mode.
+    #[test]
+    fn every_read_mode_has_its_command_line_name_and_reads_back() {
+        let names: Vec<String> = ReadMode::ALL.iter().map(ReadMode::to_string).collect();
+        assert_eq!(names, ["log", "read-index", "lease", "unsafe-local"]);
+        for mode in ReadMode::ALL {
+            assert_eq!(mode.to_string(), mode.name());
+            assert_eq!(mode.name().parse(), Ok(mode));
+        }
+        assert_eq!(
+            "leases".parse::<ReadMode>(),
+            Err(UnknownReadMode("leases".into()))
+        );
     }
 }

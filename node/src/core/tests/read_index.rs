@@ -33,16 +33,20 @@ fn a_read_needs_a_leader_with_a_commit_in_its_term() {
 #[test]
 fn a_read_is_confirmed_by_a_majority_answering_a_round_sent_after_it() {
     let mut leader = leader_with_a_commit_in_its_term(5, MutationSet::default());
-    // A heartbeat sent before the read cannot confirm it.
-    let early = heartbeat_now(&mut leader, n(1), t(2_000));
+    // Heartbeats sent before the read cannot confirm it, even answered by a majority after it
+    // arrived (the leader may have been deposed in between): their answers carry no round, or
+    // an earlier one, never the read's.
+    let early = [n(1), n(2)].map(|peer| (peer, heartbeat_now(&mut leader, peer, t(2_000))));
     let (ticket, effects) = leader.request_read().expect("leader");
     assert_eq!(effects.as_slice(), &[Effect::WakeHeartbeaters]);
     let term = leader.term();
-    let late = leader.handle_response(t(2_001), n(1), &early, Some(&success(&early, term)));
-    assert!(
-        done(&late).is_empty(),
-        "answered a request sent before the read"
-    );
+    for (peer, early) in &early {
+        let late = leader.handle_response(t(2_001), *peer, early, Some(&success(early, term)));
+        assert!(
+            done(&late).is_empty(),
+            "answered a request sent before the read"
+        );
+    }
     // The round goes out at once, without waiting for the heartbeat interval.
     let first = heartbeat_now(&mut leader, n(1), t(2_002));
     let second = heartbeat_now(&mut leader, n(2), t(2_002));
