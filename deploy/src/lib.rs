@@ -23,9 +23,17 @@
 #![deny(missing_docs)]
 
 mod file_persister;
+mod real_time;
+mod server;
 mod state_file;
+pub mod tcp;
+mod threads;
+mod transport;
+pub mod wire;
 
 #[cfg(feature = "mutations")]
 pub use file_persister::BrokenWrite;
 pub use file_persister::{FilePersister, OpenError};
+pub use server::{Server, ServerConfig, StartError};
 pub use state_file::{decode_state_file, encode_state_file, MAX_STATE_BYTES};
+pub use transport::{TcpKvTransport, TcpTransport};

@@ -1,5 +1,6 @@
 //! The deployment crate's tests on real files and real processes.
 #![cfg(not(any(loom, shuttle)))]
 
+mod cluster;
 mod crash;
 mod data_directory;

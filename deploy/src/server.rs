@@ -1,0 +1,196 @@
+//! [`Server`]: one key-value node of a real cluster in this process: the Raft node with its
+//! state in a [`FilePersister`], its RPCs to the other nodes over TCP, and the key-value
+//! service answering clients on a TCP address of its own.
+
+use crate::file_persister::{FilePersister, OpenError};
+use crate::tcp::{KvProtocol, Listener, RaftRpc};
+use crate::transport::TcpTransport;
+use node::kv::{KvObserver, KvServer, KvServerConfig, ReadMode};
+use node::{Applied, Node, NodeError, NodeId, NodeParams, RpcHandler, Term};
+use std::collections::BTreeMap;
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use threadsim::sync::{Arc, Mutex};
+use threadsim::{channel, ClockRef, SystemClock};
+
+/// Entries the node may hand the service before it waits for the service to catch up.
+const APPLY_CAPACITY: usize = 64;
+
+/// What one server needs to know.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// This node.
+    pub id: NodeId,
+    /// Every member's address for node-to-node RPCs, this node's included (it listens there).
+    pub members: BTreeMap<NodeId, SocketAddr>,
+    /// Where this node listens for clients.
+    pub client_address: SocketAddr,
+    /// Where its state lives.
+    pub data_dir: PathBuf,
+    /// How it serves gets.
+    pub read_mode: ReadMode,
+}
+
+/// Why a server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The configuration names no address for this node.
+    #[error("{id} is not among the members ({members})")]
+    NotAMember {
+        /// This node.
+        id: NodeId,
+        /// The members named.
+        members: String,
+    },
+    /// The data directory cannot be used.
+    #[error(transparent)]
+    DataDir(#[from] OpenError),
+    /// The node refused to start (a damaged state file, say).
+    #[error(transparent)]
+    Node(#[from] NodeError),
+    /// An address cannot be listened on (in use, not this machine's).
+    #[error("cannot listen for {what} on {address}: {source}")]
+    Listen {
+        /// Which listener.
+        what: &'static str,
+        /// Its address.
+        address: SocketAddr,
+        /// Why.
+        source: io::Error,
+    },
+}
+
+/// A key-value service that reports nothing (a deployment's checks are its clients').
+struct Unobserved;
+
+impl KvObserver for Unobserved {
+    fn on_applied(&self, _node: NodeId, _applied: &Applied) {}
+    fn on_local_read(&self, _node: NodeId, _term: Term, _mode: ReadMode) {}
+}
+
+/// A running server (see the module's documentation). [`Server::stop`] or dropping it stops
+/// it and joins every thread it started.
+pub struct Server {
+    node: Arc<Node>,
+    kv: Arc<KvServer>,
+    transport: Arc<TcpTransport>,
+    listeners: Vec<Listener>,
+}
+
+impl Server {
+    /// Opens the data directory, listens on both addresses, restores the node from its state
+    /// and starts it.
+    pub fn start(config: &ServerConfig) -> Result<Server, StartError> {
+        let Some(&own_address) = config.members.get(&config.id) else {
+            return Err(StartError::NotAMember {
+                id: config.id,
+                members: config
+                    .members
+                    .keys()
+                    .map(NodeId::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        };
+        let persister = Arc::new(FilePersister::open(&config.data_dir)?);
+        // Both listeners exist before the node does, so a bad address fails first; until the
+        // node is up they answer nothing, as a node still starting would.
+        let rpc_handler: Arc<Mutex<Option<Arc<dyn RpcHandler>>>> = Arc::default();
+        let kv_handler: Arc<Mutex<Option<Arc<KvServer>>>> = Arc::default();
+        let listen = |what, address, bound: io::Result<Listener>| {
+            bound.map_err(|source| StartError::Listen {
+                what,
+                address,
+                source,
+            })
+        };
+        let rpc_listener = {
+            let slot = rpc_handler.clone();
+            listen(
+                "nodes",
+                own_address,
+                Listener::bind::<RaftRpc>(
+                    own_address,
+                    Arc::new(move |request| {
+                        let handler = slot.lock().clone()?;
+                        handler.handle(request)
+                    }),
+                ),
+            )?
+        };
+        let client_listener = {
+            let slot = kv_handler.clone();
+            listen(
+                "clients",
+                config.client_address,
+                Listener::bind::<KvProtocol>(
+                    config.client_address,
+                    Arc::new(move |request| {
+                        let server = slot.lock().clone()?;
+                        server.handle(request)
+                    }),
+                ),
+            )?
+        };
+        let clock: ClockRef = Arc::new(SystemClock::new());
+        let peers: BTreeMap<NodeId, SocketAddr> = config
+            .members
+            .iter()
+            .filter(|(&id, _)| id != config.id)
+            .map(|(&id, &address)| (id, address))
+            .collect();
+        let transport = Arc::new(TcpTransport::new(&peers));
+        let (apply_sender, applied) = channel(&clock, APPLY_CAPACITY, "apply");
+        let members: Vec<NodeId> = config.members.keys().copied().collect();
+        let params = NodeParams::with_defaults(
+            config.id,
+            &members,
+            transport.clone(),
+            persister,
+            clock.clone(),
+            apply_sender,
+        );
+        let node = Arc::new(Node::new(params)?);
+        let kv = Arc::new(KvServer::start(
+            node.clone(),
+            applied,
+            clock,
+            KvServerConfig {
+                read_mode: config.read_mode,
+                ..KvServerConfig::default()
+            },
+            Arc::new(Unobserved),
+        ));
+        *rpc_handler.lock() = Some(node.rpc_handler());
+        *kv_handler.lock() = Some(kv.clone());
+        Ok(Server {
+            node,
+            kv,
+            transport,
+            listeners: vec![client_listener, rpc_listener],
+        })
+    }
+
+    /// The node.
+    pub fn node(&self) -> &Arc<Node> {
+        &self.node
+    }
+
+    /// Stops answering, stops the node and the service, closes every connection and joins
+    /// every thread.
+    pub fn stop(&mut self) {
+        for listener in &mut self.listeners {
+            listener.close();
+        }
+        self.kv.kill();
+        self.node.kill();
+        self.transport.close();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,110 @@
+//! [`TcpTransport`] and [`TcpKvTransport`]: the node's [`Transport`] and the clerk's
+//! [`KvTransport`] over TCP, one [`Caller`] (one connection) per node.
+
+use crate::real_time::{now, sleep_until};
+use crate::tcp::{Caller, KvProtocol, Protocol, RaftRpc};
+use node::kv::{KvReply, KvRequest, KvTransport};
+use node::messages::{Request, Response};
+use node::{NodeId, Transport, TransportError};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// One caller per node, by id.
+struct Callers<P: Protocol> {
+    by_node: BTreeMap<NodeId, Caller<P>>,
+}
+
+impl<P: Protocol> Callers<P> {
+    fn new(addresses: &BTreeMap<NodeId, SocketAddr>) -> Callers<P> {
+        Callers {
+            by_node: addresses
+                .iter()
+                .map(|(&node, &address)| (node, Caller::new(address)))
+                .collect(),
+        }
+    }
+
+    fn call(
+        &self,
+        to: NodeId,
+        request: &P::Request,
+        timeout: Duration,
+    ) -> Result<P::Reply, TransportError> {
+        match self.by_node.get(&to) {
+            Some(caller) => caller.call(request, timeout),
+            None => {
+                // No address: as unreachable as a node that is down, and as slow to say so.
+                sleep_until(now() + timeout);
+                None
+            }
+        }
+        .ok_or(TransportError::NoReply(to))
+    }
+
+    fn close(&self) {
+        for caller in self.by_node.values() {
+            caller.close();
+        }
+    }
+}
+
+/// A node's RPCs to its peers over TCP.
+pub struct TcpTransport {
+    callers: Callers<RaftRpc>,
+}
+
+impl TcpTransport {
+    /// Calls each peer at its address.
+    pub fn new(peers: &BTreeMap<NodeId, SocketAddr>) -> TcpTransport {
+        TcpTransport {
+            callers: Callers::new(peers),
+        }
+    }
+
+    /// Closes every connection and joins their threads; later calls get no reply.
+    pub fn close(&self) {
+        self.callers.close();
+    }
+}
+
+impl Transport for TcpTransport {
+    fn call(
+        &self,
+        to: NodeId,
+        request: Request,
+        timeout: Duration,
+    ) -> Result<Response, TransportError> {
+        self.callers.call(to, &request, timeout)
+    }
+}
+
+/// A clerk's calls to the servers' client addresses over TCP.
+pub struct TcpKvTransport {
+    callers: Callers<KvProtocol>,
+}
+
+impl TcpKvTransport {
+    /// Calls each server at its client address.
+    pub fn new(servers: &BTreeMap<NodeId, SocketAddr>) -> TcpKvTransport {
+        TcpKvTransport {
+            callers: Callers::new(servers),
+        }
+    }
+
+    /// Closes every connection and joins their threads.
+    pub fn close(&self) {
+        self.callers.close();
+    }
+}
+
+impl KvTransport for TcpKvTransport {
+    fn call(
+        &self,
+        server: NodeId,
+        request: KvRequest,
+        timeout: Duration,
+    ) -> Result<KvReply, TransportError> {
+        self.callers.call(server, &request, timeout)
+    }
+}

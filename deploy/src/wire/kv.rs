@@ -1,0 +1,168 @@
+//! The key-value client protocol on the wire: each frame is a call id (u64) and one
+//! [`KvRequest`] or [`KvReply`], a tag byte first. Keys and values are UTF-8.
+
+use super::{Reader, WireError, Writer};
+use node::kv::{ClientId, KvOp, KvReply, KvRequest, KvResult, Seq};
+use node::NodeId;
+
+const GET: u8 = 1;
+const PUT: u8 = 2;
+const APPEND: u8 = 3;
+
+const VALUE: u8 = 1;
+const DONE: u8 = 2;
+const WRONG_LEADER: u8 = 3;
+const RETRY: u8 = 4;
+const TIMEOUT: u8 = 5;
+
+/// The frame for call `id` carrying `request`.
+pub fn encode_request(id: u64, request: &KvRequest) -> Vec<u8> {
+    let mut writer = Writer::new();
+    writer.u64(id).u64(request.client.0).u64(request.seq.0);
+    match &request.op {
+        KvOp::Get(key) => writer.u8(GET).bytes(key.as_bytes()),
+        KvOp::Put(key, value) => writer.u8(PUT).bytes(key.as_bytes()).bytes(value.as_bytes()),
+        KvOp::Append(key, value) => writer
+            .u8(APPEND)
+            .bytes(key.as_bytes())
+            .bytes(value.as_bytes()),
+    };
+    writer.finish()
+}
+
+/// The call id and request of a frame from [`encode_request`].
+pub fn decode_request(frame: &[u8]) -> Result<(u64, KvRequest), WireError> {
+    let mut reader = Reader::new(frame);
+    let id = reader.u64("call id")?;
+    let client = ClientId(reader.u64("client")?);
+    let seq = Seq(reader.u64("sequence number")?);
+    let op = match reader.u8("operation")? {
+        GET => KvOp::Get(reader.string("key")?),
+        PUT => KvOp::Put(reader.string("key")?, reader.string("value")?),
+        APPEND => KvOp::Append(reader.string("key")?, reader.string("value")?),
+        kind => {
+            return Err(WireError::Bad {
+                field: "operation",
+                value: kind.into(),
+            })
+        }
+    };
+    reader.end()?;
+    Ok((id, KvRequest { client, seq, op }))
+}
+
+/// The frame answering call `id` with `reply`.
+pub fn encode_reply(id: u64, reply: &KvReply) -> Vec<u8> {
+    let mut writer = Writer::new();
+    writer.u64(id);
+    match reply {
+        KvReply::Ok(KvResult::Value(value)) => writer.u8(VALUE).bytes(value.as_bytes()),
+        KvReply::Ok(KvResult::Done) => writer.u8(DONE),
+        KvReply::WrongLeader { leader_hint } => writer
+            .u8(WRONG_LEADER)
+            .flag(leader_hint.is_some())
+            .u32(leader_hint.map_or(0, |node| node.0)),
+        KvReply::Retry => writer.u8(RETRY),
+        KvReply::Timeout => writer.u8(TIMEOUT),
+    };
+    writer.finish()
+}
+
+/// The call id and reply of a frame from [`encode_reply`].
+pub fn decode_reply(frame: &[u8]) -> Result<(u64, KvReply), WireError> {
+    let mut reader = Reader::new(frame);
+    let id = reader.u64("call id")?;
+    let reply = match reader.u8("reply")? {
+        VALUE => KvReply::Ok(KvResult::Value(reader.string("value")?)),
+        DONE => KvReply::Ok(KvResult::Done),
+        WRONG_LEADER => {
+            let known = reader.flag("leader known")?;
+            let leader = NodeId(reader.u32("leader")?);
+            KvReply::WrongLeader {
+                leader_hint: known.then_some(leader),
+            }
+        }
+        RETRY => KvReply::Retry,
+        TIMEOUT => KvReply::Timeout,
+        kind => {
+            return Err(WireError::Bad {
+                field: "reply",
+                value: kind.into(),
+            })
+        }
+    };
+    reader.end()?;
+    Ok((id, reply))
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+    use threadsim::DetRng;
+
+    fn requests() -> Vec<KvRequest> {
+        let request = |op| KvRequest {
+            client: ClientId(12),
+            seq: Seq(345),
+            op,
+        };
+        vec![
+            request(KvOp::Get("k".into())),
+            request(KvOp::Put("k".into(), "v é".into())),
+            request(KvOp::Append("".into(), "x".into())),
+        ]
+    }
+
+    fn replies() -> Vec<KvReply> {
+        vec![
+            KvReply::Ok(KvResult::Value("abc".into())),
+            KvReply::Ok(KvResult::Done),
+            KvReply::WrongLeader {
+                leader_hint: Some(NodeId(3)),
+            },
+            KvReply::WrongLeader { leader_hint: None },
+            KvReply::Retry,
+            KvReply::Timeout,
+        ]
+    }
+
+    #[test]
+    fn every_message_comes_back_as_sent() {
+        for request in requests() {
+            assert_eq!(
+                decode_request(&encode_request(9, &request)),
+                Ok((9, request))
+            );
+        }
+        for reply in replies() {
+            assert_eq!(decode_reply(&encode_reply(9, &reply)), Ok((9, reply)));
+        }
+    }
+
+    #[test]
+    fn cuts_extra_bytes_bad_text_and_random_bytes_are_refused_without_panic() {
+        for request in requests() {
+            let frame = encode_request(1, &request);
+            for len in 0..frame.len() {
+                assert!(decode_request(&frame[..len]).is_err(), "cut at {len}");
+            }
+            let mut longer = frame.clone();
+            longer.push(7);
+            assert_eq!(decode_request(&longer), Err(WireError::Trailing(1)));
+        }
+        let mut bad_text = encode_request(1, &requests()[0]);
+        let last = bad_text.len() - 1;
+        bad_text[last] = 0xff;
+        assert!(matches!(
+            decode_request(&bad_text),
+            Err(WireError::Bad { field: "key", .. })
+        ));
+        let mut rng = DetRng::new(7);
+        for _ in 0..20_000 {
+            let len = rng.range_inclusive(0, 40) as usize;
+            let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+            let _ = decode_request(&bytes);
+            let _ = decode_reply(&bytes);
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! Three servers in this process over real TCP on localhost, each with its state in a real
+//! file: they elect a leader and commit; the leader is stopped and the others go on; it comes
+//! back from its files; every acknowledged append is in the final value exactly once, in order.
+
+use deploy::{Server, ServerConfig, TcpKvTransport};
+use node::kv::{Clerk, ClerkConfig, ClientId, ReadMode};
+use node::{LogIndex, NodeId};
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use threadsim::Clock;
+use threadsim::{ClockRef, SystemClock};
+
+/// `count` addresses on localhost that were free a moment ago.
+pub fn free_addresses(count: usize) -> Vec<SocketAddr> {
+    let listeners: Vec<TcpListener> = (0..count)
+        .map(|_| TcpListener::bind("127.0.0.1:0").expect("a free port"))
+        .collect();
+    listeners
+        .iter()
+        .map(|listener| listener.local_addr().expect("bound"))
+        .collect()
+}
+
+struct Deployment {
+    configs: Vec<ServerConfig>,
+    servers: Vec<Option<Server>>,
+    clients: BTreeMap<NodeId, SocketAddr>,
+    root: PathBuf,
+}
+
+impl Deployment {
+    fn start(nodes: u32, read_mode: ReadMode, name: &str) -> Deployment {
+        let root = std::env::temp_dir().join(format!("interleave-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let addresses = free_addresses(2 * nodes as usize);
+        let ids: Vec<NodeId> = (0..nodes).map(NodeId).collect();
+        let members: BTreeMap<NodeId, SocketAddr> = ids
+            .iter()
+            .map(|&id| (id, addresses[id.0 as usize]))
+            .collect();
+        let clients: BTreeMap<NodeId, SocketAddr> = ids
+            .iter()
+            .map(|&id| (id, addresses[(nodes + id.0) as usize]))
+            .collect();
+        let configs: Vec<ServerConfig> = ids
+            .iter()
+            .map(|&id| ServerConfig {
+                id,
+                members: members.clone(),
+                client_address: clients[&id],
+                data_dir: root.join(id.to_string()),
+                read_mode,
+            })
+            .collect();
+        let servers = configs
+            .iter()
+            .map(|config| Some(Server::start(config).expect("the server starts")))
+            .collect();
+        Deployment {
+            configs,
+            servers,
+            clients,
+            root,
+        }
+    }
+
+    fn clerk(&self, id: u64) -> Clerk {
+        let clock: ClockRef = Arc::new(SystemClock::new());
+        Clerk::new(
+            ClientId(id),
+            self.clients.keys().copied().collect(),
+            Arc::new(TcpKvTransport::new(&self.clients)),
+            clock,
+            ClerkConfig::default(),
+        )
+    }
+
+    fn leader(&self) -> Option<usize> {
+        self.servers.iter().position(|server| {
+            server
+                .as_ref()
+                .is_some_and(|server| server.node().state().1)
+        })
+    }
+}
+
+impl Drop for Deployment {
+    fn drop(&mut self) {
+        self.servers.clear();
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+#[test]
+fn three_servers_over_tcp_elect_commit_lose_the_leader_and_keep_every_append() {
+    let mut deployment = Deployment::start(3, ReadMode::ReadIndex, "tcp-cluster");
+    let mut clerk = deployment.clerk(1);
+    let mut appended = Vec::new();
+    for i in 0..20 {
+        let value = format!("a{i};");
+        clerk.append("k", &value, None).expect("no deadline");
+        appended.push(value);
+    }
+    let leader = deployment.leader().expect("a leader after commits");
+    deployment.servers[leader] = None;
+    for i in 20..40 {
+        let value = format!("a{i};");
+        clerk.append("k", &value, None).expect("no deadline");
+        appended.push(value);
+    }
+    let successor = deployment.leader().expect("a new leader");
+    let restarted = Server::start(&deployment.configs[leader]).expect("it restarts from its files");
+    let restored = restarted.node().status().last_log_index;
+    assert!(
+        restored >= LogIndex(20),
+        "the restarted node's log came back with {restored:?}"
+    );
+    deployment.servers[leader] = Some(restarted);
+    for i in 40..50 {
+        let value = format!("a{i};");
+        clerk.append("k", &value, None).expect("no deadline");
+        appended.push(value);
+    }
+    assert_eq!(
+        clerk.get("k", None).expect("no deadline"),
+        appended.concat()
+    );
+    // The restarted node catches up with the leader's log over TCP.
+    let status = |index: usize| {
+        deployment.servers[index]
+            .as_ref()
+            .expect("running")
+            .node()
+            .status()
+    };
+    let mut waited = 0;
+    while status(leader).last_applied < status(successor).commit_index {
+        assert!(waited < 500, "the restarted node never caught up");
+        SystemClock::new().sleep(Duration::from_millis(10));
+        waited += 1;
+    }
+}
