@@ -117,6 +117,25 @@ fn a_cancelled_read_is_not_answered_and_the_broken_variant_skips_the_round() {
     let request = heartbeat_now(&mut leader, n(1), t(2_000));
     let effects = leader.handle_response(t(2_001), n(1), &request, Some(&success(&request, term)));
     assert!(done(&effects).is_empty(), "{effects:?}");
+    // Cancelling one read of a round, or of the reads waiting for the next, leaves the others.
+    let (kept_in_round, _) = leader.request_read().expect("leader");
+    let (cancelled_in_round, _) = leader.request_read().expect("leader");
+    let round = heartbeat_now(&mut leader, n(1), t(2_002));
+    let (kept_waiting, _) = leader.request_read().expect("leader");
+    let (cancelled_waiting, _) = leader.request_read().expect("leader");
+    leader.cancel_read(cancelled_in_round);
+    leader.cancel_read(cancelled_waiting);
+    let effects = leader.handle_response(t(2_003), n(1), &round, Some(&success(&round, term)));
+    assert_eq!(
+        done(&effects),
+        vec![(kept_in_round, ReadOutcome::Confirmed(LogIndex(1)))]
+    );
+    let next = heartbeat_now(&mut leader, n(2), t(2_004));
+    let effects = leader.handle_response(t(2_005), n(2), &next, Some(&success(&next, term)));
+    assert_eq!(
+        done(&effects),
+        vec![(kept_waiting, ReadOutcome::Confirmed(LogIndex(1)))]
+    );
 
     let mut broken =
         leader_with_a_commit_in_its_term(3, MutationSet::only(Mutation::ReadIndexWithoutRound));
