@@ -25,6 +25,8 @@
 mod file_persister;
 mod real_time;
 mod server;
+mod server_args;
+mod signals;
 mod state_file;
 pub mod tcp;
 mod threads;
@@ -34,6 +36,8 @@ pub mod wire;
 #[cfg(feature = "mutations")]
 pub use file_persister::BrokenWrite;
 pub use file_persister::{FilePersister, OpenError};
-pub use server::{Server, ServerConfig, StartError};
+pub use server::{NodeFailed, Server, ServerConfig, StartError};
+pub use server_args::ServerArgs;
+pub use signals::{stop_asked, stop_on_term_or_interrupt};
 pub use state_file::{decode_state_file, encode_state_file, MAX_STATE_BYTES};
 pub use transport::{TcpKvTransport, TcpTransport};

@@ -3,14 +3,19 @@
 //! service answering clients on a TCP address of its own.
 
 use crate::file_persister::{FilePersister, OpenError};
-use crate::tcp::{KvProtocol, Listener, RaftRpc};
+use crate::real_time::{now, sleep_until};
+use crate::tcp::{ClientProtocol, Listener, RaftRpc};
 use crate::transport::TcpTransport;
+use crate::wire::kv::{ClientReply, ClientRequest, StatusReport};
 use node::kv::{KvObserver, KvServer, KvServerConfig, ReadMode};
-use node::{Applied, Node, NodeError, NodeId, NodeParams, RpcHandler, Term};
+use node::{
+    Applied, Node, NodeError, NodeEvent, NodeId, NodeParams, Observer, Role, RpcHandler, Term,
+};
 use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 use threadsim::sync::{Arc, Mutex};
 use threadsim::{channel, ClockRef, SystemClock};
 
@@ -30,7 +35,16 @@ pub struct ServerConfig {
     pub data_dir: PathBuf,
     /// How it serves gets.
     pub read_mode: ReadMode,
+    /// A deliberately broken way of writing its state (tests only).
+    #[cfg(feature = "mutations")]
+    pub broken_write: Option<crate::BrokenWrite>,
 }
+
+/// The node stopped itself: a write to its storage failed, and it must not go on as if the
+/// write had happened.
+#[derive(Debug, thiserror::Error)]
+#[error("the node stopped itself: a write to its storage failed")]
+pub struct NodeFailed;
 
 /// Why a server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +73,44 @@ pub enum StartError {
         /// Why.
         source: io::Error,
     },
+}
+
+/// The answer of `server` to a client.
+fn answer(server: &KvServer, request: ClientRequest) -> Option<ClientReply> {
+    match request {
+        ClientRequest::Kv(request) => server.handle(request).map(ClientReply::Kv),
+        ClientRequest::Status => {
+            let node = server.node();
+            if node.is_stopped() {
+                return None;
+            }
+            let status = node.status();
+            Some(ClientReply::Status(StatusReport {
+                term: status.term,
+                leader: status.role == Role::Leader,
+                commit_index: status.commit_index,
+                last_applied: status.last_applied,
+                last_log_index: status.last_log_index,
+            }))
+        }
+    }
+}
+
+/// Logs what a node goes through that an operator wants to see.
+struct Logged;
+
+impl Observer for Logged {
+    fn on_event(&self, node: NodeId, event: &NodeEvent) {
+        match event {
+            NodeEvent::RoleChanged { term, role } => {
+                tracing::info!(%node, term = term.0, ?role, "role changed");
+            }
+            NodeEvent::InvariantViolated { description } => {
+                tracing::error!(%node, %description, "local invariant violated");
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A key-value service that reports nothing (a deployment's checks are its clients').
@@ -93,6 +145,12 @@ impl Server {
                     .join(", "),
             });
         };
+        #[cfg(feature = "mutations")]
+        let persister = Arc::new(match config.broken_write {
+            Some(broken) => FilePersister::open_broken(&config.data_dir, broken)?,
+            None => FilePersister::open(&config.data_dir)?,
+        });
+        #[cfg(not(feature = "mutations"))]
         let persister = Arc::new(FilePersister::open(&config.data_dir)?);
         // Both listeners exist before the node does, so a bad address fails first; until the
         // node is up they answer nothing, as a node still starting would.
@@ -124,11 +182,11 @@ impl Server {
             listen(
                 "clients",
                 config.client_address,
-                Listener::bind::<KvProtocol>(
+                Listener::bind::<ClientProtocol>(
                     config.client_address,
                     Arc::new(move |request| {
                         let server = slot.lock().clone()?;
-                        server.handle(request)
+                        answer(&server, request)
                     }),
                 ),
             )?
@@ -143,7 +201,7 @@ impl Server {
         let transport = Arc::new(TcpTransport::new(&peers));
         let (apply_sender, applied) = channel(&clock, APPLY_CAPACITY, "apply");
         let members: Vec<NodeId> = config.members.keys().copied().collect();
-        let params = NodeParams::with_defaults(
+        let mut params = NodeParams::with_defaults(
             config.id,
             &members,
             transport.clone(),
@@ -151,6 +209,7 @@ impl Server {
             clock.clone(),
             apply_sender,
         );
+        params.observer = Arc::new(Logged);
         let node = Arc::new(Node::new(params)?);
         let kv = Arc::new(KvServer::start(
             node.clone(),
@@ -175,6 +234,22 @@ impl Server {
     /// The node.
     pub fn node(&self) -> &Arc<Node> {
         &self.node
+    }
+
+    /// Serves until SIGTERM or SIGINT (after [`crate::stop_on_term_or_interrupt`]), or until
+    /// the node stops itself because its storage failed; then stops. Returns whether the node
+    /// failed.
+    pub fn serve_until_stopped(mut self) -> Result<(), NodeFailed> {
+        while !crate::stop_asked() && !self.node.is_stopped() {
+            sleep_until(now() + Duration::from_millis(20));
+        }
+        let failed = self.node.is_stopped() && !crate::stop_asked();
+        self.stop();
+        if failed {
+            Err(NodeFailed)
+        } else {
+            Ok(())
+        }
     }
 
     /// Stops answering, stops the node and the service, closes every connection and joins

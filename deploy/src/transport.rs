@@ -2,7 +2,8 @@
 //! [`KvTransport`] over TCP, one [`Caller`] (one connection) per node.
 
 use crate::real_time::{now, sleep_until};
-use crate::tcp::{Caller, KvProtocol, Protocol, RaftRpc};
+use crate::tcp::{Caller, ClientProtocol, Protocol, RaftRpc};
+use crate::wire::kv::{ClientReply, ClientRequest, StatusReport};
 use node::kv::{KvReply, KvRequest, KvTransport};
 use node::messages::{Request, Response};
 use node::{NodeId, Transport, TransportError};
@@ -81,7 +82,7 @@ impl Transport for TcpTransport {
 
 /// A clerk's calls to the servers' client addresses over TCP.
 pub struct TcpKvTransport {
-    callers: Callers<KvProtocol>,
+    callers: Callers<ClientProtocol>,
 }
 
 impl TcpKvTransport {
@@ -98,6 +99,16 @@ impl TcpKvTransport {
     }
 }
 
+impl TcpKvTransport {
+    /// Asks `server` for its node's state; `None` without an answer within `timeout`.
+    pub fn status(&self, server: NodeId, timeout: Duration) -> Option<StatusReport> {
+        match self.callers.call(server, &ClientRequest::Status, timeout) {
+            Ok(ClientReply::Status(status)) => Some(status),
+            _ => None,
+        }
+    }
+}
+
 impl KvTransport for TcpKvTransport {
     fn call(
         &self,
@@ -105,6 +116,13 @@ impl KvTransport for TcpKvTransport {
         request: KvRequest,
         timeout: Duration,
     ) -> Result<KvReply, TransportError> {
-        self.callers.call(server, &request, timeout)
+        match self
+            .callers
+            .call(server, &ClientRequest::Kv(request), timeout)?
+        {
+            ClientReply::Kv(reply) => Ok(reply),
+            // A server that answers an operation with its status does not speak this protocol.
+            ClientReply::Status(_) => Err(TransportError::NoReply(server)),
+        }
     }
 }

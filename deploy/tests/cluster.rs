@@ -53,6 +53,7 @@ impl Deployment {
                 client_address: clients[&id],
                 data_dir: root.join(id.to_string()),
                 read_mode,
+                broken_write: None,
             })
             .collect();
         let servers = configs

@@ -4,3 +4,4 @@
 mod cluster;
 mod crash;
 mod data_directory;
+mod processes;

@@ -1,8 +1,8 @@
 //! Calls over TCP: one connection per remote address, shared by every thread that calls it,
 //! with calls matched to replies by id ([`Caller`]); and the serving side, which handles each
 //! request on a thread of its own so a slow request never holds up the next ([`Listener`]).
-//! [`Protocol`] names the messages: node-to-node RPCs ([`RaftRpc`]) or the key-value client
-//! protocol ([`KvProtocol`]).
+//! [`Protocol`] names the messages: node-to-node RPCs ([`RaftRpc`]) or the client protocol
+//! ([`ClientProtocol`]).
 
 mod caller;
 mod listener;
@@ -10,4 +10,4 @@ mod protocol;
 
 pub use caller::Caller;
 pub use listener::Listener;
-pub use protocol::{KvProtocol, Protocol, RaftRpc};
+pub use protocol::{ClientProtocol, Protocol, RaftRpc};

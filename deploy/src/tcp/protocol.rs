@@ -1,7 +1,7 @@
 //! Which messages a connection carries, and how they are framed.
 
+use crate::wire::kv::{ClientReply, ClientRequest};
 use crate::wire::{self, WireError};
-use node::kv::{KvReply, KvRequest};
 use node::messages::{Request, Response};
 
 /// A request-reply protocol: its messages and their frames (a call id, then the message).
@@ -41,23 +41,23 @@ impl Protocol for RaftRpc {
     }
 }
 
-/// The key-value client protocol (get, put, append).
+/// The client protocol: get, put and append, and the node's status.
 #[derive(Debug)]
-pub struct KvProtocol;
+pub struct ClientProtocol;
 
-impl Protocol for KvProtocol {
-    type Request = KvRequest;
-    type Reply = KvReply;
-    fn encode_request(id: u64, request: &KvRequest) -> Vec<u8> {
-        wire::kv::encode_request(id, request)
+impl Protocol for ClientProtocol {
+    type Request = ClientRequest;
+    type Reply = ClientReply;
+    fn encode_request(id: u64, request: &ClientRequest) -> Vec<u8> {
+        wire::kv::encode_client_request(id, request)
     }
-    fn decode_request(frame: &[u8]) -> Result<(u64, KvRequest), WireError> {
-        wire::kv::decode_request(frame)
+    fn decode_request(frame: &[u8]) -> Result<(u64, ClientRequest), WireError> {
+        wire::kv::decode_client_request(frame)
     }
-    fn encode_reply(id: u64, reply: &KvReply) -> Vec<u8> {
-        wire::kv::encode_reply(id, reply)
+    fn encode_reply(id: u64, reply: &ClientReply) -> Vec<u8> {
+        wire::kv::encode_client_reply(id, reply)
     }
-    fn decode_reply(frame: &[u8]) -> Result<(u64, KvReply), WireError> {
-        wire::kv::decode_reply(frame)
+    fn decode_reply(frame: &[u8]) -> Result<(u64, ClientReply), WireError> {
+        wire::kv::decode_client_reply(frame)
     }
 }

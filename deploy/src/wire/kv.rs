@@ -1,9 +1,102 @@
-//! The key-value client protocol on the wire: each frame is a call id (u64) and one
-//! [`KvRequest`] or [`KvReply`], a tag byte first. Keys and values are UTF-8.
+//! The client protocol on the wire: each frame is a call id (u64) and one [`ClientRequest`]
+//! or [`ClientReply`], a tag byte first: a key-value operation and its reply, or a question
+//! about the node's state (for operators and the nemesis). Keys and values are UTF-8.
 
 use super::{Reader, WireError, Writer};
 use node::kv::{ClientId, KvOp, KvReply, KvRequest, KvResult, Seq};
-use node::NodeId;
+use node::{LogIndex, NodeId, Term};
+
+/// What a client asks a server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClientRequest {
+    /// A key-value operation.
+    Kv(KvRequest),
+    /// The node's term, role and indices.
+    Status,
+}
+
+/// A server's answer to a [`ClientRequest`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClientReply {
+    /// The answer to a key-value operation.
+    Kv(KvReply),
+    /// The node's state.
+    Status(StatusReport),
+}
+
+/// A node's state as its server reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatusReport {
+    /// Its current term.
+    pub term: Term,
+    /// Whether it believes it leads.
+    pub leader: bool,
+    /// Its commit index.
+    pub commit_index: LogIndex,
+    /// The last index handed to the service.
+    pub last_applied: LogIndex,
+    /// The last index of its log.
+    pub last_log_index: LogIndex,
+}
+
+const KV: u8 = 1;
+const STATUS: u8 = 2;
+
+/// The frame for call `id` carrying `request`.
+pub fn encode_client_request(id: u64, request: &ClientRequest) -> Vec<u8> {
+    match request {
+        ClientRequest::Kv(request) => encode_request(id, request),
+        ClientRequest::Status => Writer::new().u64(id).u8(STATUS).finish(),
+    }
+}
+
+/// The call id and request of a frame from [`encode_client_request`].
+pub fn decode_client_request(frame: &[u8]) -> Result<(u64, ClientRequest), WireError> {
+    let mut reader = Reader::new(frame);
+    let id = reader.u64("call id")?;
+    match reader.u8("request kind")? {
+        KV => decode_request(frame).map(|(id, request)| (id, ClientRequest::Kv(request))),
+        STATUS => reader.end().map(|()| (id, ClientRequest::Status)),
+        kind => Err(WireError::Bad {
+            field: "request kind",
+            value: kind.into(),
+        }),
+    }
+}
+
+/// The frame answering call `id` with `reply`.
+pub fn encode_client_reply(id: u64, reply: &ClientReply) -> Vec<u8> {
+    match reply {
+        ClientReply::Kv(reply) => encode_reply(id, reply),
+        ClientReply::Status(status) => Writer::new()
+            .u64(id)
+            .u8(STATUS_REPORT)
+            .u64(status.term.0)
+            .flag(status.leader)
+            .u64(status.commit_index.0)
+            .u64(status.last_applied.0)
+            .u64(status.last_log_index.0)
+            .finish(),
+    }
+}
+
+/// The call id and reply of a frame from [`encode_client_reply`].
+pub fn decode_client_reply(frame: &[u8]) -> Result<(u64, ClientReply), WireError> {
+    let mut reader = Reader::new(frame);
+    let id = reader.u64("call id")?;
+    if reader.u8("reply")? != STATUS_REPORT {
+        return decode_reply(frame).map(|(id, reply)| (id, ClientReply::Kv(reply)));
+    }
+    let status = StatusReport {
+        term: Term(reader.u64("term")?),
+        leader: reader.flag("leader")?,
+        commit_index: LogIndex(reader.u64("commit index")?),
+        last_applied: LogIndex(reader.u64("last applied")?),
+        last_log_index: LogIndex(reader.u64("last log index")?),
+    };
+    reader.end()?;
+    Ok((id, ClientReply::Status(status)))
+}
 
 const GET: u8 = 1;
 const PUT: u8 = 2;
@@ -14,11 +107,16 @@ const DONE: u8 = 2;
 const WRONG_LEADER: u8 = 3;
 const RETRY: u8 = 4;
 const TIMEOUT: u8 = 5;
+const STATUS_REPORT: u8 = 6;
 
 /// The frame for call `id` carrying `request`.
-pub fn encode_request(id: u64, request: &KvRequest) -> Vec<u8> {
+fn encode_request(id: u64, request: &KvRequest) -> Vec<u8> {
     let mut writer = Writer::new();
-    writer.u64(id).u64(request.client.0).u64(request.seq.0);
+    writer
+        .u64(id)
+        .u8(KV)
+        .u64(request.client.0)
+        .u64(request.seq.0);
     match &request.op {
         KvOp::Get(key) => writer.u8(GET).bytes(key.as_bytes()),
         KvOp::Put(key, value) => writer.u8(PUT).bytes(key.as_bytes()).bytes(value.as_bytes()),
@@ -31,9 +129,15 @@ pub fn encode_request(id: u64, request: &KvRequest) -> Vec<u8> {
 }
 
 /// The call id and request of a frame from [`encode_request`].
-pub fn decode_request(frame: &[u8]) -> Result<(u64, KvRequest), WireError> {
+fn decode_request(frame: &[u8]) -> Result<(u64, KvRequest), WireError> {
     let mut reader = Reader::new(frame);
     let id = reader.u64("call id")?;
+    if reader.u8("request kind")? != KV {
+        return Err(WireError::Bad {
+            field: "request kind",
+            value: frame.get(8).copied().unwrap_or_default().into(),
+        });
+    }
     let client = ClientId(reader.u64("client")?);
     let seq = Seq(reader.u64("sequence number")?);
     let op = match reader.u8("operation")? {
@@ -52,7 +156,7 @@ pub fn decode_request(frame: &[u8]) -> Result<(u64, KvRequest), WireError> {
 }
 
 /// The frame answering call `id` with `reply`.
-pub fn encode_reply(id: u64, reply: &KvReply) -> Vec<u8> {
+fn encode_reply(id: u64, reply: &KvReply) -> Vec<u8> {
     let mut writer = Writer::new();
     writer.u64(id);
     match reply {
@@ -69,7 +173,7 @@ pub fn encode_reply(id: u64, reply: &KvReply) -> Vec<u8> {
 }
 
 /// The call id and reply of a frame from [`encode_reply`].
-pub fn decode_reply(frame: &[u8]) -> Result<(u64, KvReply), WireError> {
+fn decode_reply(frame: &[u8]) -> Result<(u64, KvReply), WireError> {
     let mut reader = Reader::new(frame);
     let id = reader.u64("call id")?;
     let reply = match reader.u8("reply")? {
@@ -161,8 +265,8 @@ mod tests {
         for _ in 0..20_000 {
             let len = rng.range_inclusive(0, 40) as usize;
             let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
-            let _ = decode_request(&bytes);
-            let _ = decode_reply(&bytes);
+            let _ = decode_client_request(&bytes);
+            let _ = decode_client_reply(&bytes);
         }
     }
 }

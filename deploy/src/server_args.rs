@@ -1,0 +1,165 @@
+//! The server's command line: which node it is, where every member is, where it keeps its
+//! state and how it reads.
+
+use crate::ServerConfig;
+use clap::Parser;
+use node::kv::ReadMode;
+use node::NodeId;
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+
+/// One node of Interleave's replicated key-value store, on real disks and TCP.
+#[derive(Debug, Parser)]
+#[command(
+    name = "interleave-server",
+    after_help = "Example (three nodes on one machine; run each with its own --id, data directory and client address):\n  interleave-server --id 0 --members 0=127.0.0.1:7000,1=127.0.0.1:7001,2=127.0.0.1:7002 \\\n    --client-address 127.0.0.1:7100 --data-dir /var/lib/interleave/0\n\nSIGTERM or Ctrl-C stops it cleanly; its state survives kill -9."
+)]
+pub struct ServerArgs {
+    /// This node's id, one of the ids in --members.
+    #[arg(long)]
+    pub id: u32,
+    /// Every member of the cluster, this node included, as ID=HOST:PORT separated by commas:
+    /// where the nodes reach each other.
+    #[arg(long, required = true, value_delimiter = ',', value_parser = parse_member)]
+    pub members: Vec<(NodeId, SocketAddr)>,
+    /// Where this node listens for clients (HOST:PORT).
+    #[arg(long, value_parser = parse_address)]
+    pub client_address: SocketAddr,
+    /// The directory of this node's state (created if missing; one server at a time).
+    #[arg(long)]
+    pub data_dir: PathBuf,
+    /// How gets are served: log, read-index, lease, or unsafe-local (deliberately broken).
+    #[arg(long, default_value = "log")]
+    pub read_mode: ReadMode,
+    /// A deliberately broken way of writing the state: in-place or ack-before-write (a build
+    /// with the `mutations` feature only, for the tests that must catch it).
+    #[cfg(feature = "mutations")]
+    #[arg(long, hide = true, value_parser = parse_broken_write)]
+    pub broken_write: Option<crate::BrokenWrite>,
+}
+
+#[cfg(feature = "mutations")]
+fn parse_broken_write(text: &str) -> Result<crate::BrokenWrite, String> {
+    match text {
+        "in-place" => Ok(crate::BrokenWrite::InPlace),
+        "ack-before-write" => Ok(crate::BrokenWrite::AckBeforeWrite),
+        _ => Err(format!(
+            "{text:?}: known broken writes are in-place, ack-before-write"
+        )),
+    }
+}
+
+impl ServerArgs {
+    /// The server's configuration, or what is wrong with the arguments.
+    pub fn config(&self) -> Result<ServerConfig, String> {
+        let mut members = BTreeMap::new();
+        for &(id, address) in &self.members {
+            if members.insert(id, address).is_some() {
+                return Err(format!("--members names {id} twice"));
+            }
+        }
+        let mut addresses: Vec<SocketAddr> = members.values().copied().collect();
+        addresses.sort();
+        if let Some(pair) = addresses.windows(2).find(|pair| pair[0] == pair[1]) {
+            return Err(format!("--members gives {} to two nodes", pair[0]));
+        }
+        let id = NodeId(self.id);
+        if !members.contains_key(&id) {
+            return Err(format!(
+                "--id {} is not one of the ids in --members",
+                self.id
+            ));
+        }
+        if addresses.contains(&self.client_address) {
+            return Err(format!(
+                "--client-address {} is also a member's address",
+                self.client_address
+            ));
+        }
+        Ok(ServerConfig {
+            id,
+            members,
+            client_address: self.client_address,
+            data_dir: self.data_dir.clone(),
+            read_mode: self.read_mode,
+            #[cfg(feature = "mutations")]
+            broken_write: self.broken_write,
+        })
+    }
+}
+
+/// `HOST:PORT`, the host a name or an address.
+fn parse_address(text: &str) -> Result<SocketAddr, String> {
+    text.to_socket_addrs()
+        .map_err(|error| format!("{text:?} is not HOST:PORT ({error})"))?
+        .next()
+        .ok_or_else(|| format!("{text:?} resolves to no address"))
+}
+
+/// `ID=HOST:PORT`.
+fn parse_member(text: &str) -> Result<(NodeId, SocketAddr), String> {
+    let (id, address) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?} is not ID=HOST:PORT"))?;
+    let id = id
+        .trim()
+        .parse::<u32>()
+        .map_err(|error| format!("{id:?} is not a node id ({error})"))?;
+    Ok((NodeId(id), parse_address(address.trim())?))
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<ServerConfig, String> {
+        let args =
+            ServerArgs::try_parse_from(line.split_whitespace()).map_err(|e| e.to_string())?;
+        args.config()
+    }
+
+    const MEMBERS: &str = "--members 0=127.0.0.1:7000,1=127.0.0.1:7001,2=localhost:7002";
+
+    #[test]
+    fn a_whole_command_line_gives_its_configuration() {
+        let config = parse(&format!(
+            "s --id 1 {MEMBERS} --client-address 127.0.0.1:7101 --data-dir /d --read-mode lease"
+        ))
+        .unwrap();
+        assert_eq!(config.id, NodeId(1));
+        assert_eq!(config.members.len(), 3);
+        assert_eq!(config.members[&NodeId(2)].port(), 7002);
+        assert_eq!(config.read_mode, ReadMode::Lease);
+    }
+
+    #[test]
+    fn each_mistake_is_named() {
+        let cases = [
+            (
+                "--id 5 --client-address 127.0.0.1:7100",
+                "--id 5 is not one of the ids",
+            ),
+            (
+                "--id 0 --client-address 127.0.0.1:7100 --read-mode fast",
+                "unknown read mode",
+            ),
+            (
+                "--id 0 --client-address 127.0.0.1:7001",
+                "also a member's address",
+            ),
+            ("--id 0 --client-address nowhere", "is not HOST:PORT"),
+        ];
+        for (args, expected) in cases {
+            let line = format!("s {MEMBERS} --data-dir /d {args}");
+            let error = parse(&line).expect_err(args);
+            assert!(error.contains(expected), "{args}: {error}");
+        }
+        let twice = "s --id 0 --members 0=127.0.0.1:1,0=127.0.0.1:2 --client-address 127.0.0.1:3 --data-dir /d";
+        assert!(parse(twice).unwrap_err().contains("names n0 twice"));
+        let shared = "s --id 0 --members 0=127.0.0.1:1,1=127.0.0.1:1 --client-address 127.0.0.1:3 --data-dir /d";
+        assert!(parse(shared).unwrap_err().contains("to two nodes"));
+        let bad = "s --id 0 --members 0:127.0.0.1:1 --client-address 127.0.0.1:3 --data-dir /d";
+        assert!(parse(bad).unwrap_err().contains("is not ID=HOST:PORT"));
+    }
+}

@@ -1,0 +1,329 @@
+//! Three `interleave-server` processes on localhost: clerks append while the leader is killed
+//! with SIGKILL and started again from its files; every acknowledged append is in the final
+//! value exactly once and in each clerk's order, an append whose outcome is unknown at most
+//! once, and nothing else. SIGTERM then stops every server cleanly.
+
+use crate::cluster::free_addresses;
+use deploy::TcpKvTransport;
+use node::kv::{Clerk, ClerkConfig, ClientId};
+use node::NodeId;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use threadsim::{Clock, ClockRef, SystemClock};
+
+struct Processes {
+    extra_args: Vec<String>,
+    members: String,
+    clients: BTreeMap<NodeId, SocketAddr>,
+    root: PathBuf,
+    children: BTreeMap<NodeId, Child>,
+}
+
+impl Processes {
+    fn new(nodes: u32, name: &str, extra_args: &[&str]) -> Processes {
+        let root = std::env::temp_dir().join(format!("interleave-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        let addresses = free_addresses(2 * nodes as usize);
+        let members = (0..nodes)
+            .map(|id| format!("{id}={}", addresses[id as usize]))
+            .collect::<Vec<_>>()
+            .join(",");
+        let clients = (0..nodes)
+            .map(|id| (NodeId(id), addresses[(nodes + id) as usize]))
+            .collect();
+        let mut processes = Processes {
+            extra_args: extra_args.iter().map(|arg| arg.to_string()).collect(),
+            members,
+            clients,
+            root,
+            children: BTreeMap::new(),
+        };
+        for id in 0..nodes {
+            processes.start(NodeId(id));
+        }
+        processes
+    }
+
+    fn start(&mut self, id: NodeId) {
+        let log = File::options()
+            .create(true)
+            .append(true)
+            .open(self.root.join(format!("{id}.log")))
+            .unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_interleave-server"))
+            .args(["--id", &id.0.to_string(), "--members", &self.members])
+            .args(["--client-address", &self.clients[&id].to_string()])
+            .arg("--data-dir")
+            .arg(self.root.join(id.to_string()))
+            .args(["--read-mode", "read-index"])
+            .args(&self.extra_args)
+            .stderr(log)
+            .spawn()
+            .expect("the server starts");
+        self.children.insert(id, child);
+    }
+
+    fn kill_9(&mut self, id: NodeId) {
+        let mut child = self.children.remove(&id).expect("running");
+        child.kill().expect("SIGKILL");
+        child.wait().unwrap();
+    }
+
+    fn log(&self, id: NodeId) -> String {
+        std::fs::read_to_string(self.root.join(format!("{id}.log"))).unwrap_or_default()
+    }
+}
+
+impl Drop for Processes {
+    fn drop(&mut self) {
+        for child in self.children.values_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// What one clerk did: its appends, acknowledged or of unknown outcome, in order.
+struct Appends {
+    acknowledged: Vec<String>,
+    unknown: Vec<String>,
+}
+
+fn append_until(clerk: &mut Clerk, clock: &ClockRef, name: &str, stop: &AtomicBool) -> Appends {
+    let mut appends = Appends {
+        acknowledged: Vec::new(),
+        unknown: Vec::new(),
+    };
+    let mut i = 0;
+    while !stop.load(Ordering::SeqCst) {
+        let value = format!("{name}.{i};");
+        let deadline = clock.now() + Duration::from_secs(1);
+        match clerk.append("k", &value, Some(deadline)) {
+            Ok(()) => appends.acknowledged.push(value),
+            Err(_) => appends.unknown.push(value),
+        }
+        i += 1;
+    }
+    appends
+}
+
+/// Checks the final value against what the clerks saw.
+fn check_appends(value: &str, clerks: &[(String, Appends)]) -> Result<(), String> {
+    let pieces: Vec<String> = value.split_inclusive(';').map(str::to_string).collect();
+    for (name, appends) in clerks {
+        let mine: Vec<&String> = pieces
+            .iter()
+            .filter(|piece| piece.starts_with(&format!("{name}.")))
+            .collect();
+        let acknowledged_seen: Vec<&String> = mine
+            .iter()
+            .copied()
+            .filter(|piece| appends.acknowledged.contains(piece))
+            .collect();
+        if let Some(lost) = appends
+            .acknowledged
+            .iter()
+            .find(|append| !acknowledged_seen.contains(append))
+        {
+            return Err(format!(
+                "{name}: acknowledged append {lost} lost ({} of {} acknowledged appends found)",
+                acknowledged_seen.len(),
+                appends.acknowledged.len()
+            ));
+        }
+        if acknowledged_seen != appends.acknowledged.iter().collect::<Vec<_>>() {
+            return Err(format!("{name}: acknowledged appends out of order"));
+        }
+        for piece in &mine {
+            let count = mine.iter().filter(|other| *other == piece).count();
+            if count > 1 {
+                return Err(format!("{name}: {piece} appears {count} times"));
+            }
+            if !appends.acknowledged.contains(piece) && !appends.unknown.contains(piece) {
+                return Err(format!("{name}: {piece} was never appended"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs two appending clerks on three servers while `faults` runs, then stops the clerks and
+/// runs `after`; returns what the clerks saw and the final value of the key.
+fn appends_under(
+    processes: &mut Processes,
+    faults: impl FnOnce(&mut Processes, &dyn Fn() -> Option<NodeId>),
+    after: impl FnOnce(&mut Processes),
+) -> (Vec<(String, Appends)>, String) {
+    let clock: ClockRef = Arc::new(SystemClock::new());
+    let transport = Arc::new(TcpKvTransport::new(&processes.clients));
+    let servers: Vec<NodeId> = processes.clients.keys().copied().collect();
+    let clerk = |index| {
+        Clerk::new(
+            ClientId(index),
+            servers.clone(),
+            transport.clone(),
+            clock.clone(),
+            ClerkConfig::default(),
+        )
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let clerks: Vec<_> = (0..2)
+        .map(|index| {
+            let mut clerk = clerk(index);
+            let (clock, stop) = (clock.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let name = format!("c{index}");
+                let appends = append_until(&mut clerk, &clock, &name, &stop);
+                (name, appends)
+            })
+        })
+        .collect();
+    let leader = || {
+        servers.iter().copied().find(|&id| {
+            transport
+                .status(id, Duration::from_millis(200))
+                .is_some_and(|status| status.leader)
+        })
+    };
+    faults(processes, &leader);
+    stop.store(true, Ordering::SeqCst);
+    let results: Vec<(String, Appends)> = clerks.into_iter().map(|c| c.join().unwrap()).collect();
+    after(processes);
+    let value = clerk(99).get("k", None).expect("no deadline");
+    for (name, appends) in &results {
+        eprintln!(
+            "{name}: {} appends acknowledged, {} unknown",
+            appends.acknowledged.len(),
+            appends.unknown.len()
+        );
+        assert!(
+            appends.acknowledged.len() >= 10,
+            "{name} had only {} appends acknowledged",
+            appends.acknowledged.len()
+        );
+    }
+    (results, value)
+}
+
+fn wait_for_leader(leader: &dyn Fn() -> Option<NodeId>) -> NodeId {
+    let clock = SystemClock::new();
+    for _ in 0..100 {
+        if let Some(leader) = leader() {
+            return leader;
+        }
+        clock.sleep(Duration::from_millis(100));
+    }
+    panic!("no leader in 10 s");
+}
+
+fn pause(millis: u64) {
+    SystemClock::new().sleep(Duration::from_millis(millis));
+}
+
+#[test]
+fn a_leader_killed_with_sigkill_loses_no_acknowledged_append() {
+    let mut processes = Processes::new(3, "leader-killed", &[]);
+    let (results, value) = appends_under(
+        &mut processes,
+        |processes, leader| {
+            let old_leader = wait_for_leader(leader);
+            pause(500);
+            processes.kill_9(old_leader);
+            pause(1500);
+            let successor = leader().expect("a new leader while the old one is down");
+            assert_ne!(successor, old_leader);
+            processes.start(old_leader);
+            pause(1000);
+            assert!(
+                processes.log(old_leader).contains("role changed"),
+                "the servers log their role changes"
+            );
+        },
+        |_| {},
+    );
+    if let Err(error) = check_appends(&value, &results) {
+        panic!("{error}");
+    }
+    // SIGTERM stops each server cleanly, exit status 0.
+    for (id, child) in &mut processes.children {
+        // SAFETY: sends a signal to a child this test started and has not yet waited for.
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let status = child.wait().unwrap();
+        assert!(status.success(), "{id} after SIGTERM: {status}");
+    }
+    processes.children.clear();
+}
+
+/// Kills every server at once, as a power cut would kill their processes, mid-run and again
+/// once the clerks have stopped, restarting them each time.
+fn whole_cluster_killed(extra_args: &[&str]) -> Result<(), String> {
+    let kill_all = |processes: &mut Processes| {
+        let ids: Vec<NodeId> = processes.children.keys().copied().collect();
+        for &id in &ids {
+            processes.kill_9(id);
+        }
+        for id in ids {
+            processes.start(id);
+        }
+    };
+    let mut processes = Processes::new(3, "all-killed", extra_args);
+    let (results, value) = appends_under(
+        &mut processes,
+        |processes, leader| {
+            wait_for_leader(leader);
+            pause(500);
+            kill_all(processes);
+            pause(1500);
+        },
+        kill_all,
+    );
+    check_appends(&value, &results)
+}
+
+#[test]
+fn a_whole_cluster_killed_at_once_loses_no_acknowledged_append() {
+    whole_cluster_killed(&[]).unwrap_or_else(|error| panic!("{error}"));
+}
+
+#[test]
+fn acknowledging_a_write_before_it_is_made_loses_appends_and_is_caught() {
+    let error = whole_cluster_killed(&["--broken-write", "ack-before-write"])
+        .expect_err("acknowledged appends lost");
+    eprintln!("{error}");
+    assert!(error.contains("lost"), "{error}");
+}
+
+#[test]
+fn the_check_rejects_a_lost_a_doubled_and_an_invented_append() {
+    let clerks = vec![(
+        "c0".to_string(),
+        Appends {
+            acknowledged: vec!["c0.0;".into(), "c0.1;".into()],
+            unknown: vec!["c0.2;".into()],
+        },
+    )];
+    assert!(check_appends("c0.0;c0.1;c0.2;", &clerks).is_ok());
+    assert!(check_appends("c0.0;c0.1;", &clerks).is_ok());
+    assert!(check_appends("c0.0;", &clerks)
+        .unwrap_err()
+        .contains("c0.1; lost"));
+    assert!(check_appends("c0.1;c0.0;", &clerks)
+        .unwrap_err()
+        .contains("out of order"));
+    assert!(check_appends("c0.0;c0.1;c0.2;c0.2;", &clerks)
+        .unwrap_err()
+        .contains("2 times"));
+    assert!(check_appends("c0.0;c0.1;c0.7;", &clerks)
+        .unwrap_err()
+        .contains("never appended"));
+}
