@@ -150,3 +150,135 @@ impl Clerk {
         }
     }
 }
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+    use std::collections::{BTreeMap, VecDeque};
+    use threadsim::sync::Mutex;
+    use threadsim::SystemClock;
+
+    /// Answers each server's calls from a script (no answer once it runs out) and records
+    /// every call.
+    #[derive(Default)]
+    struct Scripted {
+        answers: Mutex<BTreeMap<NodeId, VecDeque<KvReply>>>,
+        calls: Mutex<Vec<(NodeId, KvRequest)>>,
+    }
+
+    impl Scripted {
+        fn answer(&self, server: u32, reply: KvReply) {
+            self.answers
+                .lock()
+                .entry(NodeId(server))
+                .or_default()
+                .push_back(reply);
+        }
+        fn servers_called(&self) -> Vec<u32> {
+            self.calls
+                .lock()
+                .iter()
+                .map(|(server, _)| server.0)
+                .collect()
+        }
+    }
+
+    impl KvTransport for Scripted {
+        fn call(
+            &self,
+            server: NodeId,
+            request: KvRequest,
+            _timeout: Duration,
+        ) -> Result<KvReply, TransportError> {
+            self.calls.lock().push((server, request));
+            let answer = self
+                .answers
+                .lock()
+                .get_mut(&server)
+                .and_then(VecDeque::pop_front);
+            answer.ok_or(TransportError::NoReply(server))
+        }
+    }
+
+    fn clerk(script: &Arc<Scripted>) -> Clerk {
+        let clock: ClockRef = Arc::new(SystemClock::new());
+        Clerk::new(
+            ClientId(7),
+            (0..3).map(NodeId).collect(),
+            script.clone(),
+            clock,
+            ClerkConfig {
+                call_timeout: Duration::from_millis(1),
+                retry_pause: Duration::from_millis(1),
+            },
+        )
+    }
+
+    #[test]
+    fn put_and_append_send_their_operation_and_retries_keep_the_sequence_number() {
+        let script = Arc::new(Scripted::default());
+        script.answer(0, KvReply::Ok(KvResult::Done));
+        script.answer(0, KvReply::Timeout);
+        script.answer(0, KvReply::Ok(KvResult::Done));
+        let mut clerk = clerk(&script);
+        clerk.put("k", "v", None).expect("done");
+        clerk.append("k", "w", None).expect("done after a retry");
+        let calls = script.calls.lock().clone();
+        let ops: Vec<(Seq, KvOp)> = calls.into_iter().map(|(_, r)| (r.seq, r.op)).collect();
+        assert_eq!(
+            ops,
+            [
+                (Seq(1), KvOp::Put("k".into(), "v".into())),
+                (Seq(2), KvOp::Append("k".into(), "w".into())),
+                (Seq(2), KvOp::Append("k".into(), "w".into())),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_hint_naming_the_server_itself_or_a_stranger_is_not_followed() {
+        let script = Arc::new(Scripted::default());
+        script.answer(
+            0,
+            KvReply::WrongLeader {
+                leader_hint: Some(NodeId(0)),
+            },
+        );
+        script.answer(
+            1,
+            KvReply::WrongLeader {
+                leader_hint: Some(NodeId(9)),
+            },
+        );
+        script.answer(2, KvReply::Ok(KvResult::Value("v".into())));
+        assert_eq!(clerk(&script).get("k", None), Ok("v".into()));
+        assert_eq!(script.servers_called(), [0, 1, 2]);
+    }
+
+    #[test]
+    fn a_hint_to_another_server_is_followed() {
+        let script = Arc::new(Scripted::default());
+        script.answer(
+            0,
+            KvReply::WrongLeader {
+                leader_hint: Some(NodeId(2)),
+            },
+        );
+        script.answer(2, KvReply::Ok(KvResult::Value("v".into())));
+        assert_eq!(clerk(&script).get("k", None), Ok("v".into()));
+        assert_eq!(script.servers_called(), [0, 2]);
+    }
+
+    #[test]
+    fn a_clerk_that_gives_up_says_how_many_calls_it_made() {
+        let script = Arc::new(Scripted::default());
+        let mut clerk = clerk(&script);
+        let deadline = clerk.clock.now() + Duration::from_millis(20);
+        let gave_up = clerk
+            .get("k", Some(deadline))
+            .expect_err("no server answers");
+        let calls = script.calls.lock().len() as u64;
+        assert!(calls >= 3, "{calls} calls");
+        assert_eq!(gave_up, GaveUp { attempts: calls });
+    }
+}
