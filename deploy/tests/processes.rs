@@ -91,6 +91,23 @@ impl Drop for Processes {
     }
 }
 
+/// The exit status of `child`, which must exit within `limit` (else it is killed and the test
+/// fails).
+fn exit_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let clock = SystemClock::new();
+    let deadline = clock.now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if clock.now() >= deadline {
+            let _ = child.kill();
+            panic!("the server did not exit within {limit:?}");
+        }
+        clock.sleep(Duration::from_millis(20));
+    }
+}
+
 /// What one clerk did: its appends, acknowledged or of unknown outcome, in order.
 struct Appends {
     acknowledged: Vec<String>,
@@ -197,7 +214,17 @@ fn appends_under(
     stop.store(true, Ordering::SeqCst);
     let results: Vec<(String, Appends)> = clerks.into_iter().map(|c| c.join().unwrap()).collect();
     after(processes);
-    let value = clerk(99).get("k", None).expect("no deadline");
+    let deadline = clock.now() + Duration::from_secs(10);
+    let value = match clerk(99).get("k", Some(deadline)) {
+        Ok(value) => value,
+        Err(gave_up) => panic!(
+            "no server answered the final read ({gave_up}); logs:\n{}",
+            servers
+                .iter()
+                .map(|&id| processes.log(id))
+                .collect::<String>()
+        ),
+    };
     for (name, appends) in &results {
         eprintln!(
             "{name}: {} appends acknowledged, {} unknown",
@@ -258,7 +285,7 @@ fn a_leader_killed_with_sigkill_loses_no_acknowledged_append() {
         unsafe {
             libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
         }
-        let status = child.wait().unwrap();
+        let status = exit_within(child, Duration::from_secs(5));
         assert!(status.success(), "{id} after SIGTERM: {status}");
     }
     processes.children.clear();
@@ -266,7 +293,7 @@ fn a_leader_killed_with_sigkill_loses_no_acknowledged_append() {
 
 /// Kills every server at once, as a power cut would kill their processes, mid-run and again
 /// once the clerks have stopped, restarting them each time.
-fn whole_cluster_killed(extra_args: &[&str]) -> Result<(), String> {
+fn whole_cluster_killed(name: &str, extra_args: &[&str]) -> Result<(), String> {
     let kill_all = |processes: &mut Processes| {
         let ids: Vec<NodeId> = processes.children.keys().copied().collect();
         for &id in &ids {
@@ -276,7 +303,7 @@ fn whole_cluster_killed(extra_args: &[&str]) -> Result<(), String> {
             processes.start(id);
         }
     };
-    let mut processes = Processes::new(3, "all-killed", extra_args);
+    let mut processes = Processes::new(3, name, extra_args);
     let (results, value) = appends_under(
         &mut processes,
         |processes, leader| {
@@ -292,12 +319,12 @@ fn whole_cluster_killed(extra_args: &[&str]) -> Result<(), String> {
 
 #[test]
 fn a_whole_cluster_killed_at_once_loses_no_acknowledged_append() {
-    whole_cluster_killed(&[]).unwrap_or_else(|error| panic!("{error}"));
+    whole_cluster_killed("all-killed", &[]).unwrap_or_else(|error| panic!("{error}"));
 }
 
 #[test]
 fn acknowledging_a_write_before_it_is_made_loses_appends_and_is_caught() {
-    let error = whole_cluster_killed(&["--broken-write", "ack-before-write"])
+    let error = whole_cluster_killed("all-killed-broken", &["--broken-write", "ack-before-write"])
         .expect_err("acknowledged appends lost");
     eprintln!("{error}");
     assert!(error.contains("lost"), "{error}");
@@ -326,4 +353,35 @@ fn the_check_rejects_a_lost_a_doubled_and_an_invented_append() {
     assert!(check_appends("c0.0;c0.1;c0.7;", &clerks)
         .unwrap_err()
         .contains("never appended"));
+}
+
+#[test]
+fn a_server_whose_disk_refuses_a_write_stops_and_acknowledges_nothing() {
+    let mut processes = Processes::new(1, "failing-disk", &[]);
+    let clock: ClockRef = Arc::new(SystemClock::new());
+    let transport = Arc::new(TcpKvTransport::new(&processes.clients));
+    let mut clerk = Clerk::new(
+        ClientId(1),
+        vec![NodeId(0)],
+        transport,
+        clock.clone(),
+        ClerkConfig::default(),
+    );
+    clerk.append("k", "kept;", None).expect("a working disk");
+    // The next save cannot create its file: a directory stands where it goes (a real error
+    // from the file system, EISDIR, where a test without root cannot make the disk fail).
+    std::fs::create_dir(processes.root.join("n0").join("state.tmp")).unwrap();
+    let deadline = clock.now() + Duration::from_secs(2);
+    assert!(
+        clerk.append("k", "lost;", Some(deadline)).is_err(),
+        "an append the node could not write was acknowledged"
+    );
+    let mut child = processes.children.remove(&NodeId(0)).unwrap();
+    let status = exit_within(&mut child, Duration::from_secs(5));
+    assert_eq!(status.code(), Some(1), "{status}");
+    let log = processes.log(NodeId(0));
+    assert!(
+        log.contains("storage failed") || log.contains("a write to its storage failed"),
+        "{log}"
+    );
 }
