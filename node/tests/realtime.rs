@@ -149,3 +149,89 @@ fn a_node_refuses_to_start_on_corrupt_storage() {
         Ok(_) => panic!("started on corrupt storage"),
     }
 }
+
+/// A key-value server on a one-node cluster in real time, with a handle on its node.
+fn lone_kv_server(read_mode: node::kv::ReadMode) -> (Arc<Node>, node::kv::KvServer) {
+    use node::kv::{KvObserver, KvServer, KvServerConfig, ReadMode};
+    struct Unobserved;
+    impl KvObserver for Unobserved {
+        fn on_applied(&self, _node: NodeId, _applied: &Applied) {}
+        fn on_local_read(&self, _node: NodeId, _term: node::Term, _mode: ReadMode) {}
+    }
+    let clock: ClockRef = Arc::new(SystemClock::new());
+    let network = LocalNetwork::new(clock.clone(), Duration::from_millis(20));
+    let (apply_sender, receiver) = channel(&clock, 64, "apply");
+    let params = NodeParams::with_defaults(
+        NodeId(0),
+        &[NodeId(0)],
+        network,
+        Arc::new(MemoryPersister::new()),
+        clock.clone(),
+        apply_sender,
+    );
+    let node = Arc::new(Node::new(params).expect("valid node"));
+    let server = KvServer::start(
+        node.clone(),
+        receiver,
+        clock,
+        KvServerConfig {
+            read_mode,
+            ..KvServerConfig::default()
+        },
+        Arc::new(Unobserved),
+    );
+    (node, server)
+}
+
+fn request(seq: u64, op: node::kv::KvOp) -> node::kv::KvRequest {
+    node::kv::KvRequest {
+        client: node::kv::ClientId(1),
+        seq: node::kv::Seq(seq),
+        op,
+    }
+}
+
+/// Puts `k = v` through `server` once its lone node leads.
+fn put_once_leading(server: &node::kv::KvServer) {
+    use node::kv::{KvOp, KvReply, KvResult};
+    let clock = SystemClock::new();
+    let put = KvOp::Put("k".into(), "v".into());
+    let mut answer = server.handle(request(1, put.clone()));
+    for _ in 0..200 {
+        if answer == Some(KvReply::Ok(KvResult::Done)) {
+            break;
+        }
+        threadsim::Clock::sleep(&clock, Duration::from_millis(10));
+        answer = server.handle(request(1, put.clone()));
+    }
+    assert_eq!(
+        answer,
+        Some(KvReply::Ok(KvResult::Done)),
+        "a lone node leads"
+    );
+}
+
+#[test]
+fn unsafe_local_reads_are_served_by_the_node_that_believes_it_leads() {
+    use node::kv::{KvOp, KvReply, KvResult, ReadMode};
+    let (_node, server) = lone_kv_server(ReadMode::UnsafeLocal);
+    put_once_leading(&server);
+    assert_eq!(
+        server.handle(request(2, KvOp::Get("k".into()))),
+        Some(KvReply::Ok(KvResult::Value("v".into())))
+    );
+}
+
+#[test]
+fn a_killed_or_dropped_kv_server_answers_nothing_and_stops_its_node() {
+    use node::kv::{KvOp, ReadMode};
+    let (node, server) = lone_kv_server(ReadMode::Log);
+    put_once_leading(&server);
+    server.kill();
+    assert!(node.is_stopped(), "killing the server kills its node");
+    assert_eq!(server.handle(request(2, KvOp::Get("k".into()))), None);
+
+    let (node, server) = lone_kv_server(ReadMode::Log);
+    drop(server);
+    assert!(node.is_stopped(), "dropping the server kills its node");
+}

@@ -160,10 +160,23 @@ mod tests {
 
     /// Answers each server's calls from a script (no answer once it runs out) and records
     /// every call.
-    #[derive(Default)]
     struct Scripted {
         answers: Mutex<BTreeMap<NodeId, VecDeque<KvReply>>>,
         calls: Mutex<Vec<(NodeId, KvRequest)>>,
+        /// The real clock the clerks here run on, and when each call came by it.
+        clock: ClockRef,
+        times: Mutex<Vec<Instant>>,
+    }
+
+    impl Default for Scripted {
+        fn default() -> Self {
+            Scripted {
+                answers: Mutex::default(),
+                calls: Mutex::default(),
+                clock: Arc::new(SystemClock::new()),
+                times: Mutex::default(),
+            }
+        }
     }
 
     impl Scripted {
@@ -191,6 +204,7 @@ mod tests {
             _timeout: Duration,
         ) -> Result<KvReply, TransportError> {
             self.calls.lock().push((server, request));
+            self.times.lock().push(self.clock.now());
             let answer = self
                 .answers
                 .lock()
@@ -201,15 +215,18 @@ mod tests {
     }
 
     fn clerk(script: &Arc<Scripted>) -> Clerk {
-        let clock: ClockRef = Arc::new(SystemClock::new());
+        clerk_pausing(script, Duration::from_millis(1))
+    }
+
+    fn clerk_pausing(script: &Arc<Scripted>, retry_pause: Duration) -> Clerk {
         Clerk::new(
             ClientId(7),
             (0..3).map(NodeId).collect(),
             script.clone(),
-            clock,
+            script.clock.clone(),
             ClerkConfig {
                 call_timeout: Duration::from_millis(1),
-                retry_pause: Duration::from_millis(1),
+                retry_pause,
             },
         )
     }
@@ -280,5 +297,28 @@ mod tests {
         let calls = script.calls.lock().len() as u64;
         assert!(calls >= 3, "{calls} calls");
         assert_eq!(gave_up, GaveUp { attempts: calls });
+    }
+
+    #[test]
+    fn a_clerk_pauses_after_trying_every_server_once_and_only_then() {
+        let script = Arc::new(Scripted::default());
+        let pause = Duration::from_millis(60);
+        let mut clerk = clerk_pausing(&script, pause);
+        let deadline = clerk.clock.now() + Duration::from_millis(150);
+        clerk
+            .get("k", Some(deadline))
+            .expect_err("no server answers");
+        let times = script.times.lock().clone();
+        // Three calls, a pause, three calls, a pause, three calls: nine at most, and the
+        // first three at once.
+        assert!(
+            (3..=9).contains(&times.len()),
+            "{} calls in 150 ms with a 60 ms pause after every round",
+            times.len()
+        );
+        assert!(
+            times[2].saturating_since(times[0]) < pause / 2,
+            "the clerk paused before trying every server"
+        );
     }
 }

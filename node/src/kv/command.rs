@@ -116,6 +116,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_get_that_carries_a_value_is_refused() {
+        let put = KvCommand::Op {
+            client: ClientId(1),
+            seq: Seq(2),
+            op: KvOp::Put("k".into(), "v".into()),
+        }
+        .encode();
+        let mut bytes = put.0.clone();
+        // The operation's tag follows the command tag, the client and the sequence number.
+        assert_eq!(bytes[1 + 8 + 8], PUT);
+        bytes[1 + 8 + 8] = GET;
+        assert_eq!(
+            KvCommand::decode(&Command(bytes)),
+            Err(NotAKvCommand("unknown operation"))
+        );
+    }
+
+    #[test]
     fn commands_round_trip_and_garbage_is_refused() {
         let commands = [
             KvCommand::Noop,

@@ -125,11 +125,6 @@ impl KvServer {
         &self.shared.node
     }
 
-    /// The last log index its state machine applied.
-    pub fn applied(&self) -> LogIndex {
-        self.shared.state.lock().machine.applied()
-    }
-
     /// Handles one request on the caller's thread. `None` (no answer) once killed.
     pub fn handle(&self, request: KvRequest) -> Option<KvReply> {
         self.shared.handle(request)
