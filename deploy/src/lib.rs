@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod file_persister;
+mod proxy;
 mod real_time;
 mod server;
 mod server_args;
@@ -36,6 +37,7 @@ pub mod wire;
 #[cfg(feature = "mutations")]
 pub use file_persister::BrokenWrite;
 pub use file_persister::{FilePersister, OpenError};
+pub use proxy::{LinkFault, LinkProxy};
 pub use server::{NodeFailed, Server, ServerConfig, StartError};
 pub use server_args::ServerArgs;
 pub use signals::{stop_asked, stop_on_term_or_interrupt};

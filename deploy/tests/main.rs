@@ -5,3 +5,4 @@ mod cluster;
 mod crash;
 mod data_directory;
 mod processes;
+mod proxy;

@@ -4,7 +4,7 @@
 //! once, and nothing else. SIGTERM then stops every server cleanly.
 
 use crate::cluster::free_addresses;
-use deploy::TcpKvTransport;
+use deploy::{LinkFault, LinkProxy, TcpKvTransport};
 use node::kv::{Clerk, ClerkConfig, ClientId};
 use node::NodeId;
 use std::collections::BTreeMap;
@@ -19,36 +19,83 @@ use threadsim::{Clock, ClockRef, SystemClock};
 
 struct Processes {
     extra_args: Vec<String>,
-    members: String,
+    /// Each node's `--members`: its own address, and where it reaches each other node.
+    members: BTreeMap<NodeId, String>,
     clients: BTreeMap<NodeId, SocketAddr>,
+    /// With proxies: the link from the first node to the second.
+    links: BTreeMap<(NodeId, NodeId), LinkProxy>,
     root: PathBuf,
     children: BTreeMap<NodeId, Child>,
 }
 
 impl Processes {
     fn new(nodes: u32, name: &str, extra_args: &[&str]) -> Processes {
+        Processes::start_all(nodes, name, extra_args, false)
+    }
+
+    /// [`Processes::new`] with every node reaching every other through a [`LinkProxy`] of its
+    /// own, so links can be cut one direction at a time.
+    fn with_proxies(nodes: u32, name: &str) -> Processes {
+        Processes::start_all(nodes, name, &[], true)
+    }
+
+    fn start_all(nodes: u32, name: &str, extra_args: &[&str], proxied: bool) -> Processes {
         let root = std::env::temp_dir().join(format!("interleave-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(&root).unwrap();
         let addresses = free_addresses(2 * nodes as usize);
-        let members = (0..nodes)
-            .map(|id| format!("{id}={}", addresses[id as usize]))
-            .collect::<Vec<_>>()
-            .join(",");
-        let clients = (0..nodes)
-            .map(|id| (NodeId(id), addresses[(nodes + id) as usize]))
+        let ids: Vec<NodeId> = (0..nodes).map(NodeId).collect();
+        let mut links = BTreeMap::new();
+        if proxied {
+            for &from in &ids {
+                for &to in ids.iter().filter(|&&to| to != from) {
+                    let proxy = LinkProxy::start(addresses[to.0 as usize]).expect("a proxy");
+                    links.insert((from, to), proxy);
+                }
+            }
+        }
+        let members = ids
+            .iter()
+            .map(|&me| {
+                let list = ids
+                    .iter()
+                    .map(|&other| {
+                        let address = match links.get(&(me, other)) {
+                            Some(proxy) => proxy.address(),
+                            None => addresses[other.0 as usize],
+                        };
+                        format!("{}={address}", other.0)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",");
+                (me, list)
+            })
+            .collect();
+        let clients = ids
+            .iter()
+            .map(|&id| (id, addresses[(nodes + id.0) as usize]))
             .collect();
         let mut processes = Processes {
             extra_args: extra_args.iter().map(|arg| arg.to_string()).collect(),
             members,
             clients,
+            links,
             root,
             children: BTreeMap::new(),
         };
-        for id in 0..nodes {
-            processes.start(NodeId(id));
+        for id in ids {
+            processes.start(id);
         }
         processes
+    }
+
+    /// Sets every link into and out of `node` to `fault`.
+    fn isolate(&self, node: NodeId, fault: LinkFault) {
+        for ((from, to), proxy) in &self.links {
+            if *from == node || *to == node {
+                proxy.set(fault);
+            }
+        }
     }
 
     fn start(&mut self, id: NodeId) {
@@ -58,7 +105,7 @@ impl Processes {
             .open(self.root.join(format!("{id}.log")))
             .unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_interleave-server"))
-            .args(["--id", &id.0.to_string(), "--members", &self.members])
+            .args(["--id", &id.0.to_string(), "--members", &self.members[&id]])
             .args(["--client-address", &self.clients[&id].to_string()])
             .arg("--data-dir")
             .arg(self.root.join(id.to_string()))
@@ -176,7 +223,7 @@ fn check_appends(value: &str, clerks: &[(String, Appends)]) -> Result<(), String
 /// runs `after`; returns what the clerks saw and the final value of the key.
 fn appends_under(
     processes: &mut Processes,
-    faults: impl FnOnce(&mut Processes, &dyn Fn() -> Option<NodeId>),
+    faults: impl FnOnce(&mut Processes, &dyn Fn() -> Vec<NodeId>),
     after: impl FnOnce(&mut Processes),
 ) -> (Vec<(String, Appends)>, String) {
     let clock: ClockRef = Arc::new(SystemClock::new());
@@ -203,14 +250,19 @@ fn appends_under(
             })
         })
         .collect();
-    let leader = || {
-        servers.iter().copied().find(|&id| {
-            transport
-                .status(id, Duration::from_millis(200))
-                .is_some_and(|status| status.leader)
-        })
+    // Every server that believes it leads (a cut-off leader may, for a while).
+    let leaders = || {
+        servers
+            .iter()
+            .copied()
+            .filter(|&id| {
+                transport
+                    .status(id, Duration::from_millis(200))
+                    .is_some_and(|status| status.leader)
+            })
+            .collect()
     };
-    faults(processes, &leader);
+    faults(processes, &leaders);
     stop.store(true, Ordering::SeqCst);
     let results: Vec<(String, Appends)> = clerks.into_iter().map(|c| c.join().unwrap()).collect();
     after(processes);
@@ -240,15 +292,15 @@ fn appends_under(
     (results, value)
 }
 
-fn wait_for_leader(leader: &dyn Fn() -> Option<NodeId>) -> NodeId {
-    let clock = SystemClock::new();
+/// A leader other than `old` (any leader if `None`), waiting up to 10 s for one.
+fn wait_for_leader(leaders: &dyn Fn() -> Vec<NodeId>, old: Option<NodeId>) -> NodeId {
     for _ in 0..100 {
-        if let Some(leader) = leader() {
+        if let Some(&leader) = leaders().iter().find(|&&leader| Some(leader) != old) {
             return leader;
         }
-        clock.sleep(Duration::from_millis(100));
+        pause(100);
     }
-    panic!("no leader in 10 s");
+    panic!("no leader other than {old:?} in 10 s");
 }
 
 fn pause(millis: u64) {
@@ -260,13 +312,12 @@ fn a_leader_killed_with_sigkill_loses_no_acknowledged_append() {
     let mut processes = Processes::new(3, "leader-killed", &[]);
     let (results, value) = appends_under(
         &mut processes,
-        |processes, leader| {
-            let old_leader = wait_for_leader(leader);
+        |processes, leaders| {
+            let old_leader = wait_for_leader(leaders, None);
             pause(500);
             processes.kill_9(old_leader);
             pause(1500);
-            let successor = leader().expect("a new leader while the old one is down");
-            assert_ne!(successor, old_leader);
+            wait_for_leader(leaders, Some(old_leader));
             processes.start(old_leader);
             pause(1000);
             assert!(
@@ -306,8 +357,8 @@ fn whole_cluster_killed(name: &str, extra_args: &[&str]) -> Result<(), String> {
     let mut processes = Processes::new(3, name, extra_args);
     let (results, value) = appends_under(
         &mut processes,
-        |processes, leader| {
-            wait_for_leader(leader);
+        |processes, leaders| {
+            wait_for_leader(leaders, None);
             pause(500);
             kill_all(processes);
             pause(1500);
@@ -384,4 +435,26 @@ fn a_server_whose_disk_refuses_a_write_stops_and_acknowledges_nothing() {
         log.contains("storage failed") || log.contains("a write to its storage failed"),
         "{log}"
     );
+}
+
+#[test]
+fn a_leader_cut_off_by_its_links_is_replaced_and_no_acknowledged_append_is_lost() {
+    let mut processes = Processes::with_proxies(3, "partitioned");
+    let (results, value) = appends_under(
+        &mut processes,
+        |processes, leaders| {
+            let old_leader = wait_for_leader(leaders, None);
+            pause(500);
+            processes.isolate(old_leader, LinkFault::Cut);
+            pause(1000);
+            // The majority elects another leader while the old one is cut off.
+            wait_for_leader(leaders, Some(old_leader));
+            processes.isolate(old_leader, LinkFault::Healthy);
+            pause(1000);
+        },
+        |_| {},
+    );
+    if let Err(error) = check_appends(&value, &results) {
+        panic!("{error}");
+    }
 }
