@@ -4,5 +4,6 @@
 mod cluster;
 mod crash;
 mod data_directory;
+mod linearizable;
 mod processes;
 mod proxy;

@@ -17,11 +17,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use threadsim::{Clock, ClockRef, SystemClock};
 
-struct Processes {
+pub struct Processes {
     extra_args: Vec<String>,
     /// Each node's `--members`: its own address, and where it reaches each other node.
     members: BTreeMap<NodeId, String>,
-    clients: BTreeMap<NodeId, SocketAddr>,
+    pub clients: BTreeMap<NodeId, SocketAddr>,
     /// With proxies: the link from the first node to the second.
     links: BTreeMap<(NodeId, NodeId), LinkProxy>,
     root: PathBuf,
@@ -35,8 +35,8 @@ impl Processes {
 
     /// [`Processes::new`] with every node reaching every other through a [`LinkProxy`] of its
     /// own, so links can be cut one direction at a time.
-    fn with_proxies(nodes: u32, name: &str) -> Processes {
-        Processes::start_all(nodes, name, &[], true)
+    pub fn with_proxies(nodes: u32, name: &str, extra_args: &[&str]) -> Processes {
+        Processes::start_all(nodes, name, extra_args, true)
     }
 
     fn start_all(nodes: u32, name: &str, extra_args: &[&str], proxied: bool) -> Processes {
@@ -76,7 +76,13 @@ impl Processes {
             .map(|&id| (id, addresses[(nodes + id.0) as usize]))
             .collect();
         let mut processes = Processes {
-            extra_args: extra_args.iter().map(|arg| arg.to_string()).collect(),
+            extra_args: {
+                let mut args: Vec<String> = extra_args.iter().map(|arg| arg.to_string()).collect();
+                if !args.iter().any(|arg| arg == "--read-mode") {
+                    args.extend(["--read-mode".to_string(), "read-index".to_string()]);
+                }
+                args
+            },
             members,
             clients,
             links,
@@ -90,7 +96,7 @@ impl Processes {
     }
 
     /// Sets every link into and out of `node` to `fault`.
-    fn isolate(&self, node: NodeId, fault: LinkFault) {
+    pub fn isolate(&self, node: NodeId, fault: LinkFault) {
         for ((from, to), proxy) in &self.links {
             if *from == node || *to == node {
                 proxy.set(fault);
@@ -109,7 +115,6 @@ impl Processes {
             .args(["--client-address", &self.clients[&id].to_string()])
             .arg("--data-dir")
             .arg(self.root.join(id.to_string()))
-            .args(["--read-mode", "read-index"])
             .args(&self.extra_args)
             .stderr(log)
             .spawn()
@@ -293,7 +298,7 @@ fn appends_under(
 }
 
 /// A leader other than `old` (any leader if `None`), waiting up to 10 s for one.
-fn wait_for_leader(leaders: &dyn Fn() -> Vec<NodeId>, old: Option<NodeId>) -> NodeId {
+pub fn wait_for_leader(leaders: &dyn Fn() -> Vec<NodeId>, old: Option<NodeId>) -> NodeId {
     for _ in 0..100 {
         if let Some(&leader) = leaders().iter().find(|&&leader| Some(leader) != old) {
             return leader;
@@ -303,7 +308,7 @@ fn wait_for_leader(leaders: &dyn Fn() -> Vec<NodeId>, old: Option<NodeId>) -> No
     panic!("no leader other than {old:?} in 10 s");
 }
 
-fn pause(millis: u64) {
+pub fn pause(millis: u64) {
     SystemClock::new().sleep(Duration::from_millis(millis));
 }
 
@@ -439,7 +444,7 @@ fn a_server_whose_disk_refuses_a_write_stops_and_acknowledges_nothing() {
 
 #[test]
 fn a_leader_cut_off_by_its_links_is_replaced_and_no_acknowledged_append_is_lost() {
-    let mut processes = Processes::with_proxies(3, "partitioned");
+    let mut processes = Processes::with_proxies(3, "partitioned", &[]);
     let (results, value) = appends_under(
         &mut processes,
         |processes, leaders| {
