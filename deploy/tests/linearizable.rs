@@ -44,7 +44,7 @@ impl KvTransport for ClientSide {
 /// Runs 2 writers (puts of unique values) and 3 readers (one get every 2 ms) on one key while the leader is cut off
 /// for 2 s; returns the history and how many gets returned.
 fn history_under_a_cut_leader(read_mode: &str, name: &str) -> (History<KvInput, KvOutput>, usize) {
-    let mut processes = Processes::with_proxies(3, name, &["--read-mode", read_mode]);
+    let processes = Processes::with_proxies(3, name, &["--read-mode", read_mode]);
     let clock: ClockRef = Arc::new(SystemClock::new());
     let transport = Arc::new(TcpKvTransport::new(&processes.clients));
     let servers: Vec<NodeId> = processes.clients.keys().copied().collect();
