@@ -128,6 +128,14 @@ impl Processes {
         child.wait().unwrap();
     }
 
+    /// Sends `signal` to `id`'s process (SIGSTOP and SIGCONT pause and resume it).
+    fn signal(&self, id: NodeId, signal: libc::c_int) {
+        let pid = self.children[&id].id() as libc::pid_t;
+        // SAFETY: signals a child this test started and has not yet waited for.
+        let sent = unsafe { libc::kill(pid, signal) };
+        assert_eq!(sent, 0, "kill({pid}, {signal})");
+    }
+
     fn log(&self, id: NodeId) -> String {
         std::fs::read_to_string(self.root.join(format!("{id}.log"))).unwrap_or_default()
     }
@@ -455,6 +463,28 @@ fn a_leader_cut_off_by_its_links_is_replaced_and_no_acknowledged_append_is_lost(
             // The majority elects another leader while the old one is cut off.
             wait_for_leader(leaders, Some(old_leader));
             processes.isolate(old_leader, LinkFault::Healthy);
+            pause(1000);
+        },
+        |_| {},
+    );
+    if let Err(error) = check_appends(&value, &results) {
+        panic!("{error}");
+    }
+}
+
+#[test]
+fn a_leader_paused_with_sigstop_past_the_election_timeout_loses_no_acknowledged_append() {
+    let mut processes = Processes::new(3, "leader-paused", &[]);
+    let (results, value) = appends_under(
+        &mut processes,
+        |processes, leaders| {
+            let old_leader = wait_for_leader(leaders, None);
+            pause(500);
+            processes.signal(old_leader, libc::SIGSTOP);
+            // A paused process answers nothing, not even its status: the leader found is new.
+            pause(1500);
+            wait_for_leader(leaders, Some(old_leader));
+            processes.signal(old_leader, libc::SIGCONT);
             pause(1000);
         },
         |_| {},
