@@ -100,6 +100,17 @@ impl TcpKvTransport {
 }
 
 impl TcpKvTransport {
+    /// Every server whose node believes it leads (a cut-off leader may, for a while), asked one
+    /// after another, each given `timeout` to answer.
+    pub fn leaders(&self, timeout: Duration) -> Vec<NodeId> {
+        self.callers
+            .by_node
+            .keys()
+            .copied()
+            .filter(|&server| self.status(server, timeout).is_some_and(|s| s.leader))
+            .collect()
+    }
+
     /// Asks `server` for its node's state; `None` without an answer within `timeout`.
     pub fn status(&self, server: NodeId, timeout: Duration) -> Option<StatusReport> {
         match self.callers.call(server, &ClientRequest::Status, timeout) {

@@ -113,17 +113,7 @@ fn history_under_a_cut_leader(read_mode: &str, name: &str) -> (History<KvInput, 
             })
         })
         .collect();
-    let leaders = || -> Vec<NodeId> {
-        servers
-            .iter()
-            .copied()
-            .filter(|&id| {
-                transport
-                    .status(id, Duration::from_millis(200))
-                    .is_some_and(|status| status.leader)
-            })
-            .collect()
-    };
+    let leaders = || transport.leaders(Duration::from_millis(200));
     let old_leader = wait_for_leader(&leaders, None);
     pause(500);
     processes.isolate(old_leader, LinkFault::Cut);

@@ -263,18 +263,7 @@ fn appends_under(
             })
         })
         .collect();
-    // Every server that believes it leads (a cut-off leader may, for a while).
-    let leaders = || {
-        servers
-            .iter()
-            .copied()
-            .filter(|&id| {
-                transport
-                    .status(id, Duration::from_millis(200))
-                    .is_some_and(|status| status.leader)
-            })
-            .collect()
-    };
+    let leaders = || transport.leaders(Duration::from_millis(200));
     faults(processes, &leaders);
     stop.store(true, Ordering::SeqCst);
     let results: Vec<(String, Appends)> = clerks.into_iter().map(|c| c.join().unwrap()).collect();
