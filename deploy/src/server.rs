@@ -75,6 +75,23 @@ pub enum StartError {
     },
 }
 
+/// How long a server keeps trying an address that is in use before it gives up: the socket of
+/// a process that just stopped, or a copy a forking process holds for a moment, frees it soon.
+const ADDRESS_IN_USE_PATIENCE: Duration = Duration::from_secs(2);
+
+/// `bind()`, tried again while its address is in use, for at most [`ADDRESS_IN_USE_PATIENCE`].
+fn bind_retrying(bind: &dyn Fn() -> io::Result<Listener>) -> io::Result<Listener> {
+    let give_up = now() + ADDRESS_IN_USE_PATIENCE;
+    loop {
+        match bind() {
+            Err(error) if error.kind() == io::ErrorKind::AddrInUse && now() < give_up => {
+                sleep_until(now() + Duration::from_millis(50));
+            }
+            bound => return bound,
+        }
+    }
+}
+
 /// The answer of `server` to a client.
 fn answer(server: &KvServer, request: ClientRequest) -> Option<ClientReply> {
     match request {
@@ -145,19 +162,13 @@ impl Server {
                     .join(", "),
             });
         };
-        #[cfg(feature = "mutations")]
-        let persister = Arc::new(match config.broken_write {
-            Some(broken) => FilePersister::open_broken(&config.data_dir, broken)?,
-            None => FilePersister::open(&config.data_dir)?,
-        });
-        #[cfg(not(feature = "mutations"))]
-        let persister = Arc::new(FilePersister::open(&config.data_dir)?);
-        // Both listeners exist before the node does, so a bad address fails first; until the
-        // node is up they answer nothing, as a node still starting would.
+        // Both listeners exist before the data directory is touched and before the node, so a
+        // bad address fails first and leaves nothing behind; until the node is up they answer
+        // nothing, as a node still starting would.
         let rpc_handler: Arc<Mutex<Option<Arc<dyn RpcHandler>>>> = Arc::default();
         let kv_handler: Arc<Mutex<Option<Arc<KvServer>>>> = Arc::default();
-        let listen = |what, address, bound: io::Result<Listener>| {
-            bound.map_err(|source| StartError::Listen {
+        let listen = |what, address, bind: &dyn Fn() -> io::Result<Listener>| {
+            bind_retrying(bind).map_err(|source| StartError::Listen {
                 what,
                 address,
                 source,
@@ -165,32 +176,37 @@ impl Server {
         };
         let rpc_listener = {
             let slot = rpc_handler.clone();
-            listen(
-                "nodes",
-                own_address,
+            listen("nodes", own_address, &|| {
+                let slot = slot.clone();
                 Listener::bind::<RaftRpc>(
                     own_address,
                     Arc::new(move |request| {
                         let handler = slot.lock().clone()?;
                         handler.handle(request)
                     }),
-                ),
-            )?
+                )
+            })?
         };
         let client_listener = {
             let slot = kv_handler.clone();
-            listen(
-                "clients",
-                config.client_address,
+            listen("clients", config.client_address, &|| {
+                let slot = slot.clone();
                 Listener::bind::<ClientProtocol>(
                     config.client_address,
                     Arc::new(move |request| {
                         let server = slot.lock().clone()?;
                         answer(&server, request)
                     }),
-                ),
-            )?
+                )
+            })?
         };
+        #[cfg(feature = "mutations")]
+        let persister = Arc::new(match config.broken_write {
+            Some(broken) => FilePersister::open_broken(&config.data_dir, broken)?,
+            None => FilePersister::open(&config.data_dir)?,
+        });
+        #[cfg(not(feature = "mutations"))]
+        let persister = Arc::new(FilePersister::open(&config.data_dir)?);
         let clock: ClockRef = Arc::new(SystemClock::new());
         let peers: BTreeMap<NodeId, SocketAddr> = config
             .members

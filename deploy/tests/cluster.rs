@@ -8,20 +8,31 @@ use node::{LogIndex, NodeId};
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use threadsim::Clock;
 use threadsim::{ClockRef, SystemClock};
 
-/// `count` addresses on localhost that were free a moment ago.
+/// `count` addresses on localhost that were free a moment ago, below the range the system
+/// draws outgoing connections' ports from: a port of that range, free when checked, can be
+/// taken by any connection before the server binds it (a test here makes hundreds).
 pub fn free_addresses(count: usize) -> Vec<SocketAddr> {
-    let listeners: Vec<TcpListener> = (0..count)
-        .map(|_| TcpListener::bind("127.0.0.1:0").expect("a free port"))
-        .collect();
-    listeners
-        .iter()
-        .map(|listener| listener.local_addr().expect("bound"))
-        .collect()
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    // Each test process starts at its own place in 20000-31999.
+    let base = 20_000 + (std::process::id() % 600) as u16 * 20;
+    let mut addresses = Vec::new();
+    for _ in 0..12_000 {
+        if addresses.len() == count {
+            break;
+        }
+        let port = 20_000 + (base - 20_000 + NEXT.fetch_add(1, Ordering::SeqCst)) % 12_000;
+        if let Ok(listener) = TcpListener::bind(("127.0.0.1", port)) {
+            addresses.push(listener.local_addr().expect("bound"));
+        }
+    }
+    assert_eq!(addresses.len(), count, "no free ports in 20000-31999");
+    addresses
 }
 
 struct Deployment {
@@ -58,7 +69,7 @@ impl Deployment {
             .collect();
         let servers = configs
             .iter()
-            .map(|config| Some(Server::start(config).expect("the server starts")))
+            .map(|config| Some(Server::start(config).unwrap_or_else(|error| panic!("{error}"))))
             .collect();
         Deployment {
             configs,
