@@ -3,6 +3,7 @@
 
 use clap::Parser;
 use deploy::{Server, ServerArgs};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use tracing_subscriber::EnvFilter;
 
@@ -10,6 +11,8 @@ fn main() -> ExitCode {
     let args = ServerArgs::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // Colours for a terminal, plain text for a log file.
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .init();
     let config = match args.config() {
