@@ -93,10 +93,19 @@ impl FilePersister {
                 dir: dir.to_path_buf(),
             });
         }
+        let existed = dir.is_dir();
         fs::create_dir_all(dir).map_err(|source| OpenError::CreateDir {
             dir: dir.to_path_buf(),
             source,
         })?;
+        if !existed {
+            // The new directory's own entry must be durable too, or a power cut could take the
+            // directory, and every state saved in it, away.
+            let parent = dir.parent().filter(|parent| !parent.as_os_str().is_empty());
+            File::open(parent.unwrap_or(Path::new(".")))
+                .and_then(|parent| parent.sync_all())
+                .map_err(unusable)?;
+        }
         let lock = OpenOptions::new()
             .create(true)
             .truncate(false)
