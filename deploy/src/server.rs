@@ -16,6 +16,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
+use threadsim::clock::{RatePpm, SkewedClock};
 use threadsim::sync::{Arc, Mutex};
 use threadsim::{channel, ClockRef, SystemClock};
 
@@ -35,6 +36,8 @@ pub struct ServerConfig {
     pub data_dir: PathBuf,
     /// How it serves gets.
     pub read_mode: ReadMode,
+    /// Whether a client may change this node's clock (a nemesis on a test cluster).
+    pub allow_clock_control: bool,
     /// A deliberately broken way of writing its state (tests only).
     #[cfg(feature = "mutations")]
     pub broken_write: Option<crate::BrokenWrite>,
@@ -92,23 +95,55 @@ fn bind_retrying(bind: &dyn Fn() -> io::Result<Listener>) -> io::Result<Listener
     }
 }
 
-/// The answer of `server` to a client.
-fn answer(server: &KvServer, request: ClientRequest) -> Option<ClientReply> {
-    match request {
-        ClientRequest::Kv(request) => server.handle(request).map(ClientReply::Kv),
-        ClientRequest::Status => {
-            let node = server.node();
-            if node.is_stopped() {
-                return None;
+/// The longest jump forward a client may ask of a node's clock.
+const MAX_CLOCK_JUMP: Duration = Duration::from_secs(3600);
+
+/// What answers clients: the key-value service, and the node's clock for a nemesis.
+struct Answering {
+    kv: Arc<KvServer>,
+    clock: Arc<SkewedClock>,
+    clock_control: bool,
+}
+
+impl Answering {
+    /// The answer to a client.
+    fn answer(&self, request: ClientRequest) -> Option<ClientReply> {
+        let node = self.kv.node();
+        match request {
+            ClientRequest::Kv(request) => self.kv.handle(request).map(ClientReply::Kv),
+            ClientRequest::Status if node.is_stopped() => None,
+            ClientRequest::Status => Some(ClientReply::Status(self.status())),
+            ClientRequest::SetClock(_) if !self.clock_control => Some(ClientReply::Refused(
+                "clock control is off: start the server with --allow-clock-control".into(),
+            )),
+            ClientRequest::SetClock(change) if change.jump > MAX_CLOCK_JUMP => {
+                Some(ClientReply::Refused(format!(
+                    "a jump of {:?} is over the limit of {MAX_CLOCK_JUMP:?}",
+                    change.jump
+                )))
             }
-            let status = node.status();
-            Some(ClientReply::Status(StatusReport {
-                term: status.term,
-                leader: status.role == Role::Leader,
-                commit_index: status.commit_index,
-                last_applied: status.last_applied,
-                last_log_index: status.last_log_index,
-            }))
+            ClientRequest::SetClock(change) => {
+                self.clock.set_rate(RatePpm(change.rate_ppm));
+                self.clock.jump(change.jump);
+                tracing::warn!(
+                    node = %node.id(),
+                    rate = %self.clock.rate(),
+                    jump = ?change.jump,
+                    "clock changed by a client"
+                );
+                Some(ClientReply::Status(self.status()))
+            }
+        }
+    }
+
+    fn status(&self) -> StatusReport {
+        let status = self.kv.node().status();
+        StatusReport {
+            term: status.term,
+            leader: status.role == Role::Leader,
+            commit_index: status.commit_index,
+            last_applied: status.last_applied,
+            last_log_index: status.last_log_index,
         }
     }
 }
@@ -166,7 +201,7 @@ impl Server {
         // bad address fails first and leaves nothing behind; until the node is up they answer
         // nothing, as a node still starting would.
         let rpc_handler: Arc<Mutex<Option<Arc<dyn RpcHandler>>>> = Arc::default();
-        let kv_handler: Arc<Mutex<Option<Arc<KvServer>>>> = Arc::default();
+        let kv_handler: Arc<Mutex<Option<Arc<Answering>>>> = Arc::default();
         let listen = |what, address, bind: &dyn Fn() -> io::Result<Listener>| {
             bind_retrying(bind).map_err(|source| StartError::Listen {
                 what,
@@ -194,8 +229,8 @@ impl Server {
                 Listener::bind::<ClientProtocol>(
                     config.client_address,
                     Arc::new(move |request| {
-                        let server = slot.lock().clone()?;
-                        answer(&server, request)
+                        let answering = slot.lock().clone()?;
+                        answering.answer(request)
                     }),
                 )
             })?
@@ -207,7 +242,9 @@ impl Server {
         });
         #[cfg(not(feature = "mutations"))]
         let persister = Arc::new(FilePersister::open(&config.data_dir)?);
-        let clock: ClockRef = Arc::new(SystemClock::new());
+        // The node's clock runs true unless a nemesis, allowed to, changes it.
+        let skewed = SkewedClock::new(Arc::new(SystemClock::new()));
+        let clock: ClockRef = skewed.clone();
         let peers: BTreeMap<NodeId, SocketAddr> = config
             .members
             .iter()
@@ -238,7 +275,11 @@ impl Server {
             Arc::new(Unobserved),
         ));
         *rpc_handler.lock() = Some(node.rpc_handler());
-        *kv_handler.lock() = Some(kv.clone());
+        *kv_handler.lock() = Some(Arc::new(Answering {
+            kv: kv.clone(),
+            clock: skewed,
+            clock_control: config.allow_clock_control,
+        }));
         Ok(Server {
             node,
             kv,

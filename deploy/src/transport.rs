@@ -3,7 +3,7 @@
 
 use crate::real_time::{now, sleep_until};
 use crate::tcp::{Caller, ClientProtocol, Protocol, RaftRpc};
-use crate::wire::kv::{ClientReply, ClientRequest, StatusReport};
+use crate::wire::kv::{ClientReply, ClientRequest, ClockChange, StatusReport};
 use node::kv::{KvReply, KvRequest, KvTransport};
 use node::messages::{Request, Response};
 use node::{NodeId, Transport, TransportError};
@@ -111,6 +111,25 @@ impl TcpKvTransport {
             .collect()
     }
 
+    /// Changes `server`'s clock (a server started with `--allow-clock-control`); its status
+    /// after the change, or why not.
+    pub fn set_clock(
+        &self,
+        server: NodeId,
+        change: ClockChange,
+        timeout: Duration,
+    ) -> Result<StatusReport, String> {
+        match self
+            .callers
+            .call(server, &ClientRequest::SetClock(change), timeout)
+        {
+            Ok(ClientReply::Status(status)) => Ok(status),
+            Ok(ClientReply::Refused(why)) => Err(why),
+            Ok(ClientReply::Kv(_)) => Err(format!("{server} answered with a key-value reply")),
+            Err(_) => Err(format!("no answer from {server}")),
+        }
+    }
+
     /// Asks `server` for its node's state; `None` without an answer within `timeout`.
     pub fn status(&self, server: NodeId, timeout: Duration) -> Option<StatusReport> {
         match self.callers.call(server, &ClientRequest::Status, timeout) {
@@ -132,8 +151,11 @@ impl KvTransport for TcpKvTransport {
             .call(server, &ClientRequest::Kv(request), timeout)?
         {
             ClientReply::Kv(reply) => Ok(reply),
-            // A server that answers an operation with its status does not speak this protocol.
-            ClientReply::Status(_) => Err(TransportError::NoReply(server)),
+            // A server that answers an operation with anything else does not speak this
+            // protocol.
+            ClientReply::Status(_) | ClientReply::Refused(_) => {
+                Err(TransportError::NoReply(server))
+            }
         }
     }
 }

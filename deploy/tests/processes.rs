@@ -4,6 +4,7 @@
 //! once, and nothing else. SIGTERM then stops every server cleanly.
 
 use crate::cluster::free_addresses;
+use deploy::wire::kv::ClockChange;
 use deploy::{LinkFault, LinkProxy, TcpKvTransport};
 use node::kv::{Clerk, ClerkConfig, ClientId};
 use node::NodeId;
@@ -481,4 +482,80 @@ fn a_leader_paused_with_sigstop_past_the_election_timeout_loses_no_acknowledged_
     if let Err(error) = check_appends(&value, &results) {
         panic!("{error}");
     }
+}
+
+#[test]
+fn clock_jumps_depose_a_leader_not_a_follower_and_lose_nothing() {
+    let mut processes = Processes::new(3, "clock-jumps", &["--allow-clock-control"]);
+    let transport = TcpKvTransport::new(&processes.clients);
+    let jump = |to: NodeId| {
+        let change = ClockChange {
+            rate_ppm: 1_000_000,
+            jump: Duration::from_secs(5),
+        };
+        transport
+            .set_clock(to, change, Duration::from_millis(500))
+            .unwrap_or_else(|why| panic!("{why}"))
+    };
+    let status = |of: NodeId| transport.status(of, Duration::from_millis(500));
+    let (results, value) = appends_under(
+        &mut processes,
+        |processes, leaders| {
+            let leader = wait_for_leader(leaders, None);
+            pause(500);
+            let term = status(leader).expect("the leader answers").term;
+            // A follower's clock jumps past its election timeout: its pre-vote finds a leader
+            // the others still hear from, and nothing changes.
+            let follower = *processes.clients.keys().find(|&&id| id != leader).unwrap();
+            let pre_votes = |processes: &Processes| {
+                processes.log(follower).matches("role=PreCandidate").count()
+            };
+            let pre_votes_before = pre_votes(processes);
+            jump(follower);
+            pause(1000);
+            assert!(
+                pre_votes(processes) > pre_votes_before,
+                "the jump did not fire the follower's election timer"
+            );
+            let after = status(leader).expect("the leader answers");
+            assert!(
+                after.leader && after.term == term,
+                "a follower's clock jump disrupted the leader: {after:?}, term was {term:?}"
+            );
+            // The leader's clock jumps 5 s: by its clock no majority has answered for longer
+            // than its quorum timeout, so it steps down and a new term begins.
+            jump(leader);
+            pause(1500);
+            let next = wait_for_leader(leaders, None);
+            let next_term = status(next).expect("the new leader answers").term;
+            assert!(
+                next_term > term,
+                "still term {next_term:?} after the leader's jump"
+            );
+        },
+        |_| {},
+    );
+    if let Err(error) = check_appends(&value, &results) {
+        panic!("{error}");
+    }
+}
+
+#[test]
+fn a_server_refuses_clock_changes_unless_started_to_allow_them() {
+    let processes = Processes::new(1, "clock-refused", &[]);
+    let transport = TcpKvTransport::new(&processes.clients);
+    let change = ClockChange {
+        rate_ppm: 500_000,
+        jump: Duration::ZERO,
+    };
+    let mut answer = transport.set_clock(NodeId(0), change, Duration::from_millis(500));
+    for _ in 0..20 {
+        if answer != Err("no answer from n0".into()) {
+            break;
+        }
+        pause(100);
+        answer = transport.set_clock(NodeId(0), change, Duration::from_millis(500));
+    }
+    let why = answer.expect_err("refused");
+    assert!(why.contains("--allow-clock-control"), "{why}");
 }

@@ -13,6 +13,18 @@ pub enum ClientRequest {
     Kv(KvRequest),
     /// The node's term, role and indices.
     Status,
+    /// Changes the node's clock (a nemesis's fault; refused unless the server allows it).
+    SetClock(ClockChange),
+}
+
+/// A change to a node's clock: its rate from now on, and a jump forward.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClockChange {
+    /// Local seconds per true second, in millionths (1,000,000 runs true; clamped to
+    /// 0.1x-10x).
+    pub rate_ppm: u64,
+    /// How far the clock jumps forward now.
+    pub jump: std::time::Duration,
 }
 
 /// A server's answer to a [`ClientRequest`].
@@ -22,6 +34,8 @@ pub enum ClientReply {
     Kv(KvReply),
     /// The node's state.
     Status(StatusReport),
+    /// The server would not do what was asked, and says why.
+    Refused(String),
 }
 
 /// A node's state as its server reports it.
@@ -41,12 +55,19 @@ pub struct StatusReport {
 
 const KV: u8 = 1;
 const STATUS: u8 = 2;
+const SET_CLOCK: u8 = 3;
 
 /// The frame for call `id` carrying `request`.
 pub fn encode_client_request(id: u64, request: &ClientRequest) -> Vec<u8> {
     match request {
         ClientRequest::Kv(request) => encode_request(id, request),
         ClientRequest::Status => Writer::new().u64(id).u8(STATUS).finish(),
+        ClientRequest::SetClock(change) => Writer::new()
+            .u64(id)
+            .u8(SET_CLOCK)
+            .u64(change.rate_ppm)
+            .u64(u64::try_from(change.jump.as_micros()).unwrap_or(u64::MAX))
+            .finish(),
     }
 }
 
@@ -57,6 +78,13 @@ pub fn decode_client_request(frame: &[u8]) -> Result<(u64, ClientRequest), WireE
     match reader.u8("request kind")? {
         KV => decode_request(frame).map(|(id, request)| (id, ClientRequest::Kv(request))),
         STATUS => reader.end().map(|()| (id, ClientRequest::Status)),
+        SET_CLOCK => {
+            let change = ClockChange {
+                rate_ppm: reader.u64("clock rate")?,
+                jump: std::time::Duration::from_micros(reader.u64("clock jump")?),
+            };
+            reader.end().map(|()| (id, ClientRequest::SetClock(change)))
+        }
         kind => Err(WireError::Bad {
             field: "request kind",
             value: kind.into(),
@@ -77,6 +105,11 @@ pub fn encode_client_reply(id: u64, reply: &ClientReply) -> Vec<u8> {
             .u64(status.last_applied.0)
             .u64(status.last_log_index.0)
             .finish(),
+        ClientReply::Refused(why) => Writer::new()
+            .u64(id)
+            .u8(REFUSED)
+            .bytes(why.as_bytes())
+            .finish(),
     }
 }
 
@@ -84,8 +117,13 @@ pub fn encode_client_reply(id: u64, reply: &ClientReply) -> Vec<u8> {
 pub fn decode_client_reply(frame: &[u8]) -> Result<(u64, ClientReply), WireError> {
     let mut reader = Reader::new(frame);
     let id = reader.u64("call id")?;
-    if reader.u8("reply")? != STATUS_REPORT {
-        return decode_reply(frame).map(|(id, reply)| (id, ClientReply::Kv(reply)));
+    match reader.u8("reply")? {
+        STATUS_REPORT => {}
+        REFUSED => {
+            let why = reader.string("reason")?;
+            return reader.end().map(|()| (id, ClientReply::Refused(why)));
+        }
+        _ => return decode_reply(frame).map(|(id, reply)| (id, ClientReply::Kv(reply))),
     }
     let status = StatusReport {
         term: Term(reader.u64("term")?),
@@ -108,6 +146,7 @@ const WRONG_LEADER: u8 = 3;
 const RETRY: u8 = 4;
 const TIMEOUT: u8 = 5;
 const STATUS_REPORT: u8 = 6;
+const REFUSED: u8 = 7;
 
 /// The frame for call `id` carrying `request`.
 fn encode_request(id: u64, request: &KvRequest) -> Vec<u8> {
