@@ -61,7 +61,7 @@ fn main() -> ExitCode {
                 client_address: client_addresses[&NodeId(i)],
                 data_dir: root.join(i.to_string()),
                 read_mode,
-                allow_clock_control: false,
+                allow_faults: false,
                 broken_write: None,
             })
             .expect("the server starts")

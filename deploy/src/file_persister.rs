@@ -11,6 +11,7 @@ use node::{Persister, StorageError};
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use threadsim::sync::Mutex;
 
 /// The state, in the data directory.
@@ -75,6 +76,8 @@ pub struct FilePersister {
     _lock: File,
     /// Serializes saves; the broken [`BrokenWrite::AckBeforeWrite`] keeps its owed bytes here.
     owed: Mutex<Option<Vec<u8>>>,
+    /// Set by [`FilePersister::fail_writes`]: every later save fails with EIO.
+    failing: AtomicBool,
     #[cfg(feature = "mutations")]
     broken: Option<BrokenWrite>,
 }
@@ -134,6 +137,7 @@ impl FilePersister {
             directory,
             _lock: lock,
             owed: Mutex::new(None),
+            failing: AtomicBool::new(false),
             #[cfg(feature = "mutations")]
             broken: None,
         })
@@ -145,6 +149,12 @@ impl FilePersister {
         let mut persister = FilePersister::open(dir)?;
         persister.broken = Some(broken);
         Ok(persister)
+    }
+
+    /// Makes every later save fail with EIO and write nothing, as a dying disk would (a
+    /// nemesis's fault). A save already under way finishes.
+    pub fn fail_writes(&self) {
+        self.failing.store(true, Ordering::SeqCst);
     }
 
     /// The state file's path.
@@ -198,6 +208,13 @@ impl FilePersister {
 
 impl Persister for FilePersister {
     fn save(&self, bytes: &[u8]) -> Result<(), StorageError> {
+        if self.failing.load(Ordering::SeqCst) {
+            let error = io::Error::from_raw_os_error(libc::EIO);
+            return Err(StorageError::Io(format!(
+                "writing {}: {error} (a fault injected on request)",
+                self.state_tmp.display()
+            )));
+        }
         let file = encode_state_file(bytes);
         #[cfg(feature = "mutations")]
         if let Some(broken) = self.broken {

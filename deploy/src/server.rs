@@ -36,8 +36,9 @@ pub struct ServerConfig {
     pub data_dir: PathBuf,
     /// How it serves gets.
     pub read_mode: ReadMode,
-    /// Whether a client may change this node's clock (a nemesis on a test cluster).
-    pub allow_clock_control: bool,
+    /// Whether a client may inject faults: change this node's clock, make its disk fail (a
+    /// nemesis on a test cluster).
+    pub allow_faults: bool,
     /// A deliberately broken way of writing its state (tests only).
     #[cfg(feature = "mutations")]
     pub broken_write: Option<crate::BrokenWrite>,
@@ -102,7 +103,8 @@ const MAX_CLOCK_JUMP: Duration = Duration::from_secs(3600);
 struct Answering {
     kv: Arc<KvServer>,
     clock: Arc<SkewedClock>,
-    clock_control: bool,
+    persister: Arc<FilePersister>,
+    faults_allowed: bool,
 }
 
 impl Answering {
@@ -113,9 +115,16 @@ impl Answering {
             ClientRequest::Kv(request) => self.kv.handle(request).map(ClientReply::Kv),
             ClientRequest::Status if node.is_stopped() => None,
             ClientRequest::Status => Some(ClientReply::Status(self.status())),
-            ClientRequest::SetClock(_) if !self.clock_control => Some(ClientReply::Refused(
-                "clock control is off: start the server with --allow-clock-control".into(),
-            )),
+            ClientRequest::SetClock(_) | ClientRequest::FailDisk if !self.faults_allowed => {
+                Some(ClientReply::Refused(
+                    "fault injection is off: start the server with --allow-faults".into(),
+                ))
+            }
+            ClientRequest::FailDisk => {
+                self.persister.fail_writes();
+                tracing::warn!(node = %node.id(), "disk made to fail by a client");
+                Some(ClientReply::Status(self.status()))
+            }
             ClientRequest::SetClock(change) if change.jump > MAX_CLOCK_JUMP => {
                 Some(ClientReply::Refused(format!(
                     "a jump of {:?} is over the limit of {MAX_CLOCK_JUMP:?}",
@@ -258,7 +267,7 @@ impl Server {
             config.id,
             &members,
             transport.clone(),
-            persister,
+            persister.clone(),
             clock.clone(),
             apply_sender,
         );
@@ -278,7 +287,8 @@ impl Server {
         *kv_handler.lock() = Some(Arc::new(Answering {
             kv: kv.clone(),
             clock: skewed,
-            clock_control: config.allow_clock_control,
+            persister: persister.clone(),
+            faults_allowed: config.allow_faults,
         }));
         Ok(Server {
             node,

@@ -32,10 +32,10 @@ pub struct ServerArgs {
     /// How gets are served: log, read-index, lease, or unsafe-local (deliberately broken).
     #[arg(long, default_value = "log")]
     pub read_mode: ReadMode,
-    /// Lets a client change this node's clock rate and make it jump forward: a nemesis's fault,
-    /// for a test cluster only.
+    /// Lets a client inject faults: change this node's clock rate, make it jump forward, make
+    /// its disk fail every write (a nemesis's faults, for a test cluster only).
     #[arg(long)]
-    pub allow_clock_control: bool,
+    pub allow_faults: bool,
     /// A deliberately broken way of writing the state: in-place or ack-before-write (a build
     /// with the `mutations` feature only, for the tests that must catch it).
     #[cfg(feature = "mutations")]
@@ -87,7 +87,7 @@ impl ServerArgs {
             client_address: self.client_address,
             data_dir: self.data_dir.clone(),
             read_mode: self.read_mode,
-            allow_clock_control: self.allow_clock_control,
+            allow_faults: self.allow_faults,
             #[cfg(feature = "mutations")]
             broken_write: self.broken_write,
         })

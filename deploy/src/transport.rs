@@ -111,18 +111,30 @@ impl TcpKvTransport {
             .collect()
     }
 
-    /// Changes `server`'s clock (a server started with `--allow-clock-control`); its status
-    /// after the change, or why not.
+    /// Changes `server`'s clock (a server started with `--allow-faults`); its status after the
+    /// change, or why not.
     pub fn set_clock(
         &self,
         server: NodeId,
         change: ClockChange,
         timeout: Duration,
     ) -> Result<StatusReport, String> {
-        match self
-            .callers
-            .call(server, &ClientRequest::SetClock(change), timeout)
-        {
+        self.inject(server, &ClientRequest::SetClock(change), timeout)
+    }
+
+    /// Makes every later write of `server`'s storage fail (a server started with
+    /// `--allow-faults`); its status then, or why not.
+    pub fn fail_disk(&self, server: NodeId, timeout: Duration) -> Result<StatusReport, String> {
+        self.inject(server, &ClientRequest::FailDisk, timeout)
+    }
+
+    fn inject(
+        &self,
+        server: NodeId,
+        fault: &ClientRequest,
+        timeout: Duration,
+    ) -> Result<StatusReport, String> {
+        match self.callers.call(server, fault, timeout) {
             Ok(ClientReply::Status(status)) => Ok(status),
             Ok(ClientReply::Refused(why)) => Err(why),
             Ok(ClientReply::Kv(_)) => Err(format!("{server} answered with a key-value reply")),

@@ -64,7 +64,7 @@ impl Deployment {
                 client_address: clients[&id],
                 data_dir: root.join(id.to_string()),
                 read_mode,
-                allow_clock_control: false,
+                allow_faults: false,
                 broken_write: None,
             })
             .collect();

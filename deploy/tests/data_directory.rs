@@ -105,3 +105,23 @@ fn a_state_file_left_mid_save_is_discarded_and_the_last_state_kept() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_disk_made_to_fail_refuses_every_later_save_and_keeps_the_last_good_state() {
+    let dir = fresh_dir("failing");
+    let persister = FilePersister::open(&dir).expect("opened");
+    persister.save(b"good").expect("saved");
+    persister.fail_writes();
+    for _ in 0..2 {
+        let error = persister.save(b"lost").expect_err("the disk fails");
+        assert!(matches!(error, StorageError::Io(_)), "{error}");
+        assert!(error.to_string().contains("Input/output error"), "{error}");
+    }
+    drop(persister);
+    let reopened = FilePersister::open(&dir).expect("reopened");
+    assert_eq!(reopened.load().unwrap().as_deref(), Some(&b"good"[..]));
+    reopened
+        .save(b"new disk")
+        .expect("a new process writes again");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -409,9 +409,14 @@ fn the_check_rejects_a_lost_a_doubled_and_an_invented_append() {
         .contains("never appended"));
 }
 
-#[test]
-fn a_server_whose_disk_refuses_a_write_stops_and_acknowledges_nothing() {
-    let mut processes = Processes::new(1, "failing-disk", &[]);
+/// Starts one server, appends once, makes its disk fail with `break_disk`, and checks that the
+/// next append is not acknowledged and the server exits 1 saying why.
+fn a_failing_disk_stops_the_server(
+    name: &str,
+    extra_args: &[&str],
+    break_disk: impl FnOnce(&Processes),
+) {
+    let mut processes = Processes::new(1, name, extra_args);
     let clock: ClockRef = Arc::new(SystemClock::new());
     let transport = Arc::new(TcpKvTransport::new(&processes.clients));
     let mut clerk = Clerk::new(
@@ -422,9 +427,7 @@ fn a_server_whose_disk_refuses_a_write_stops_and_acknowledges_nothing() {
         ClerkConfig::default(),
     );
     clerk.append("k", "kept;", None).expect("a working disk");
-    // The next save cannot create its file: a directory stands where it goes (a real error
-    // from the file system, EISDIR, where a test without root cannot make the disk fail).
-    std::fs::create_dir(processes.root.join("n0").join("state.tmp")).unwrap();
+    break_disk(&processes);
     let deadline = clock.now() + Duration::from_secs(2);
     assert!(
         clerk.append("k", "lost;", Some(deadline)).is_err(),
@@ -438,6 +441,26 @@ fn a_server_whose_disk_refuses_a_write_stops_and_acknowledges_nothing() {
         log.contains("storage failed") || log.contains("a write to its storage failed"),
         "{log}"
     );
+}
+
+#[test]
+fn a_server_whose_disk_refuses_a_write_stops_and_acknowledges_nothing() {
+    a_failing_disk_stops_the_server("failing-disk", &[], |processes| {
+        // The next save cannot create its file: a directory stands where it goes (a real
+        // error from the file system, EISDIR, where a test without root cannot make the disk
+        // fail).
+        std::fs::create_dir(processes.root.join("n0").join("state.tmp")).unwrap();
+    });
+}
+
+#[test]
+fn a_server_whose_disk_a_nemesis_fails_stops_and_acknowledges_nothing() {
+    a_failing_disk_stops_the_server("disk-fault", &["--allow-faults"], |processes| {
+        let transport = TcpKvTransport::new(&processes.clients);
+        transport
+            .fail_disk(NodeId(0), Duration::from_secs(1))
+            .expect("the fault is accepted");
+    });
 }
 
 #[test]
@@ -491,7 +514,7 @@ fn a_leader_paused_with_sigstop_past_the_election_timeout_loses_no_acknowledged_
 /// loaded machine kept its leader), so the test asserts neither.
 #[test]
 fn clock_jumps_on_a_follower_and_on_the_leader_lose_no_acknowledged_append() {
-    let mut processes = Processes::new(3, "clock-jumps", &["--allow-clock-control"]);
+    let mut processes = Processes::new(3, "clock-jumps", &["--allow-faults"]);
     let transport = TcpKvTransport::new(&processes.clients);
     let jump = |to: NodeId| {
         let change = ClockChange {
@@ -535,8 +558,8 @@ fn clock_jumps_on_a_follower_and_on_the_leader_lose_no_acknowledged_append() {
 }
 
 #[test]
-fn a_server_refuses_clock_changes_unless_started_to_allow_them() {
-    let processes = Processes::new(1, "clock-refused", &[]);
+fn a_server_refuses_faults_unless_started_to_allow_them() {
+    let processes = Processes::new(1, "faults-refused", &[]);
     let transport = TcpKvTransport::new(&processes.clients);
     let change = ClockChange {
         rate_ppm: 500_000,
@@ -551,5 +574,19 @@ fn a_server_refuses_clock_changes_unless_started_to_allow_them() {
         answer = transport.set_clock(NodeId(0), change, Duration::from_millis(500));
     }
     let why = answer.expect_err("refused");
-    assert!(why.contains("--allow-clock-control"), "{why}");
+    assert!(why.contains("--allow-faults"), "{why}");
+    let why = transport
+        .fail_disk(NodeId(0), Duration::from_millis(500))
+        .expect_err("refused");
+    assert!(why.contains("--allow-faults"), "{why}");
+    let mut clerk = Clerk::new(
+        ClientId(1),
+        vec![NodeId(0)],
+        Arc::new(transport),
+        Arc::new(SystemClock::new()),
+        ClerkConfig::default(),
+    );
+    clerk
+        .append("k", "written;", None)
+        .expect("the disk still works");
 }

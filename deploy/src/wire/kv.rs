@@ -15,6 +15,9 @@ pub enum ClientRequest {
     Status,
     /// Changes the node's clock (a nemesis's fault; refused unless the server allows it).
     SetClock(ClockChange),
+    /// Makes every later write to the node's storage fail with EIO, as a dying disk would (a
+    /// nemesis's fault; refused unless the server allows it). The node must stop.
+    FailDisk,
 }
 
 /// A change to a node's clock: its rate from now on, and a jump forward.
@@ -56,6 +59,7 @@ pub struct StatusReport {
 const KV: u8 = 1;
 const STATUS: u8 = 2;
 const SET_CLOCK: u8 = 3;
+const FAIL_DISK: u8 = 4;
 
 /// The frame for call `id` carrying `request`.
 pub fn encode_client_request(id: u64, request: &ClientRequest) -> Vec<u8> {
@@ -68,6 +72,7 @@ pub fn encode_client_request(id: u64, request: &ClientRequest) -> Vec<u8> {
             .u64(change.rate_ppm)
             .u64(u64::try_from(change.jump.as_micros()).unwrap_or(u64::MAX))
             .finish(),
+        ClientRequest::FailDisk => Writer::new().u64(id).u8(FAIL_DISK).finish(),
     }
 }
 
@@ -78,6 +83,7 @@ pub fn decode_client_request(frame: &[u8]) -> Result<(u64, ClientRequest), WireE
     match reader.u8("request kind")? {
         KV => decode_request(frame).map(|(id, request)| (id, ClientRequest::Kv(request))),
         STATUS => reader.end().map(|()| (id, ClientRequest::Status)),
+        FAIL_DISK => reader.end().map(|()| (id, ClientRequest::FailDisk)),
         SET_CLOCK => {
             let change = ClockChange {
                 rate_ppm: reader.u64("clock rate")?,
@@ -279,6 +285,25 @@ mod tests {
         }
         for reply in replies() {
             assert_eq!(decode_reply(&encode_reply(9, &reply)), Ok((9, reply)));
+        }
+    }
+
+    #[test]
+    fn every_nemesis_request_comes_back_as_sent_and_refuses_extra_bytes() {
+        let change = ClockChange {
+            rate_ppm: 1_100_000,
+            jump: std::time::Duration::from_millis(1500),
+        };
+        for request in [
+            ClientRequest::Status,
+            ClientRequest::SetClock(change),
+            ClientRequest::FailDisk,
+        ] {
+            let frame = encode_client_request(4, &request);
+            assert_eq!(decode_client_request(&frame), Ok((4, request)));
+            let mut longer = frame;
+            longer.push(0);
+            assert_eq!(decode_client_request(&longer), Err(WireError::Trailing(1)));
         }
     }
 
