@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod file_persister;
+mod local_cluster;
 mod proxy;
 mod real_time;
 mod server;
@@ -37,6 +38,9 @@ pub mod wire;
 #[cfg(feature = "mutations")]
 pub use file_persister::BrokenWrite;
 pub use file_persister::{FilePersister, OpenError};
+pub use local_cluster::{
+    free_addresses, LocalCluster, LocalClusterSpec, ServerProgram, MAX_LOCAL_NODES,
+};
 pub use proxy::{LinkFault, LinkProxy};
 pub use server::{NodeFailed, Server, ServerConfig, StartError};
 pub use server_args::ServerArgs;

@@ -2,38 +2,16 @@
 //! file: they elect a leader and commit; the leader is stopped and the others go on; it comes
 //! back from its files; every acknowledged append is in the final value exactly once, in order.
 
-use deploy::{Server, ServerConfig, TcpKvTransport};
+use deploy::{free_addresses, Server, ServerConfig, TcpKvTransport};
 use node::kv::{Clerk, ClerkConfig, ClientId, ReadMode};
 use node::{LogIndex, NodeId};
 use std::collections::BTreeMap;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use threadsim::Clock;
 use threadsim::{ClockRef, SystemClock};
-
-/// `count` addresses on localhost that were free a moment ago, below the range the system
-/// draws outgoing connections' ports from: a port of that range, free when checked, can be
-/// taken by any connection before the server binds it (a test here makes hundreds).
-pub fn free_addresses(count: usize) -> Vec<SocketAddr> {
-    static NEXT: AtomicU16 = AtomicU16::new(0);
-    // Each test process starts at its own place in 20000-31999.
-    let base = 20_000 + (std::process::id() % 600) as u16 * 20;
-    let mut addresses = Vec::new();
-    for _ in 0..12_000 {
-        if addresses.len() == count {
-            break;
-        }
-        let port = 20_000 + (base - 20_000 + NEXT.fetch_add(1, Ordering::SeqCst)) % 12_000;
-        if let Ok(listener) = TcpListener::bind(("127.0.0.1", port)) {
-            addresses.push(listener.local_addr().expect("bound"));
-        }
-    }
-    assert_eq!(addresses.len(), count, "no free ports in 20000-31999");
-    addresses
-}
 
 struct Deployment {
     configs: Vec<ServerConfig>,
@@ -46,7 +24,7 @@ impl Deployment {
     fn start(nodes: u32, read_mode: ReadMode, name: &str) -> Deployment {
         let root = std::env::temp_dir().join(format!("interleave-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
-        let addresses = free_addresses(2 * nodes as usize);
+        let addresses = free_addresses(2 * nodes as usize).expect("free ports");
         let ids: Vec<NodeId> = (0..nodes).map(NodeId).collect();
         let members: BTreeMap<NodeId, SocketAddr> = ids
             .iter()

@@ -3,30 +3,24 @@
 //! value exactly once and in each clerk's order, an append whose outcome is unknown at most
 //! once, and nothing else. SIGTERM then stops every server cleanly.
 
-use crate::cluster::free_addresses;
 use deploy::wire::kv::ClockChange;
-use deploy::{LinkFault, LinkProxy, TcpKvTransport};
+use deploy::{LinkFault, LocalCluster, LocalClusterSpec, ServerProgram, TcpKvTransport};
 use node::kv::{Clerk, ClerkConfig, ClientId};
 use node::NodeId;
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use threadsim::{Clock, ClockRef, SystemClock};
 
+/// A [`LocalCluster`] of `interleave-server` processes in a temporary folder of its own, removed
+/// (after every server is killed) when dropped; the test helpers panic on any error.
 pub struct Processes {
-    extra_args: Vec<String>,
-    /// Each node's `--members`: its own address, and where it reaches each other node.
-    members: BTreeMap<NodeId, String>,
+    cluster: Option<LocalCluster>,
     pub clients: BTreeMap<NodeId, SocketAddr>,
-    /// With proxies: the link from the first node to the second.
-    links: BTreeMap<(NodeId, NodeId), LinkProxy>,
-    root: PathBuf,
-    children: BTreeMap<NodeId, Child>,
+    pub root: PathBuf,
 }
 
 impl Processes {
@@ -34,7 +28,7 @@ impl Processes {
         Processes::start_all(nodes, name, extra_args, false)
     }
 
-    /// [`Processes::new`] with every node reaching every other through a [`LinkProxy`] of its
+    /// [`Processes::new`] with every node reaching every other through a `LinkProxy` of its
     /// own, so links can be cut one direction at a time.
     pub fn with_proxies(nodes: u32, name: &str, extra_args: &[&str]) -> Processes {
         Processes::start_all(nodes, name, extra_args, true)
@@ -43,129 +37,65 @@ impl Processes {
     fn start_all(nodes: u32, name: &str, extra_args: &[&str], proxied: bool) -> Processes {
         let root = std::env::temp_dir().join(format!("interleave-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(&root).unwrap();
-        let addresses = free_addresses(2 * nodes as usize);
-        let ids: Vec<NodeId> = (0..nodes).map(NodeId).collect();
-        let mut links = BTreeMap::new();
-        if proxied {
-            for &from in &ids {
-                for &to in ids.iter().filter(|&&to| to != from) {
-                    let proxy = LinkProxy::start(addresses[to.0 as usize]).expect("a proxy");
-                    links.insert((from, to), proxy);
-                }
-            }
+        let mut server_args: Vec<String> = extra_args.iter().map(|arg| arg.to_string()).collect();
+        if !server_args.iter().any(|arg| arg == "--read-mode") {
+            server_args.extend(["--read-mode".to_string(), "read-index".to_string()]);
         }
-        let members = ids
-            .iter()
-            .map(|&me| {
-                let list = ids
-                    .iter()
-                    .map(|&other| {
-                        let address = match links.get(&(me, other)) {
-                            Some(proxy) => proxy.address(),
-                            None => addresses[other.0 as usize],
-                        };
-                        format!("{}={address}", other.0)
-                    })
-                    .collect::<Vec<_>>()
-                    .join(",");
-                (me, list)
-            })
-            .collect();
-        let clients = ids
-            .iter()
-            .map(|&id| (id, addresses[(nodes + id.0) as usize]))
-            .collect();
-        let mut processes = Processes {
-            extra_args: {
-                let mut args: Vec<String> = extra_args.iter().map(|arg| arg.to_string()).collect();
-                if !args.iter().any(|arg| arg == "--read-mode") {
-                    args.extend(["--read-mode".to_string(), "read-index".to_string()]);
-                }
-                args
+        let cluster = LocalCluster::start(LocalClusterSpec {
+            nodes,
+            server: ServerProgram {
+                program: env!("CARGO_BIN_EXE_interleave-server").into(),
+                leading_args: Vec::new(),
             },
-            members,
-            clients,
-            links,
+            server_args,
+            root: root.clone(),
+            proxied,
+        })
+        .expect("the cluster starts");
+        Processes {
+            clients: cluster.clients().clone(),
+            cluster: Some(cluster),
             root,
-            children: BTreeMap::new(),
-        };
-        for id in ids {
-            processes.start(id);
         }
-        processes
     }
 
-    /// Sets every link into and out of `node` to `fault`.
-    pub fn isolate(&self, node: NodeId, fault: LinkFault) {
-        for ((from, to), proxy) in &self.links {
-            if *from == node || *to == node {
-                proxy.set(fault);
-            }
-        }
+    fn cluster(&mut self) -> &mut LocalCluster {
+        self.cluster.as_mut().expect("running")
     }
 
     fn start(&mut self, id: NodeId) {
-        let log = File::options()
-            .create(true)
-            .append(true)
-            .open(self.root.join(format!("{id}.log")))
-            .unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_interleave-server"))
-            .args(["--id", &id.0.to_string(), "--members", &self.members[&id]])
-            .args(["--client-address", &self.clients[&id].to_string()])
-            .arg("--data-dir")
-            .arg(self.root.join(id.to_string()))
-            .args(&self.extra_args)
-            .stderr(log)
-            .spawn()
-            .expect("the server starts");
-        self.children.insert(id, child);
+        self.cluster().start_node(id).expect("the server starts");
     }
 
     fn kill_9(&mut self, id: NodeId) {
-        let mut child = self.children.remove(&id).expect("running");
-        child.kill().expect("SIGKILL");
-        child.wait().unwrap();
+        self.cluster().kill_9(id).expect("SIGKILL");
     }
 
-    /// Sends `signal` to `id`'s process (SIGSTOP and SIGCONT pause and resume it).
-    fn signal(&self, id: NodeId, signal: libc::c_int) {
-        let pid = self.children[&id].id() as libc::pid_t;
-        // SAFETY: signals a child this test started and has not yet waited for.
-        let sent = unsafe { libc::kill(pid, signal) };
-        assert_eq!(sent, 0, "kill({pid}, {signal})");
+    fn signal(&mut self, id: NodeId, signal: libc::c_int) {
+        self.cluster().signal(id, signal).expect("signalled");
+    }
+
+    pub fn isolate(&self, node: NodeId, fault: LinkFault) {
+        self.cluster.as_ref().expect("running").isolate(node, fault);
     }
 
     fn log(&self, id: NodeId) -> String {
-        std::fs::read_to_string(self.root.join(format!("{id}.log"))).unwrap_or_default()
+        self.cluster.as_ref().expect("running").log(id)
+    }
+
+    /// `id`'s exit status; it must exit within `limit` (else the test fails).
+    fn exit_within(&mut self, id: NodeId, limit: Duration) -> std::process::ExitStatus {
+        match self.cluster().wait_for_exit(id, limit).expect("waited") {
+            Some(status) => status,
+            None => panic!("{id} did not exit within {limit:?}"),
+        }
     }
 }
 
 impl Drop for Processes {
     fn drop(&mut self) {
-        for child in self.children.values_mut() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        drop(self.cluster.take());
         let _ = std::fs::remove_dir_all(&self.root);
-    }
-}
-
-/// The exit status of `child`, which must exit within `limit` (else it is killed and the test
-/// fails).
-fn exit_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let clock = SystemClock::new();
-    let deadline = clock.now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if clock.now() >= deadline {
-            let _ = child.kill();
-            panic!("the server did not exit within {limit:?}");
-        }
-        clock.sleep(Duration::from_millis(20));
     }
 }
 
@@ -334,22 +264,18 @@ fn a_leader_killed_with_sigkill_loses_no_acknowledged_append() {
         panic!("{error}");
     }
     // SIGTERM stops each server cleanly, exit status 0.
-    for (id, child) in &mut processes.children {
-        // SAFETY: sends a signal to a child this test started and has not yet waited for.
-        unsafe {
-            libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
-        }
-        let status = exit_within(child, Duration::from_secs(5));
+    for id in processes.clients.keys().copied().collect::<Vec<_>>() {
+        processes.signal(id, libc::SIGTERM);
+        let status = processes.exit_within(id, Duration::from_secs(5));
         assert!(status.success(), "{id} after SIGTERM: {status}");
     }
-    processes.children.clear();
 }
 
 /// Kills every server at once, as a power cut would kill their processes, mid-run and again
 /// once the clerks have stopped, restarting them each time.
 fn whole_cluster_killed(name: &str, extra_args: &[&str]) -> Result<(), String> {
     let kill_all = |processes: &mut Processes| {
-        let ids: Vec<NodeId> = processes.children.keys().copied().collect();
+        let ids: Vec<NodeId> = processes.clients.keys().copied().collect();
         for &id in &ids {
             processes.kill_9(id);
         }
@@ -433,8 +359,7 @@ fn a_failing_disk_stops_the_server(
         clerk.append("k", "lost;", Some(deadline)).is_err(),
         "an append the node could not write was acknowledged"
     );
-    let mut child = processes.children.remove(&NodeId(0)).unwrap();
-    let status = exit_within(&mut child, Duration::from_secs(5));
+    let status = processes.exit_within(NodeId(0), Duration::from_secs(5));
     assert_eq!(status.code(), Some(1), "{status}");
     let log = processes.log(NodeId(0));
     assert!(

@@ -1,0 +1,332 @@
+//! [`LocalCluster`]: a cluster of real server processes on this machine, each with its own
+//! ports, data directory and log file, and (when asked) a [`LinkProxy`] on every directed link
+//! so that links can be cut or slowed one direction at a time. What a nemesis and the process
+//! tests do to a cluster goes through here: start, `kill -9`, SIGSTOP and SIGCONT, SIGTERM,
+//! cut, delay, heal.
+
+use crate::proxy::{LinkFault, LinkProxy};
+use crate::real_time::{now, sleep_until};
+use node::NodeId;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::time::Duration;
+
+/// The most nodes a local cluster runs (each takes two ports and, with proxies, a proxy per
+/// directed link).
+pub const MAX_LOCAL_NODES: u32 = 9;
+
+/// How to start one server: a program and the arguments that come before the server's own
+/// (`interleave-server`, or `interleave` with `server`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerProgram {
+    /// The executable.
+    pub program: PathBuf,
+    /// Arguments before the server's own (a subcommand).
+    pub leading_args: Vec<String>,
+}
+
+/// What [`LocalCluster::start`] starts.
+#[derive(Clone, Debug)]
+pub struct LocalClusterSpec {
+    /// How many nodes (1 to [`MAX_LOCAL_NODES`]).
+    pub nodes: u32,
+    /// The server to run.
+    pub server: ServerProgram,
+    /// Arguments every server gets after its id, members, addresses and data directory
+    /// (`--read-mode`, `--allow-faults`, ...).
+    pub server_args: Vec<String>,
+    /// Where the data directories (`n0`, `n1`, ...) and logs (`n0.log`, ...) go; created if
+    /// missing.
+    pub root: PathBuf,
+    /// Whether every node reaches every other through a [`LinkProxy`] of its own.
+    pub proxied: bool,
+}
+
+/// A running cluster (see the module's documentation). Dropping it kills every server with
+/// SIGKILL; [`LocalCluster::stop_all`] stops them cleanly first.
+pub struct LocalCluster {
+    spec: LocalClusterSpec,
+    /// Each node's `--members`: its own address, and where it reaches each other node.
+    members: BTreeMap<NodeId, String>,
+    clients: BTreeMap<NodeId, SocketAddr>,
+    /// With proxies: the link from the first node to the second.
+    links: BTreeMap<(NodeId, NodeId), LinkProxy>,
+    children: BTreeMap<NodeId, Child>,
+}
+
+impl LocalCluster {
+    /// Picks ports, starts the proxies and then every server.
+    pub fn start(spec: LocalClusterSpec) -> io::Result<LocalCluster> {
+        if !(1..=MAX_LOCAL_NODES).contains(&spec.nodes) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} nodes: a local cluster has 1 to {MAX_LOCAL_NODES}",
+                    spec.nodes
+                ),
+            ));
+        }
+        std::fs::create_dir_all(&spec.root)?;
+        let nodes = spec.nodes;
+        let addresses = free_addresses(2 * nodes as usize)?;
+        let ids: Vec<NodeId> = (0..nodes).map(NodeId).collect();
+        let mut links = BTreeMap::new();
+        if spec.proxied {
+            for &from in &ids {
+                for &to in ids.iter().filter(|&&to| to != from) {
+                    links.insert((from, to), LinkProxy::start(addresses[to.0 as usize])?);
+                }
+            }
+        }
+        let members = ids
+            .iter()
+            .map(|&me| {
+                let list = ids
+                    .iter()
+                    .map(|&other| {
+                        let address = match links.get(&(me, other)) {
+                            Some(proxy) => proxy.address(),
+                            None => addresses[other.0 as usize],
+                        };
+                        format!("{}={address}", other.0)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",");
+                (me, list)
+            })
+            .collect();
+        let clients = ids
+            .iter()
+            .map(|&id| (id, addresses[(nodes + id.0) as usize]))
+            .collect();
+        let mut cluster = LocalCluster {
+            spec,
+            members,
+            clients,
+            links,
+            children: BTreeMap::new(),
+        };
+        for id in ids {
+            cluster.start_node(id)?;
+        }
+        Ok(cluster)
+    }
+
+    /// Every node's id.
+    pub fn ids(&self) -> Vec<NodeId> {
+        self.clients.keys().copied().collect()
+    }
+
+    /// Where each node listens for clients.
+    pub fn clients(&self) -> &BTreeMap<NodeId, SocketAddr> {
+        &self.clients
+    }
+
+    /// `id`'s data directory.
+    pub fn data_dir(&self, id: NodeId) -> PathBuf {
+        self.spec.root.join(id.to_string())
+    }
+
+    /// `id`'s log file (every run of the node appends to it).
+    pub fn log_path(&self, id: NodeId) -> PathBuf {
+        self.spec.root.join(format!("{id}.log"))
+    }
+
+    /// What `id` has logged so far (empty if nothing).
+    pub fn log(&self, id: NodeId) -> String {
+        std::fs::read_to_string(self.log_path(id)).unwrap_or_default()
+    }
+
+    /// Starts `id`'s server (again), appending to its log. The server is a process group of its
+    /// own, so a Ctrl-C at the terminal reaches only the program that runs the cluster, which
+    /// then stops the servers in order; on Linux it is killed if that program dies.
+    pub fn start_node(&mut self, id: NodeId) -> io::Result<()> {
+        assert!(!self.children.contains_key(&id), "{id} is already running");
+        let log = File::options()
+            .create(true)
+            .append(true)
+            .open(self.log_path(id))?;
+        let mut command = Command::new(&self.spec.server.program);
+        command
+            .args(&self.spec.server.leading_args)
+            .args(["--id", &id.0.to_string(), "--members", &self.members[&id]])
+            .args(["--client-address", &self.clients[&id].to_string()])
+            .arg("--data-dir")
+            .arg(self.data_dir(id))
+            .args(&self.spec.server_args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .process_group(0);
+        #[cfg(target_os = "linux")]
+        // SAFETY: between fork and exec the child only calls prctl, which is async-signal-safe.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = command.spawn().map_err(|error| {
+            io::Error::new(
+                error.kind(),
+                format!(
+                    "cannot start {}: {error}",
+                    self.spec.server.program.display()
+                ),
+            )
+        })?;
+        self.children.insert(id, child);
+        Ok(())
+    }
+
+    /// Whether `id`'s process has been started and not yet seen to exit.
+    pub fn is_running(&self, id: NodeId) -> bool {
+        self.children.contains_key(&id)
+    }
+
+    /// Kills `id` with SIGKILL (resuming it first would not matter: SIGKILL ends a stopped
+    /// process too) and waits for it.
+    pub fn kill_9(&mut self, id: NodeId) -> io::Result<ExitStatus> {
+        let mut child = self
+            .children
+            .remove(&id)
+            .ok_or_else(|| io::Error::other(format!("{id} is not running")))?;
+        child.kill()?;
+        child.wait()
+    }
+
+    /// Sends `signal` to `id`'s process (SIGSTOP and SIGCONT pause and resume it).
+    pub fn signal(&self, id: NodeId, signal: libc::c_int) -> io::Result<()> {
+        let child = self
+            .children
+            .get(&id)
+            .ok_or_else(|| io::Error::other(format!("{id} is not running")))?;
+        let pid = libc::pid_t::try_from(child.id()).map_err(io::Error::other)?;
+        // SAFETY: signals a child this cluster started and has not yet waited for, so the pid
+        // is still its.
+        if unsafe { libc::kill(pid, signal) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// `id`'s exit status if it has exited (it is then no longer running).
+    pub fn exited(&mut self, id: NodeId) -> io::Result<Option<ExitStatus>> {
+        let Some(child) = self.children.get_mut(&id) else {
+            return Ok(None);
+        };
+        let status = child.try_wait()?;
+        if status.is_some() {
+            self.children.remove(&id);
+        }
+        Ok(status)
+    }
+
+    /// Waits up to `limit` for `id` to exit; `None` if it is still running then.
+    pub fn wait_for_exit(&mut self, id: NodeId, limit: Duration) -> io::Result<Option<ExitStatus>> {
+        let deadline = now() + limit;
+        loop {
+            if let Some(status) = self.exited(id)? {
+                return Ok(Some(status));
+            }
+            if now() >= deadline || !self.is_running(id) {
+                return Ok(None);
+            }
+            sleep_until(now() + Duration::from_millis(10));
+        }
+    }
+
+    /// Sets the link from `from` to `to` (a cluster started with proxies).
+    pub fn set_link(&self, from: NodeId, to: NodeId, fault: LinkFault) {
+        self.links[&(from, to)].set(fault);
+    }
+
+    /// Sets every link into and out of `node` to `fault`.
+    pub fn isolate(&self, node: NodeId, fault: LinkFault) {
+        for ((from, to), proxy) in &self.links {
+            if *from == node || *to == node {
+                proxy.set(fault);
+            }
+        }
+    }
+
+    /// Makes every link healthy.
+    pub fn heal_links(&self) {
+        for proxy in self.links.values() {
+            proxy.set(LinkFault::Healthy);
+        }
+    }
+
+    /// Every link that is not healthy, with what it does.
+    pub fn faulty_links(&self) -> Vec<((NodeId, NodeId), LinkFault)> {
+        self.links
+            .iter()
+            .map(|(&link, proxy)| (link, proxy.fault()))
+            .filter(|(_, fault)| *fault != LinkFault::Healthy)
+            .collect()
+    }
+
+    /// Stops every running server: SIGCONT (a paused one must be able to stop) and SIGTERM,
+    /// then SIGKILL for any still running after `limit`. Returns each one's exit status, and
+    /// `None` for one that had to be killed.
+    pub fn stop_all(&mut self, limit: Duration) -> BTreeMap<NodeId, Option<ExitStatus>> {
+        for id in self.children.keys().copied().collect::<Vec<_>>() {
+            let _ = self.signal(id, libc::SIGCONT);
+            let _ = self.signal(id, libc::SIGTERM);
+        }
+        let deadline = now() + limit;
+        let mut statuses = BTreeMap::new();
+        for id in self.children.keys().copied().collect::<Vec<_>>() {
+            let left = deadline.saturating_duration_since(now());
+            let status = self.wait_for_exit(id, left).ok().flatten();
+            if status.is_none() {
+                let _ = self.kill_9(id);
+            }
+            statuses.insert(id, status);
+        }
+        statuses
+    }
+}
+
+impl Drop for LocalCluster {
+    fn drop(&mut self) {
+        for child in self.children.values_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// `count` addresses on localhost that were free a moment ago, below the range the system
+/// draws outgoing connections' ports from (20000-31999): a port of that range, free when
+/// checked, can be taken by any connection before the server binds it.
+pub fn free_addresses(count: usize) -> io::Result<Vec<SocketAddr>> {
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    // Each process starts at its own place in the range.
+    let base = (std::process::id() % 600) as u16 * 20;
+    let mut addresses = Vec::new();
+    for _ in 0..12_000 {
+        if addresses.len() == count {
+            break;
+        }
+        let port = 20_000 + (base + NEXT.fetch_add(1, Ordering::SeqCst) % 12_000) % 12_000;
+        if let Ok(listener) = TcpListener::bind(("127.0.0.1", port)) {
+            addresses.push(listener.local_addr()?);
+        }
+    }
+    if addresses.len() < count {
+        return Err(io::Error::new(
+            io::ErrorKind::AddrNotAvailable,
+            format!("fewer than {count} free ports in 20000-31999"),
+        ));
+    }
+    Ok(addresses)
+}
