@@ -24,8 +24,10 @@
 
 mod file_persister;
 mod local_cluster;
+pub mod nemesis;
 mod proxy;
 mod real_time;
+mod serve;
 mod server;
 mod server_args;
 mod signals;
@@ -42,6 +44,7 @@ pub use local_cluster::{
     free_addresses, LocalCluster, LocalClusterSpec, ServerProgram, MAX_LOCAL_NODES,
 };
 pub use proxy::{LinkFault, LinkProxy};
+pub use serve::serve;
 pub use server::{NodeFailed, Server, ServerConfig, StartError};
 pub use server_args::ServerArgs;
 pub use signals::{stop_asked, stop_on_term_or_interrupt};

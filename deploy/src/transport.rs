@@ -100,6 +100,11 @@ impl TcpKvTransport {
 }
 
 impl TcpKvTransport {
+    /// Every server it calls.
+    pub fn servers(&self) -> Vec<NodeId> {
+        self.callers.by_node.keys().copied().collect()
+    }
+
     /// Every server whose node believes it leads (a cut-off leader may, for a while), asked one
     /// after another, each given `timeout` to answer.
     pub fn leaders(&self, timeout: Duration) -> Vec<NodeId> {

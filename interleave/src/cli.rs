@@ -4,6 +4,7 @@ use crate::engines::{EngineChoice, SchedulerKind};
 use crate::seeds::{FirstSeed, Shard};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
+use deploy::nemesis::FaultKind;
 use node::kv::ReadMode;
 use node::Mutation;
 use sim::mutants::Broken;
@@ -56,6 +57,17 @@ pub enum Command {
     /// every failure and its replay line. Exit 0 all passed, 1 some failed, 2 a file is
     /// malformed or the shards miss or repeat seeds.
     Gather(GatherArgs),
+    /// Run a real cluster under a nemesis, after Jepsen: server processes on this machine, a TCP
+    /// proxy on every link, clients recording a history with real times, and faults from a seed
+    /// (partitions, one-way cuts, delays, kill -9, SIGSTOP, clock skew, a failing disk); then
+    /// heal everything, require recovery, and check the history for linearizability. Writes the
+    /// history, an HTML counterexample, the faults and every server's log to `--out`. Exit 0
+    /// linearizable and nothing else wrong, 1 a violation or a server that misbehaved, 2 bad
+    /// input or a cluster that would not start, 3 the checker could not decide, 130 Ctrl-C.
+    Deploy(DeployArgs),
+    /// Run one server of the replicated key-value store on real disks and TCP (the same as the
+    /// `interleave-server` binary; `interleave deploy` starts its servers this way).
+    Server(deploy::ServerArgs),
     /// Print a shell completion script (`interleave completions bash > /etc/bash_completion.d/
     /// interleave`): subcommands, options, and the names of mutations, read modes and variants.
     Completions {
@@ -374,4 +386,89 @@ pub struct ChaosArgs {
     /// Stop shrinking the first failure after this many seconds of real time.
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub shrink_time: u64,
+}
+
+/// `interleave deploy`.
+#[derive(Args, Clone, Debug)]
+pub struct DeployArgs {
+    /// How many server processes (3 to 9).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(3..=9))]
+    pub nodes: u32,
+    /// Seconds of faults and clients; then every fault is healed and the cluster has 10 s to
+    /// recover.
+    #[arg(long, default_value = "60", value_name = "SECONDS", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// How the servers serve gets (log, read-index, lease, or the broken unsafe-local).
+    #[arg(long, default_value = "read-index", value_name = "MODE", value_parser = read_mode_parser())]
+    pub read_mode: ReadMode,
+    /// The faults, separated by commas: `all` (every kind a correct cluster must survive),
+    /// `none`, or any of the names below; `clock-beyond` (clocks far beyond the drift bound) is
+    /// deliberately unsafe for lease reads and only comes when named.
+    #[arg(long, default_value = "all", value_name = "FAULTS", value_parser = parse_faults, long_help = faults_help())]
+    pub faults: FaultList,
+    /// The seed of the fault plan and the clients' choices, or `random` (drawn and printed). The
+    /// same seed injects the same faults at the same moments; real processes and real time
+    /// decide the rest, so a rerun is not the same run.
+    #[arg(long, default_value = "random", value_name = "SEED|random")]
+    pub seed: FirstSeed,
+    /// The run's folder: the history (`history.jsonl`), the counterexample (`history.html`),
+    /// the faults as injected (`faults.txt`), the verdict (`summary.txt`), and each server's
+    /// data directory and log (`cluster/`). A new run clears the last one's.
+    #[arg(long, value_name = "DIR", default_value = "target/interleave-deploy")]
+    pub out: PathBuf,
+    /// The server program to run, as `interleave-server` is run (default: this program's own
+    /// `server` subcommand).
+    #[arg(long, value_name = "PATH")]
+    pub server: Option<PathBuf>,
+    /// Make the servers write their state in a deliberately broken way: `ack-before-write`
+    /// acknowledges a write before making it (kills must then lose acknowledged writes, and
+    /// the run must fail), `in-place` overwrites the state file in place.
+    #[arg(long, value_name = "HOW", value_parser = PossibleValuesParser::new(["ack-before-write", "in-place"]))]
+    pub broken_write: Option<String>,
+    /// Print the result as one JSON object on standard output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--faults`: the kinds of fault a run injects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FaultList(pub Vec<FaultKind>);
+
+impl std::fmt::Display for FaultList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("none");
+        }
+        let names: Vec<&str> = self.0.iter().map(|kind| kind.name()).collect();
+        f.write_str(&names.join(","))
+    }
+}
+
+fn parse_faults(text: &str) -> Result<FaultList, String> {
+    let mut kinds = Vec::new();
+    for name in text.split(',').map(str::trim) {
+        match name {
+            "all" => kinds.extend(FaultKind::SAFE),
+            "none" => {}
+            "" => return Err(format!("{text:?}: an empty fault name")),
+            name => kinds.push(
+                name.parse::<FaultKind>()
+                    .map_err(|error| format!("{error}; or all, none"))?,
+            ),
+        }
+    }
+    kinds.sort();
+    kinds.dedup();
+    Ok(FaultList(kinds))
+}
+
+fn faults_help() -> String {
+    let mut help = String::from(
+        "The faults, separated by commas: `all` (every kind below but clock-beyond), `none`, or \
+         names:",
+    );
+    for kind in FaultKind::ALL {
+        help.push_str(&format!("\n  {:<13}{}", kind.name(), kind.describe()));
+    }
+    help
 }

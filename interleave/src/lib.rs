@@ -5,6 +5,7 @@
 
 pub mod chaos;
 pub mod cli;
+pub mod deploy_command;
 pub mod engines;
 pub mod failure_folder;
 pub mod gather;

@@ -44,6 +44,11 @@ fn main() -> ExitCode {
             _ => unreachable!("`interleave chaos` parses"),
         },
     };
+    // A server sets up its own logging and signals, as the `interleave-server` binary does.
+    let command = match command {
+        Command::Server(args) => return deploy::serve(&args, "interleave server"),
+        command => command,
+    };
     if let Err(message) = interleave::logging::init() {
         eprintln!("interleave: {message}");
         return ExitCode::from(2);
@@ -62,6 +67,8 @@ fn main() -> ExitCode {
         Command::Mutants(args) => mutants::mutants(&args, watchdog),
         Command::Shrink(args) => shrink_command::shrink(&args),
         Command::Gather(args) => interleave::gather::gather(&args),
+        Command::Deploy(args) => interleave::deploy_command::deploy(&args),
+        Command::Server(_) => unreachable!("served above"),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             use std::io::Write;

@@ -1,0 +1,277 @@
+//! Injecting one planned fault into a running [`LocalCluster`] and healing it: which node a
+//! fault hits is decided here, when it comes (the leader of the moment, say).
+
+use super::clients::WritersCutFrom;
+use super::fault::{Direction, Fault, Target};
+use crate::real_time::now;
+use crate::wire::kv::ClockChange;
+use crate::{LinkFault, LocalCluster, TcpKvTransport};
+use node::NodeId;
+use std::time::{Duration, Instant};
+use threadsim::DetRng;
+
+/// How long the nemesis waits for a server to answer it.
+const CONTROL_TIMEOUT: Duration = Duration::from_millis(300);
+
+/// A clock running true.
+const TRUE_RATE_PPM: u64 = 1_000_000;
+
+/// What healing an injected fault takes.
+#[derive(Debug)]
+pub enum Injected {
+    /// Links were cut or slowed (and the writers cut from a minority): heal every link.
+    Links,
+    /// These nodes were killed: start them again.
+    Killed(Vec<NodeId>),
+    /// This node was stopped with SIGSTOP: resume it.
+    Paused(NodeId),
+    /// This node's clock was changed: set its rate back to 1x.
+    Clock(NodeId),
+    /// This node's disk was made to fail at this time: it must exit; start it again on a
+    /// working disk.
+    Disk(NodeId, Instant),
+}
+
+/// The cluster a nemesis works on, and the means it works with.
+pub struct Nemesis<'a> {
+    /// The servers.
+    pub cluster: &'a mut LocalCluster,
+    /// The nemesis's own connections to the servers' client ports (status, clock, disk).
+    pub control: &'a TcpKvTransport,
+    /// The nodes the writing clients cannot reach.
+    pub writers_cut: &'a WritersCutFrom,
+    /// Decides which nodes join a partition's minority.
+    pub rng: DetRng,
+}
+
+impl Nemesis<'_> {
+    /// The one node that says it leads, if exactly one does.
+    pub fn leader(&self) -> Option<NodeId> {
+        match self.control.leaders(CONTROL_TIMEOUT)[..] {
+            [leader] => Some(leader),
+            _ => None,
+        }
+    }
+
+    /// The node `target` names now, and how to say which it was.
+    fn resolve(&self, target: Target) -> (NodeId, String) {
+        match target {
+            Target::Node(node) => (node, node.to_string()),
+            Target::Leader { otherwise } => match self.leader() {
+                Some(leader) => (leader, format!("{leader} (the leader)")),
+                None => (otherwise, format!("{otherwise} (no single leader)")),
+            },
+        }
+    }
+
+    /// Injects `fault`; says what was done, and what healing it takes.
+    pub fn inject(&mut self, fault: &Fault) -> Result<(String, Injected), String> {
+        match *fault {
+            Fault::Partition { target, size } => {
+                let (first, named) = self.resolve(target);
+                let mut minority = vec![first];
+                let mut others: Vec<NodeId> = self
+                    .cluster
+                    .ids()
+                    .into_iter()
+                    .filter(|&n| n != first)
+                    .collect();
+                while minority.len() < size as usize && !others.is_empty() {
+                    minority.push(others.remove(self.rng.index(others.len())));
+                }
+                for &from in &minority {
+                    for &to in &others {
+                        self.cluster.set_link(from, to, LinkFault::Cut);
+                        self.cluster.set_link(to, from, LinkFault::Cut);
+                    }
+                }
+                self.writers_cut
+                    .lock()
+                    .expect("not poisoned")
+                    .extend(&minority);
+                let rest: Vec<String> = minority[1..].iter().map(NodeId::to_string).collect();
+                let also = if rest.is_empty() {
+                    String::new()
+                } else {
+                    format!(" and {}", rest.join(", "))
+                };
+                Ok((format!("partition: {named}{also} cut off"), Injected::Links))
+            }
+            Fault::OneWay { target, direction } => {
+                let (node, named) = self.resolve(target);
+                for other in self.cluster.ids().into_iter().filter(|&n| n != node) {
+                    match direction {
+                        Direction::Outgoing => self.cluster.set_link(node, other, LinkFault::Cut),
+                        Direction::Incoming => self.cluster.set_link(other, node, LinkFault::Cut),
+                    }
+                }
+                let which = match direction {
+                    Direction::Outgoing => "out of",
+                    Direction::Incoming => "into",
+                };
+                Ok((
+                    format!("one-way: every link {which} {named} cut"),
+                    Injected::Links,
+                ))
+            }
+            Fault::Delay { target, by } => {
+                let (node, named) = self.resolve(target);
+                self.cluster.isolate(node, LinkFault::Delayed(by));
+                Ok((
+                    format!("delay: every link of {named} slowed by {by:?}"),
+                    Injected::Links,
+                ))
+            }
+            Fault::Kill { target } => {
+                let (node, named) = self.resolve(target);
+                self.kill(&[node])?;
+                Ok((format!("kill -9 {named}"), Injected::Killed(vec![node])))
+            }
+            Fault::KillAll => {
+                let nodes = self.cluster.ids();
+                self.kill(&nodes)?;
+                Ok(("kill -9 every node".to_string(), Injected::Killed(nodes)))
+            }
+            Fault::Pause { target } => {
+                let (node, named) = self.resolve(target);
+                self.cluster
+                    .signal(node, libc::SIGSTOP)
+                    .map_err(|error| format!("SIGSTOP {node}: {error}"))?;
+                Ok((format!("SIGSTOP {named}"), Injected::Paused(node)))
+            }
+            Fault::Clock {
+                target,
+                rate_ppm,
+                jump,
+            } => {
+                let (node, named) = self.resolve(target);
+                self.control
+                    .set_clock(node, ClockChange { rate_ppm, jump }, CONTROL_TIMEOUT)
+                    .map_err(|why| format!("the clock of {node}: {why}"))?;
+                let rate = rate_ppm as f64 / 1e6;
+                let jumped = if jump.is_zero() {
+                    String::new()
+                } else {
+                    format!(", jumped {jump:?} forward")
+                };
+                Ok((
+                    format!("clock of {named} at {rate:.3}x{jumped}"),
+                    Injected::Clock(node),
+                ))
+            }
+            Fault::Disk { target } => {
+                let (node, named) = self.resolve(target);
+                self.control
+                    .fail_disk(node, CONTROL_TIMEOUT)
+                    .map_err(|why| format!("the disk of {node}: {why}"))?;
+                Ok((
+                    format!("disk of {named} fails every write"),
+                    Injected::Disk(node, now()),
+                ))
+            }
+        }
+    }
+
+    fn kill(&mut self, nodes: &[NodeId]) -> Result<(), String> {
+        for &node in nodes {
+            if self.cluster.is_running(node) {
+                self.cluster
+                    .kill_9(node)
+                    .map_err(|error| format!("kill -9 {node}: {error}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Heals `injected`: returns what came of it, or what the servers did wrong. A node whose
+    /// disk failed has until `limit` to exit.
+    pub fn heal(&mut self, injected: Injected, limit: Instant) -> Result<String, String> {
+        match injected {
+            Injected::Links => {
+                self.cluster.heal_links();
+                self.writers_cut.lock().expect("not poisoned").clear();
+                Ok("healed".into())
+            }
+            Injected::Killed(nodes) => {
+                self.start(&nodes)?;
+                Ok("restarted".into())
+            }
+            Injected::Paused(node) => {
+                self.cluster
+                    .signal(node, libc::SIGCONT)
+                    .map_err(|error| format!("SIGCONT {node}: {error}"))?;
+                Ok("resumed".into())
+            }
+            Injected::Clock(node) => {
+                let back = ClockChange {
+                    rate_ppm: TRUE_RATE_PPM,
+                    jump: Duration::ZERO,
+                };
+                self.control
+                    .set_clock(node, back, CONTROL_TIMEOUT)
+                    .map(|_| "clock back to 1x".into())
+                    .map_err(|why| format!("the clock of {node} back to 1x: {why}"))
+            }
+            Injected::Disk(node, since) => {
+                let exited = self
+                    .cluster
+                    .wait_for_exit(node, limit.saturating_duration_since(now()))
+                    .map_err(|error| format!("waiting for {node}: {error}"))?;
+                let after = now().saturating_duration_since(since);
+                let outcome = match exited {
+                    Some(status) if status.code() == Some(1) => Ok(format!(
+                        "{node} stopped (exit status 1) {after:.1?} after its disk failed; \
+                         restarted on a working disk"
+                    )),
+                    Some(status) => Err(format!(
+                        "{node}'s disk failed and it exited with {status}, not with 1 and a message"
+                    )),
+                    None => {
+                        let _ = self.cluster.kill_9(node);
+                        Err(format!(
+                            "{node} kept running {after:.1?} after its disk failed: it went on as \
+                             if its writes had been made"
+                        ))
+                    }
+                };
+                self.start(&[node])?;
+                outcome
+            }
+        }
+    }
+
+    fn start(&mut self, nodes: &[NodeId]) -> Result<(), String> {
+        for &node in nodes {
+            if !self.cluster.is_running(node) {
+                self.cluster
+                    .start_node(node)
+                    .map_err(|error| format!("restarting {node}: {error}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Heals everything, whatever is injected: every link, every writer's reach, every paused
+    /// node resumed, every stopped node started, every clock at 1x.
+    pub fn heal_everything(&mut self) -> Vec<String> {
+        let mut problems = Vec::new();
+        self.cluster.heal_links();
+        self.writers_cut.lock().expect("not poisoned").clear();
+        for node in self.cluster.ids() {
+            if self.cluster.is_running(node) {
+                let _ = self.cluster.signal(node, libc::SIGCONT);
+            } else if let Err(problem) = self.start(&[node]) {
+                problems.push(problem);
+            }
+        }
+        for node in self.cluster.ids() {
+            let back = ClockChange {
+                rate_ppm: TRUE_RATE_PPM,
+                jump: Duration::ZERO,
+            };
+            // A node just started runs true already and may not answer yet.
+            let _ = self.control.set_clock(node, back, CONTROL_TIMEOUT);
+        }
+        problems
+    }
+}

@@ -1,0 +1,334 @@
+//! One nemesis run: start the cluster, start the clients, inject the plan's faults one after
+//! another, heal everything, check that the cluster recovers, stop it cleanly, and hand back the
+//! history with what the servers did wrong on the way. Checking the history is the caller's.
+
+use super::clients::{key_at, micros_since, Clients, Workload, WritersCutFrom, KEY_LIFETIME};
+use super::inject::{Injected, Nemesis};
+use super::plan::Step;
+use crate::real_time::{now, sleep_until};
+use crate::{LocalCluster, LocalClusterSpec, ServerProgram, TcpKvTransport};
+use models::{History, KvInput, KvOutput, Operation};
+use node::kv::{Clerk, ClerkConfig, ClientId};
+use node::NodeId;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use threadsim::{ClockRef, DetRng, SystemClock};
+
+/// How long the cluster has to elect its first leader.
+const FIRST_LEADER_BOUND: Duration = Duration::from_secs(10);
+
+/// How long the cluster has, once every fault is healed, to answer a read of every key.
+pub const RECOVERY_BOUND: Duration = Duration::from_secs(10);
+
+/// How long a server has to stop after SIGTERM.
+const STOP_BOUND: Duration = Duration::from_secs(5);
+
+/// The client id of the reads that check recovery.
+const RECOVERY_CLIENT: u64 = 1_000;
+
+/// What a run needs.
+#[derive(Clone, Debug)]
+pub struct NemesisConfig {
+    /// How many servers.
+    pub nodes: u32,
+    /// The server to run.
+    pub server: ServerProgram,
+    /// Arguments for every server (`--read-mode ...`); the run adds `--allow-faults`.
+    pub server_args: Vec<String>,
+    /// Where the servers' data directories and logs go.
+    pub root: PathBuf,
+    /// The faults.
+    pub plan: Vec<Step>,
+    /// How long the clients run before everything is healed.
+    pub duration: Duration,
+    /// The seed of the clients and of the nemesis's choices at run time.
+    pub seed: u64,
+    /// The clients.
+    pub workload: Workload,
+}
+
+/// A fault as it was injected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FaultRecord {
+    /// When it was injected, in microseconds from the start of the clients.
+    pub start: u64,
+    /// When it was healed.
+    pub end: u64,
+    /// What was done, naming the nodes it hit.
+    pub what: String,
+    /// What came of it ("healed", "restarted", ...), or why it could not be injected.
+    pub outcome: String,
+}
+
+/// What a run produced.
+#[derive(Debug, Default)]
+pub struct NemesisRun {
+    /// Every client operation, by call time (the reads that checked recovery included).
+    pub history: History<KvInput, KvOutput>,
+    /// The faults as injected.
+    pub faults: Vec<FaultRecord>,
+    /// What the servers did wrong besides what the history shows: a node that went on with a
+    /// failed disk, exited on its own, did not recover, did not stop cleanly.
+    pub findings: Vec<String>,
+    /// How long the cluster took to answer a read of every key once everything was healed
+    /// (`None`: it did not within [`RECOVERY_BOUND`]).
+    pub recovery: Option<Duration>,
+    /// Whether the run was cut short (by Ctrl-C).
+    pub interrupted: bool,
+}
+
+/// Runs `config`; `interrupted` is asked often and cuts the run short when it says so;
+/// `progress` hears of every fault as it comes and goes. An error means the run could not be
+/// made (the cluster or the clients did not start); what the servers did wrong is in the
+/// result's findings.
+pub fn run(
+    config: &NemesisConfig,
+    interrupted: &dyn Fn() -> bool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<NemesisRun, String> {
+    let mut server_args = config.server_args.clone();
+    server_args.push("--allow-faults".into());
+    let mut cluster = LocalCluster::start(LocalClusterSpec {
+        nodes: config.nodes,
+        server: config.server.clone(),
+        server_args,
+        root: config.root.clone(),
+        proxied: true,
+    })
+    .map_err(|error| format!("cannot start the cluster: {error}"))?;
+    let control = TcpKvTransport::new(cluster.clients());
+    let transport = Arc::new(TcpKvTransport::new(cluster.clients()));
+    let writers_cut = WritersCutFrom::default();
+    let mut result = NemesisRun::default();
+    let mut nemesis = Nemesis {
+        cluster: &mut cluster,
+        control: &control,
+        writers_cut: &writers_cut,
+        rng: DetRng::new(config.seed).split(2),
+    };
+    let waiting_since = now();
+    while nemesis.leader().is_none() {
+        if now() >= waiting_since + FIRST_LEADER_BOUND || interrupted() {
+            let exited = exited_servers(nemesis.cluster);
+            return Err(format!(
+                "no leader within {FIRST_LEADER_BOUND:?} of starting the servers{exited} (their \
+                 logs are in {})",
+                config.root.display()
+            ));
+        }
+        sleep_until(now() + Duration::from_millis(50));
+    }
+    let epoch = now();
+    let clients = Clients::start(
+        config.workload,
+        &transport,
+        &writers_cut,
+        config.seed,
+        epoch,
+    )
+    .map_err(|error| format!("cannot start the clients: {error}"))?;
+    let mut down: BTreeSet<NodeId> = BTreeSet::new();
+    for step in &config.plan {
+        let waited = wait_until(
+            epoch + step.start,
+            interrupted,
+            &mut nemesis,
+            &down,
+            &mut result,
+        );
+        if !waited {
+            break;
+        }
+        let start = micros_since(epoch);
+        let (what, injected) = match nemesis.inject(&step.fault) {
+            Ok(done) => done,
+            Err(why) => {
+                progress(&format!("{:>6.1} s  not injected: {why}", seconds(start)));
+                result.faults.push(FaultRecord {
+                    start,
+                    end: start,
+                    what: step.fault.to_string(),
+                    outcome: format!("not injected: {why}"),
+                });
+                continue;
+            }
+        };
+        progress(&format!("{:>6.1} s  {what}", seconds(start)));
+        down = match &injected {
+            Injected::Killed(nodes) => nodes.iter().copied().collect(),
+            Injected::Disk(node, _) => [*node].into(),
+            _ => BTreeSet::new(),
+        };
+        let end_of_hold = epoch + step.start + step.hold;
+        // A node whose disk failed is healed (restarted) as soon as it has stopped.
+        let held = matches!(injected, Injected::Disk(..))
+            || wait_until(end_of_hold, interrupted, &mut nemesis, &down, &mut result);
+        let outcome = match nemesis.heal(injected, end_of_hold) {
+            Ok(outcome) => outcome,
+            Err(finding) => {
+                result.findings.push(finding.clone());
+                finding
+            }
+        };
+        down.clear();
+        let end = micros_since(epoch);
+        progress(&format!("{:>6.1} s    {outcome}", seconds(end)));
+        result.faults.push(FaultRecord {
+            start,
+            end,
+            what,
+            outcome,
+        });
+        if !held {
+            break;
+        }
+    }
+    result.interrupted = !wait_until(
+        epoch + config.duration,
+        interrupted,
+        &mut nemesis,
+        &down,
+        &mut result,
+    );
+    result.findings.extend(nemesis.heal_everything());
+    progress(&format!(
+        "{:>6.1} s  every fault healed",
+        seconds(micros_since(epoch))
+    ));
+    let (recovery, reads) = check_recovery(&transport, config, epoch);
+    result.recovery = recovery;
+    if recovery.is_none() {
+        result.findings.push(format!(
+            "the cluster did not answer a read of every key within {RECOVERY_BOUND:?} of every \
+             fault being healed"
+        ));
+    }
+    result.history = clients.stop();
+    result.history.extend(reads);
+    result.history.sort_by_key(|operation| operation.call);
+    transport.close();
+    control.close();
+    for (node, status) in cluster.stop_all(STOP_BOUND) {
+        match status {
+            Some(status) if status.success() => {}
+            Some(status) => result
+                .findings
+                .push(format!("{node} exited with {status} on SIGTERM")),
+            None => result.findings.push(format!(
+                "{node} did not stop within {STOP_BOUND:?} of SIGTERM and was killed"
+            )),
+        }
+    }
+    for node in cluster.ids() {
+        let log = cluster.log(node);
+        if let Some(line) = log
+            .lines()
+            .find(|line| line.contains("invariant violated") || line.contains("panicked"))
+        {
+            result.findings.push(format!("{node} logged: {line}"));
+        }
+    }
+    Ok(result)
+}
+
+fn seconds(micros: u64) -> f64 {
+    micros as f64 / 1e6
+}
+
+/// Where a server that exited on its own is reported and restarted, so the run goes on.
+fn exited_servers(cluster: &mut LocalCluster) -> String {
+    let mut exited = Vec::new();
+    for node in cluster.ids() {
+        if let Ok(Some(status)) = cluster.exited(node) {
+            exited.push(format!("{node} exited with {status}"));
+        }
+    }
+    if exited.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", exited.join(", "))
+    }
+}
+
+/// Waits until `deadline`, watching for servers that exit on their own (those in `down` are
+/// meant to be down), which are findings and are started again. Returns false if interrupted.
+fn wait_until(
+    deadline: Instant,
+    interrupted: &dyn Fn() -> bool,
+    nemesis: &mut Nemesis<'_>,
+    down: &BTreeSet<NodeId>,
+    result: &mut NemesisRun,
+) -> bool {
+    loop {
+        if interrupted() {
+            return false;
+        }
+        for node in nemesis.cluster.ids() {
+            if down.contains(&node) {
+                continue;
+            }
+            if let Ok(Some(status)) = nemesis.cluster.exited(node) {
+                result
+                    .findings
+                    .push(format!("{node} exited on its own with {status}"));
+                if let Err(error) = nemesis.cluster.start_node(node) {
+                    result.findings.push(format!("restarting {node}: {error}"));
+                }
+            }
+        }
+        if now() >= deadline {
+            return true;
+        }
+        sleep_until((now() + Duration::from_millis(20)).min(deadline));
+    }
+}
+
+/// Reads every key of the last keys in use with a fresh clerk, within [`RECOVERY_BOUND`]; how
+/// long that took, and the reads as operations.
+fn check_recovery(
+    transport: &Arc<TcpKvTransport>,
+    config: &NemesisConfig,
+    epoch: Instant,
+) -> (Option<Duration>, Vec<Operation<KvInput, KvOutput>>) {
+    let clock: ClockRef = Arc::new(SystemClock::new());
+    let mut clerk = Clerk::new(
+        ClientId(RECOVERY_CLIENT),
+        transport.servers(),
+        transport.clone(),
+        clock.clone(),
+        ClerkConfig::default(),
+    );
+    let started = now();
+    let deadline = threadsim::Clock::now(&*clock) + RECOVERY_BOUND;
+    let elapsed = now().saturating_duration_since(epoch);
+    // The keys in use now, and those of the last period if it only just ended.
+    let mut keys: BTreeSet<String> = BTreeSet::new();
+    for slot in 0..u64::from(config.workload.keys) {
+        keys.insert(key_at(elapsed, slot));
+        keys.insert(key_at(elapsed.saturating_sub(KEY_LIFETIME), slot));
+    }
+    let mut reads = Vec::new();
+    let mut recovered = true;
+    for key in keys {
+        let call = micros_since(epoch);
+        match clerk.get(&key, Some(deadline)) {
+            Ok(value) => reads.push(Operation::returned(
+                RECOVERY_CLIENT,
+                KvInput::Get(key),
+                KvOutput::Value(value),
+                call,
+                micros_since(epoch),
+            )),
+            Err(_) => {
+                reads.push(Operation::unknown(RECOVERY_CLIENT, KvInput::Get(key), call));
+                recovered = false;
+            }
+        }
+    }
+    (
+        recovered.then(|| now().saturating_duration_since(started)),
+        reads,
+    )
+}

@@ -1,0 +1,55 @@
+//! A server process from start to exit: what `interleave-server` and `interleave server` run.
+
+use crate::{Server, ServerArgs};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use tracing_subscriber::EnvFilter;
+
+/// Sets up logging (to standard error: colours on a terminal, plain text in a file) and the
+/// SIGTERM and Ctrl-C handlers, starts the server `args` describe and serves until it is asked
+/// to stop (exit 0) or its node fails (exit 1); exit 2 on bad arguments, 1 when it cannot start.
+/// `program` names the program in error messages.
+pub fn serve(args: &ServerArgs, program: &str) -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .init();
+    let config = match args.config() {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("{program}: error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    crate::stop_on_term_or_interrupt();
+    let server = match Server::start(&config) {
+        Ok(server) => server,
+        Err(error) => {
+            eprintln!("{program}: error: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    let status = server.node().status();
+    tracing::info!(
+        node = %config.id,
+        term = status.term.0,
+        log = status.last_log_index.0,
+        read_mode = %config.read_mode,
+        data_dir = %config.data_dir.display(),
+        "serving nodes on {} and clients on {}",
+        config.members[&config.id],
+        config.client_address
+    );
+    match server.serve_until_stopped() {
+        Ok(()) => {
+            tracing::info!("stopped");
+            ExitCode::SUCCESS
+        }
+        Err(failure) => {
+            tracing::error!("{failure}");
+            eprintln!("{program}: error: {failure}");
+            ExitCode::from(1)
+        }
+    }
+}

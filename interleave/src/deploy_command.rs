@@ -1,0 +1,263 @@
+//! `interleave deploy`: a real cluster under a nemesis (see [`deploy::nemesis`]), its history
+//! checked for linearizability, and a folder that shows what happened.
+
+use crate::cli::DeployArgs;
+use crate::failure_folder::write_whole;
+use crate::interrupt::{interrupted, stop_on_ctrl_c, INTERRUPTED_EXIT};
+use deploy::nemesis::{self, FaultRecord, NemesisConfig, NemesisRun, Workload};
+use deploy::ServerProgram;
+use models::{check_partitions, partition_by_key, CheckOptions, KeyValue, Report, Verdict};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// What a run's folder holds besides its lock; a new run removes these first.
+const RUN_FILES: [&str; 5] = [
+    "cluster",
+    "history.jsonl",
+    "history.html",
+    "faults.txt",
+    "summary.txt",
+];
+
+/// Runs `interleave deploy`.
+pub fn deploy(args: &DeployArgs) -> ExitCode {
+    let seed = args.seed.resolve();
+    let _lock = match claim(&args.out) {
+        Ok(lock) => lock,
+        Err(message) => {
+            eprintln!("interleave: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let server = match &args.server {
+        Some(program) => ServerProgram {
+            program: program.clone(),
+            leading_args: Vec::new(),
+        },
+        None => match std::env::current_exe() {
+            Ok(program) => ServerProgram {
+                program,
+                leading_args: vec!["server".into()],
+            },
+            Err(error) => {
+                eprintln!("interleave: cannot find this program to run its servers: {error}");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let mut server_args = vec!["--read-mode".to_string(), args.read_mode.name().to_string()];
+    if let Some(broken) = &args.broken_write {
+        server_args.extend(["--broken-write".to_string(), broken.clone()]);
+    }
+    let config = NemesisConfig {
+        nodes: args.nodes,
+        server,
+        server_args,
+        root: args.out.join("cluster"),
+        plan: nemesis::plan(seed, &args.faults.0, args.nodes, args.duration),
+        duration: args.duration,
+        seed,
+        workload: Workload::default(),
+    };
+    eprintln!(
+        "interleave deploy: {} servers, read mode {}, faults {} ({} planned), {:?}, seed {seed}; \
+         folder {}",
+        args.nodes,
+        args.read_mode.name(),
+        args.faults,
+        config.plan.len(),
+        args.duration,
+        args.out.display()
+    );
+    stop_on_ctrl_c();
+    let run = match nemesis::run(&config, &interrupted, &mut |line| eprintln!("{line}")) {
+        Ok(run) => run,
+        Err(message) => {
+            eprintln!("interleave: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let report = check_partitions(
+        &KeyValue,
+        partition_by_key(&run.history),
+        &CheckOptions::default(),
+    );
+    let summary = Summary::of(args, seed, &run, &report);
+    if let Err(error) = write_folder(&args.out, &run, &report, &summary) {
+        eprintln!(
+            "interleave: cannot write the run's folder {}: {error}",
+            args.out.display()
+        );
+        return ExitCode::from(2);
+    }
+    if args.json {
+        println!("{}", summary.json());
+    } else {
+        print!("{}", summary.text());
+    }
+    ExitCode::from(summary.exit_code())
+}
+
+/// Creates `out`, takes its lock, and removes what an earlier run left there.
+fn claim(out: &Path) -> Result<crate::out_dir::OutLock, String> {
+    let (lock, _) = crate::out_dir::claim(out)?;
+    for name in RUN_FILES {
+        let path = out.join(name);
+        let removed = if path.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        match removed {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!("cannot remove {}: {error}", path.display()))
+            }
+            _ => {}
+        }
+    }
+    Ok(lock)
+}
+
+fn write_folder(
+    out: &Path,
+    run: &NemesisRun,
+    report: &Report,
+    summary: &Summary,
+) -> std::io::Result<()> {
+    sim::kv_workload::write_failure(out, "history", &run.history, report)?;
+    write_whole(&out.join("faults.txt"), faults_text(&run.faults))?;
+    write_whole(&out.join("summary.txt"), summary.text())
+}
+
+fn faults_text(faults: &[FaultRecord]) -> String {
+    let mut text = String::from("# start (s)  end (s)  fault: what came of it\n");
+    for fault in faults {
+        text.push_str(&format!(
+            "{:>11.3}  {:>7.3}  {}: {}\n",
+            fault.start as f64 / 1e6,
+            fault.end as f64 / 1e6,
+            fault.what,
+            fault.outcome
+        ));
+    }
+    text
+}
+
+/// The result of a run, as printed and saved.
+struct Summary {
+    verdict: Verdict,
+    seed: u64,
+    rerun: String,
+    operations: usize,
+    returned: usize,
+    unknown: usize,
+    faults: usize,
+    recovery: Option<std::time::Duration>,
+    findings: Vec<String>,
+    interrupted: bool,
+    counterexample: Option<PathBuf>,
+    folder: PathBuf,
+}
+
+impl Summary {
+    fn of(args: &DeployArgs, seed: u64, run: &NemesisRun, report: &Report) -> Summary {
+        let unknown = run.history.iter().filter(|op| op.ret.is_none()).count();
+        let mut rerun = format!(
+            "interleave deploy --seed {seed} --nodes {} --read-mode {} --faults {} --duration {}",
+            args.nodes,
+            args.read_mode.name(),
+            args.faults,
+            args.duration.as_secs_f64()
+        );
+        if let Some(broken) = &args.broken_write {
+            rerun.push_str(&format!(" --broken-write {broken}"));
+        }
+        Summary {
+            verdict: report.verdict,
+            seed,
+            rerun,
+            operations: run.history.len(),
+            returned: run.history.len() - unknown,
+            unknown,
+            faults: run.faults.len(),
+            recovery: run.recovery,
+            findings: run.findings.clone(),
+            interrupted: run.interrupted,
+            counterexample: report
+                .counterexample()
+                .map(|_| args.out.join("history.html")),
+            folder: args.out.clone(),
+        }
+    }
+
+    fn exit_code(&self) -> u8 {
+        if self.interrupted {
+            INTERRUPTED_EXIT
+        } else if self.verdict == Verdict::NotLinearizable || !self.findings.is_empty() {
+            1
+        } else if self.verdict == Verdict::Linearizable {
+            0
+        } else {
+            3
+        }
+    }
+
+    fn verdict_words(&self) -> &'static str {
+        match self.verdict {
+            Verdict::Linearizable => "linearizable",
+            Verdict::NotLinearizable => "NOT linearizable",
+            _ => "undecided (the checker's budget ran out)",
+        }
+    }
+
+    fn text(&self) -> String {
+        let mut text = format!(
+            "history: {} ({} operations: {} returned, {} of unknown outcome)\nfaults injected: \
+             {}\nrecovery after healing: {}\n",
+            self.verdict_words(),
+            self.operations,
+            self.returned,
+            self.unknown,
+            self.faults,
+            match self.recovery {
+                Some(recovery) => format!("{recovery:.1?}"),
+                None => "none within the bound".to_string(),
+            }
+        );
+        if self.interrupted {
+            text.push_str("stopped early by Ctrl-C: the history is of the part that ran\n");
+        }
+        for finding in &self.findings {
+            text.push_str(&format!("server misbehaved: {finding}\n"));
+        }
+        if let Some(page) = &self.counterexample {
+            text.push_str(&format!("counterexample: {}\n", page.display()));
+        }
+        text.push_str(&format!(
+            "folder: {} (history.jsonl, faults.txt, cluster/n*.log)\nrerun the same faults: {} \
+             (the same plan and clients' choices; real time decides the rest)\n",
+            self.folder.display(),
+            self.rerun
+        ));
+        text
+    }
+
+    fn json(&self) -> String {
+        serde_json::json!({
+            "version": crate::JSON_VERSION,
+            "verdict": format!("{:?}", self.verdict),
+            "seed": self.seed,
+            "operations": self.operations,
+            "returned": self.returned,
+            "unknown": self.unknown,
+            "faults": self.faults,
+            "recovery_ms": self.recovery.map(|recovery| recovery.as_millis() as u64),
+            "findings": self.findings,
+            "interrupted": self.interrupted,
+            "exit": self.exit_code(),
+            "folder": self.folder.display().to_string(),
+            "rerun": self.rerun,
+        })
+        .to_string()
+    }
+}
