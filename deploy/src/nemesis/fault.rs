@@ -19,12 +19,15 @@ pub enum FaultKind {
     Kill,
     /// SIGSTOP past the election timeout, then SIGCONT.
     Pause,
-    /// A node's clock run fast or slow within the nodes' drift bound (0.9x to 1.1x).
+    /// Every node's clock run fast or slow within the nodes' drift bound (0.9x to 1.1x), half of
+    /// the time the worst case for leases (the leader slowest, the others fastest), through the
+    /// fault that comes next.
     Clock,
     /// A node's disk fails every write (EIO): the node must stop, having acknowledged nothing it
     /// could not write; it is then restarted on a working disk.
     Disk,
-    /// A node's clock run far beyond the drift bound (0.5x to 1.5x) and jumped forward:
+    /// Clocks far beyond the drift bound, the worst case for leases (the leader at 0.25x-0.5x,
+    /// the others at 1.2x-1.5x), one clock jumped forward, through the fault that comes next:
     /// deliberately unsafe for lease reads, so not part of `all`.
     ClockBeyond,
 }
@@ -75,10 +78,12 @@ impl FaultKind {
             FaultKind::Delay => "every link of a node slowed by 20-300 ms",
             FaultKind::Kill => "kill -9 of a node, often the leader, or of all; then a restart",
             FaultKind::Pause => "SIGSTOP of a node past the election timeout, then SIGCONT",
-            FaultKind::Clock => "a node's clock at 0.9x-1.1x (within the drift bound)",
+            FaultKind::Clock => {
+                "clocks at 0.9x-1.1x (the drift bound), often a slow leader, for two faults"
+            }
             FaultKind::Disk => "a node's disk fails every write: it must stop; then a restart",
             FaultKind::ClockBeyond => {
-                "a node's clock at 0.5x-1.5x and jumped forward (unsafe for lease reads)"
+                "the leader's clock at 0.25x-0.5x, the others' 1.2x-1.5x (unsafe for leases)"
             }
         }
     }
@@ -170,15 +175,16 @@ pub enum Fault {
         /// The node.
         target: Target,
     },
-    /// The target's clock set to run at `rate_ppm` and jumped forward by `jump`; its rate is set
-    /// back to 1x when the fault ends (a jump stays).
+    /// Every node's clock set to run at its own rate, one node's also jumped forward; every rate
+    /// is set back to 1x when the fault after this one ends (a jump stays).
     Clock {
-        /// The node.
-        target: Target,
-        /// Local seconds per true second, in millionths.
-        rate_ppm: u64,
-        /// How far the clock jumps forward.
-        jump: Duration,
+        /// Local seconds per true second, in millionths, of each node in order of id.
+        rates_ppm: Vec<u64>,
+        /// The rate of the node that leads when the fault comes, instead of its own in
+        /// `rates_ppm`: the worst case for a lease is a slow leader among fast followers.
+        leader_ppm: Option<u64>,
+        /// A node whose clock jumps forward, and how far.
+        jump: Option<(NodeId, Duration)>,
     },
     /// The target's disk fails every write: it must exit; restarted when the fault ends.
     Disk {
@@ -196,11 +202,21 @@ impl Fault {
             Fault::Delay { .. } => FaultKind::Delay,
             Fault::Kill { .. } | Fault::KillAll => FaultKind::Kill,
             Fault::Pause { .. } => FaultKind::Pause,
-            Fault::Clock { jump, .. } if !jump.is_zero() => FaultKind::ClockBeyond,
-            Fault::Clock { rate_ppm, .. } if rate_ppm.abs_diff(1_000_000) > 100_000 => {
-                FaultKind::ClockBeyond
+            Fault::Clock {
+                rates_ppm,
+                leader_ppm,
+                jump,
+            } => {
+                let within = rates_ppm
+                    .iter()
+                    .chain(leader_ppm)
+                    .all(|rate| rate.abs_diff(1_000_000) <= 100_000);
+                if within && jump.is_none() {
+                    FaultKind::Clock
+                } else {
+                    FaultKind::ClockBeyond
+                }
             }
-            Fault::Clock { .. } => FaultKind::Clock,
             Fault::Disk { .. } => FaultKind::Disk,
         }
     }
@@ -228,23 +244,33 @@ impl fmt::Display for Fault {
             Fault::KillAll => write!(f, "kill -9 every node"),
             Fault::Pause { target } => write!(f, "SIGSTOP {target}"),
             Fault::Clock {
-                target,
-                rate_ppm,
+                rates_ppm,
+                leader_ppm,
                 jump,
             } => {
-                let rate = *rate_ppm as f64 / 1e6;
-                if jump.is_zero() {
-                    write!(f, "clock of {target} at {rate:.3}x")
-                } else {
-                    write!(
-                        f,
-                        "clock of {target} at {rate:.3}x, jumped {jump:?} forward"
-                    )
+                f.write_str(&clocks_text(rates_ppm, *jump))?;
+                match leader_ppm {
+                    Some(rate) => write!(f, "; the leader {:.3}x", *rate as f64 / 1e6),
+                    None => Ok(()),
                 }
             }
             Fault::Disk { target } => write!(f, "disk of {target} fails every write"),
         }
     }
+}
+
+/// Says what a clock fault does: each node's rate, and the jump.
+pub fn clocks_text(rates_ppm: &[u64], jump: Option<(NodeId, Duration)>) -> String {
+    let rates: Vec<String> = rates_ppm
+        .iter()
+        .enumerate()
+        .map(|(node, rate)| format!("n{node} {:.3}x", *rate as f64 / 1e6))
+        .collect();
+    let mut text = format!("clocks at {}", rates.join(", "));
+    if let Some((node, by)) = jump {
+        text.push_str(&format!("; {node} jumped {by:?} forward"));
+    }
+    text
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
@@ -263,21 +289,30 @@ mod tests {
 
     #[test]
     fn a_clock_fault_beyond_the_drift_bound_is_of_the_unsafe_kind() {
-        let target = Target::Node(NodeId(1));
-        let clock = |rate_ppm, jump| Fault::Clock {
-            target,
-            rate_ppm,
+        let clock = |rates_ppm: &[u64], jump| Fault::Clock {
+            rates_ppm: rates_ppm.to_vec(),
+            leader_ppm: None,
             jump,
         };
-        assert_eq!(clock(900_000, Duration::ZERO).kind(), FaultKind::Clock);
-        assert_eq!(clock(1_100_000, Duration::ZERO).kind(), FaultKind::Clock);
+        assert_eq!(clock(&[900_000, 1_100_000], None).kind(), FaultKind::Clock);
         assert_eq!(
-            clock(899_999, Duration::ZERO).kind(),
+            clock(&[900_000, 1_100_001], None).kind(),
+            FaultKind::ClockBeyond
+        );
+        let jump = Some((NodeId(1), Duration::from_millis(1)));
+        assert_eq!(
+            clock(&[1_000_000, 1_000_000], jump).kind(),
             FaultKind::ClockBeyond
         );
         assert_eq!(
-            clock(1_000_000, Duration::from_millis(1)).kind(),
-            FaultKind::ClockBeyond
+            clock(&[1_000_000, 1_500_000], jump).to_string(),
+            "clocks at n0 1.000x, n1 1.500x; n1 jumped 1ms forward"
         );
+        let slow_leader = Fault::Clock {
+            rates_ppm: vec![1_100_000, 1_100_000],
+            leader_ppm: Some(899_000),
+            jump: None,
+        };
+        assert_eq!(slow_leader.kind(), FaultKind::ClockBeyond);
     }
 }

@@ -2,7 +2,7 @@
 //! fault hits is decided here, when it comes (the leader of the moment, say).
 
 use super::clients::WritersCutFrom;
-use super::fault::{Direction, Fault, Target};
+use super::fault::{clocks_text, Direction, Fault, Target};
 use crate::real_time::now;
 use crate::wire::kv::ClockChange;
 use crate::{LinkFault, LocalCluster, TcpKvTransport};
@@ -25,8 +25,8 @@ pub enum Injected {
     Killed(Vec<NodeId>),
     /// This node was stopped with SIGSTOP: resume it.
     Paused(NodeId),
-    /// This node's clock was changed: set its rate back to 1x.
-    Clock(NodeId),
+    /// These nodes' clocks were changed: set their rates back to 1x.
+    Clocks(Vec<NodeId>),
     /// This node's disk was made to fail at this time: it must exit; start it again on a
     /// working disk.
     Disk(NodeId, Instant),
@@ -140,24 +140,28 @@ impl Nemesis<'_> {
                 Ok((format!("SIGSTOP {named}"), Injected::Paused(node)))
             }
             Fault::Clock {
-                target,
-                rate_ppm,
+                ref rates_ppm,
+                leader_ppm,
                 jump,
             } => {
-                let (node, named) = self.resolve(target);
-                self.control
-                    .set_clock(node, ClockChange { rate_ppm, jump }, CONTROL_TIMEOUT)
-                    .map_err(|why| format!("the clock of {node}: {why}"))?;
-                let rate = rate_ppm as f64 / 1e6;
-                let jumped = if jump.is_zero() {
-                    String::new()
-                } else {
-                    format!(", jumped {jump:?} forward")
-                };
-                Ok((
-                    format!("clock of {named} at {rate:.3}x{jumped}"),
-                    Injected::Clock(node),
-                ))
+                let nodes = self.cluster.ids();
+                let mut rates_ppm = rates_ppm.clone();
+                let mut leader = String::new();
+                if let (Some(rate), Some(node)) = (leader_ppm, self.leader()) {
+                    rates_ppm[node.0 as usize] = rate;
+                    leader = format!(" ({node} the leader)");
+                }
+                for (&node, &rate_ppm) in nodes.iter().zip(&rates_ppm) {
+                    let jump = match jump {
+                        Some((jumping, by)) if jumping == node => by,
+                        _ => Duration::ZERO,
+                    };
+                    self.control
+                        .set_clock(node, ClockChange { rate_ppm, jump }, CONTROL_TIMEOUT)
+                        .map_err(|why| format!("the clock of {node}: {why}"))?;
+                }
+                let what = format!("{}{leader}", clocks_text(&rates_ppm, jump));
+                Ok((what, Injected::Clocks(nodes)))
             }
             Fault::Disk { target } => {
                 let (node, named) = self.resolve(target);
@@ -202,15 +206,23 @@ impl Nemesis<'_> {
                     .map_err(|error| format!("SIGCONT {node}: {error}"))?;
                 Ok("resumed".into())
             }
-            Injected::Clock(node) => {
-                let back = ClockChange {
-                    rate_ppm: TRUE_RATE_PPM,
-                    jump: Duration::ZERO,
-                };
-                self.control
-                    .set_clock(node, back, CONTROL_TIMEOUT)
-                    .map(|_| "clock back to 1x".into())
-                    .map_err(|why| format!("the clock of {node} back to 1x: {why}"))
+            Injected::Clocks(nodes) => {
+                let mut restarted = Vec::new();
+                for node in nodes {
+                    if self.set_true_clock(node).is_err() {
+                        restarted.push(node.to_string());
+                    }
+                }
+                if restarted.is_empty() {
+                    Ok("clocks back to 1x".into())
+                } else {
+                    // A node restarted since the clocks were set runs true already, and may
+                    // not answer yet; one that does not come back is for the recovery check.
+                    Ok(format!(
+                        "clocks back to 1x ({} not answering: restarted since, so running true)",
+                        restarted.join(", ")
+                    ))
+                }
             }
             Injected::Disk(node, since) => {
                 let exited = self
@@ -265,13 +277,20 @@ impl Nemesis<'_> {
             }
         }
         for node in self.cluster.ids() {
-            let back = ClockChange {
-                rate_ppm: TRUE_RATE_PPM,
-                jump: Duration::ZERO,
-            };
             // A node just started runs true already and may not answer yet.
-            let _ = self.control.set_clock(node, back, CONTROL_TIMEOUT);
+            let _ = self.set_true_clock(node);
         }
         problems
+    }
+
+    /// Sets `node`'s clock to run true.
+    fn set_true_clock(&self, node: NodeId) -> Result<(), String> {
+        let back = ClockChange {
+            rate_ppm: TRUE_RATE_PPM,
+            jump: Duration::ZERO,
+        };
+        self.control
+            .set_clock(node, back, CONTROL_TIMEOUT)
+            .map(|_| ())
     }
 }

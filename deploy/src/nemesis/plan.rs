@@ -81,26 +81,41 @@ fn draw(rng: &mut DetRng, kind: FaultKind, nodes: u32) -> (Fault, Duration) {
         FaultKind::Kill => (Fault::Kill { target }, seconds(rng, 500, 3000)),
         FaultKind::Pause => (Fault::Pause { target }, seconds(rng, 1000, 3000)),
         FaultKind::Clock => {
-            let rate_ppm = rng.range_inclusive(900_000, 1_100_000);
-            let fault = Fault::Clock {
-                target,
-                rate_ppm,
-                jump: Duration::ZERO,
+            // Half of the time the worst case the bound allows: the leader slowest, the others
+            // fastest.
+            let worst = rng.chance(0.5);
+            let fault = if worst {
+                Fault::Clock {
+                    rates_ppm: rates(rng, nodes, (1_080_000, 1_100_000)),
+                    leader_ppm: Some(rng.range_inclusive(900_000, 920_000)),
+                    jump: None,
+                }
+            } else {
+                Fault::Clock {
+                    rates_ppm: rates(rng, nodes, (900_000, 1_100_000)),
+                    leader_ppm: None,
+                    jump: None,
+                }
             };
             (fault, seconds(rng, 2000, 6000))
         }
         FaultKind::ClockBeyond => {
-            let rate_ppm = rng.range_inclusive(500_000, 1_500_000);
-            let jump = seconds(rng, 200, 2000);
             let fault = Fault::Clock {
-                target,
-                rate_ppm,
-                jump,
+                rates_ppm: rates(rng, nodes, (1_200_000, 1_500_000)),
+                leader_ppm: Some(rng.range_inclusive(250_000, 500_000)),
+                jump: Some((node(rng), seconds(rng, 200, 2000))),
             };
             (fault, seconds(rng, 2000, 6000))
         }
         FaultKind::Disk => (Fault::Disk { target }, Duration::from_secs(5)),
     }
+}
+
+/// A clock rate for each of `nodes`, drawn from `range` (millionths).
+fn rates(rng: &mut DetRng, nodes: u32, range: (u64, u64)) -> Vec<u64> {
+    (0..nodes)
+        .map(|_| rng.range_inclusive(range.0, range.1))
+        .collect()
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]

@@ -130,6 +130,9 @@ pub fn run(
     )
     .map_err(|error| format!("cannot start the clients: {error}"))?;
     let mut down: BTreeSet<NodeId> = BTreeSet::new();
+    // A clock fault lasts through the fault after it: skew is a condition the other faults
+    // meet (a leader with a slow clock cut off, say), not a fault of its own moment.
+    let mut skew: Option<Active> = None;
     for step in &config.plan {
         let waited = wait_until(
             epoch + step.start,
@@ -156,35 +159,63 @@ pub fn run(
             }
         };
         progress(&format!("{:>6.1} s  {what}", seconds(start)));
-        down = match &injected {
+        let end_of_hold = epoch + step.start + step.hold;
+        let active = Active {
+            start,
+            what,
+            injected,
+        };
+        if matches!(active.injected, Injected::Clocks(_)) {
+            if let Some(earlier) = skew.replace(active) {
+                heal(
+                    &mut nemesis,
+                    earlier,
+                    end_of_hold,
+                    epoch,
+                    &mut result,
+                    progress,
+                );
+            }
+            if !wait_until(end_of_hold, interrupted, &mut nemesis, &down, &mut result) {
+                break;
+            }
+            continue;
+        }
+        down = match &active.injected {
             Injected::Killed(nodes) => nodes.iter().copied().collect(),
             Injected::Disk(node, _) => [*node].into(),
             _ => BTreeSet::new(),
         };
-        let end_of_hold = epoch + step.start + step.hold;
         // A node whose disk failed is healed (restarted) as soon as it has stopped.
-        let held = matches!(injected, Injected::Disk(..))
+        let held = matches!(active.injected, Injected::Disk(..))
             || wait_until(end_of_hold, interrupted, &mut nemesis, &down, &mut result);
-        let outcome = match nemesis.heal(injected, end_of_hold) {
-            Ok(outcome) => outcome,
-            Err(finding) => {
-                result.findings.push(finding.clone());
-                finding
-            }
-        };
+        heal(
+            &mut nemesis,
+            active,
+            end_of_hold,
+            epoch,
+            &mut result,
+            progress,
+        );
         down.clear();
-        let end = micros_since(epoch);
-        progress(&format!("{:>6.1} s    {outcome}", seconds(end)));
-        result.faults.push(FaultRecord {
-            start,
-            end,
-            what,
-            outcome,
-        });
+        if let Some(skew) = skew.take() {
+            heal(
+                &mut nemesis,
+                skew,
+                end_of_hold,
+                epoch,
+                &mut result,
+                progress,
+            );
+        }
         if !held {
             break;
         }
     }
+    if let Some(skew) = skew.take() {
+        heal(&mut nemesis, skew, now(), epoch, &mut result, progress);
+    }
+    result.faults.sort_by_key(|fault| fault.start);
     result.interrupted = !wait_until(
         epoch + config.duration,
         interrupted,
@@ -231,6 +262,39 @@ pub fn run(
         }
     }
     Ok(result)
+}
+
+/// A fault injected and not yet healed.
+struct Active {
+    start: u64,
+    what: String,
+    injected: Injected,
+}
+
+/// Heals `active` (a node whose disk failed has until `limit` to stop) and records it.
+fn heal(
+    nemesis: &mut Nemesis<'_>,
+    active: Active,
+    limit: Instant,
+    epoch: Instant,
+    result: &mut NemesisRun,
+    progress: &mut dyn FnMut(&str),
+) {
+    let outcome = match nemesis.heal(active.injected, limit) {
+        Ok(outcome) => outcome,
+        Err(finding) => {
+            result.findings.push(finding.clone());
+            finding
+        }
+    };
+    let end = micros_since(epoch);
+    progress(&format!("{:>6.1} s    {outcome}", seconds(end)));
+    result.faults.push(FaultRecord {
+        start: active.start,
+        end,
+        what: active.what,
+        outcome,
+    });
 }
 
 fn seconds(micros: u64) -> f64 {
