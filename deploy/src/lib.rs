@@ -4,6 +4,13 @@
 //!   and `fdatasync`ed, renamed over the old one, the directory `fsync`ed) and framed with a
 //!   CRC32C, so a process killed at any point restarts from the old state or the new one, and a
 //!   damaged file is refused with a message that names it.
+//! - [`TcpTransport`] and [`TcpKvTransport`]: node-to-node RPCs and the client protocol over
+//!   TCP ([`wire`], [`tcp`]).
+//! - [`Server`] and [`serve`]: one node with its key-value service, as the `interleave-server`
+//!   binary runs it.
+//! - [`LocalCluster`] and [`LinkProxy`]: servers as processes on this machine with a proxy on
+//!   every link, and [`nemesis`], which drives them through faults while clients record a
+//!   history.
 //!
 //! Everything here is real: files, `fsync`, processes. It never runs under a model checker, so
 //! it uses the standard library's primitives directly.

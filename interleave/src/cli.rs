@@ -448,7 +448,7 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
     let mut kinds = Vec::new();
     for name in text.split(',').map(str::trim) {
         match name {
-            "all" => kinds.extend(FaultKind::SAFE),
+            "all" => kinds.extend(FaultKind::ALL.into_iter().filter(|kind| kind.is_safe())),
             "none" => {}
             "" => return Err(format!("{text:?}: an empty fault name")),
             name => kinds.push(

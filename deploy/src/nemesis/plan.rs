@@ -126,7 +126,7 @@ mod tests {
 
     #[test]
     fn one_seed_gives_one_plan_and_another_seed_another() {
-        let kinds = FaultKind::SAFE;
+        let kinds = FaultKind::ALL;
         assert_eq!(plan(7, &kinds, 5, MINUTE), plan(7, &kinds, 5, MINUTE));
         assert_ne!(plan(7, &kinds, 5, MINUTE), plan(8, &kinds, 5, MINUTE));
     }
