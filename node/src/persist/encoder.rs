@@ -16,6 +16,7 @@
 //! that entry only, and a torn write or a flipped bit anywhere changes it.
 
 use super::PersistentState;
+use crate::LogIndex;
 use std::ops::Range;
 
 pub(super) const MAGIC: &[u8; 4] = b"ILRS";
@@ -102,6 +103,11 @@ impl StateEncoder {
 
     /// Brings the encoding up to `state` and returns it.
     pub fn update(&mut self, state: &PersistentState) -> &[u8] {
+        assert_eq!(
+            state.log.snapshot_index(),
+            LogIndex(0),
+            "the stored form has no snapshot yet: a compacted log would lose its prefix"
+        );
         let entries = state.log.entries();
         let stale = self.bytes.is_empty() || state.log.removals() != self.removals;
         if stale {
