@@ -5,7 +5,7 @@
 
 use crate::log::RaftLog;
 use crate::persist::{body_reader, PersistentState};
-use crate::{Command, Entry, NodeId, Term};
+use crate::{Command, Entry, LogIndex, NodeId, Term};
 
 /// What the broken node does with bytes that fail their check: ignores lengths and checksum and
 /// keeps every entry that decodes completely.
@@ -18,7 +18,12 @@ pub fn salvage(bytes: &[u8]) -> PersistentState {
         (Ok(1), Ok(node)) => Some(NodeId(node)),
         _ => None,
     };
-    let Ok(count) = reader.u64() else {
+    let (Ok(snapshot_index), Ok(snapshot_term), Ok(snapshot_len), Ok(count)) =
+        (reader.u64(), reader.u64(), reader.u64(), reader.u64())
+    else {
+        return state;
+    };
+    let Ok(snapshot) = reader.take(snapshot_len.min(1 << 28) as usize) else {
         return state;
     };
     let mut entries = Vec::new();
@@ -34,7 +39,12 @@ pub fn salvage(bytes: &[u8]) -> PersistentState {
             command: Command(command.to_vec()),
         });
     }
-    state.log = RaftLog::from_entries(entries);
+    if snapshot_index > 0 {
+        state.log = RaftLog::after_snapshot(LogIndex(snapshot_index), Term(snapshot_term), entries);
+        state.snapshot = snapshot.to_vec();
+    } else {
+        state.log = RaftLog::from_entries(entries);
+    }
     state
 }
 
@@ -57,6 +67,7 @@ mod tests {
             current_term: Term(3),
             voted_for: Some(NodeId(2)),
             log,
+            snapshot: Vec::new(),
         }
         .encode();
         assert!(PersistentState::decode(&bytes[..bytes.len() - 10]).is_err());

@@ -5,7 +5,7 @@
 
 use super::{PersistentState, CHECKSUM_LEN, HEADER_LEN};
 use crate::log::RaftLog;
-use crate::{Command, Entry, NodeId, Term};
+use crate::{Command, Entry, LogIndex, NodeId, Term};
 use threadsim::rng::DetRng;
 
 /// Cases per run: about a third of a second in the test profile.
@@ -22,11 +22,21 @@ fn random_state(rng: &mut DetRng) -> PersistentState {
             ),
         })
         .collect();
-    PersistentState {
+    let mut state = PersistentState {
         current_term: Term(rng.range_inclusive(0, u64::MAX)),
         voted_for: rng.chance(0.5).then(|| NodeId(rng.next_u64() as u32)),
         log: RaftLog::from_entries(entries),
+        snapshot: Vec::new(),
+    };
+    // Half of the states with entries have a prefix compacted into a snapshot.
+    let last = state.log.last_index().0;
+    if last > 0 && rng.chance(0.5) {
+        state.log.compact_to(LogIndex(rng.range_inclusive(1, last)));
+        state.snapshot = (0..rng.range_inclusive(0, 40))
+            .map(|_| rng.next_u64() as u8)
+            .collect();
     }
+    state
 }
 
 fn damage(rng: &mut DetRng, bytes: &mut Vec<u8>) {

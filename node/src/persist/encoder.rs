@@ -1,30 +1,38 @@
 //! [`StateEncoder`]: writes the stored form of a [`PersistentState`], keeping it between persists
 //! so that each one encodes only the entries appended since the last.
 //!
-//! The format (version 2), all integers little-endian:
+//! The format (version 3), all integers little-endian:
 //!
 //! ```text
 //! header   magic "ILRS" (4) | version (1) | body length (4)
-//! body     current term (8) | vote flag (1) | voted-for id (4, 0 without a vote) | entry count (8)
-//!          entries: term (8) | command length (4) | command bytes
+//! body     current term (8) | vote flag (1) | voted-for id (4, 0 without a vote)
+//!          | snapshot index (8) | snapshot term (8) | snapshot length (8) | entry count (8)
+//!          snapshot bytes (the service's state up to the snapshot index; none without one)
+//!          entries after the snapshot: term (8) | command length (4) | command bytes
 //! trailer  checksum (8)
 //! ```
 //!
-//! The fields before the entries have a fixed size, so they are rewritten in place. The checksum
-//! covers every byte: a hash of the fixed fields, sealed with a hash chained entry by entry
-//! (each entry's hash continues from the previous one's), so appending an entry costs a hash of
-//! that entry only, and a torn write or a flipped bit anywhere changes it.
+//! Version 2, written before snapshots, has no snapshot fields; it is still read.
+//!
+//! The fields before the snapshot have a fixed size, so they are rewritten in place. The
+//! checksum covers every byte: a hash of the fixed fields and one of the snapshot (kept between
+//! persists: the snapshot changes only with the log's prefix), sealed with a hash chained entry
+//! by entry (each entry's hash continues from the previous one's), so appending an entry costs a
+//! hash of that entry only, and a torn write or a flipped bit anywhere changes it.
 
 use super::PersistentState;
-use crate::LogIndex;
 use std::ops::Range;
 
 pub(super) const MAGIC: &[u8; 4] = b"ILRS";
-pub(super) const VERSION: u8 = 2;
+pub(super) const VERSION: u8 = 3;
+/// The version before snapshots, still read.
+pub(super) const VERSION_WITHOUT_SNAPSHOT: u8 = 2;
 /// Magic, version and body length.
 pub(super) const HEADER_LEN: usize = 4 + 1 + 4;
-/// The header and the fixed-size body fields before the entries.
-pub(super) const PREFIX_LEN: usize = HEADER_LEN + 8 + 1 + 4 + 8;
+/// The header and the fixed-size body fields before the snapshot.
+pub(super) const PREFIX_LEN: usize = HEADER_LEN + 8 + 1 + 4 + 8 + 8 + 8 + 8;
+/// [`PREFIX_LEN`] of version 2: no snapshot index, term or length.
+pub(super) const PREFIX_LEN_WITHOUT_SNAPSHOT: usize = HEADER_LEN + 8 + 1 + 4 + 8;
 /// The bytes of an entry before its command: term and command length.
 pub(super) const ENTRY_HEADER_LEN: usize = 8 + 4;
 pub(super) const CHECKSUM_LEN: usize = 8;
@@ -73,16 +81,21 @@ pub(super) fn chain(previous: u64, entry: &[u8]) -> u64 {
     continue_hash(mix(previous, entry.len() as u64), entry)
 }
 
-/// The stored checksum: the fixed fields' hash sealed with the entries' chained hash.
-pub(super) fn seal(prefix: &[u8], entries_chain: u64) -> u64 {
-    mix(checksum(prefix), entries_chain)
+/// The stored checksum: the fixed fields' hash, then the snapshot's (version 3; `None` for
+/// version 2), sealed with the entries' chained hash.
+pub(super) fn seal(prefix: &[u8], snapshot_hash: Option<u64>, entries_chain: u64) -> u64 {
+    let fixed = checksum(prefix);
+    let with_snapshot = snapshot_hash.map_or(fixed, |hash| mix(fixed, hash));
+    mix(with_snapshot, entries_chain)
 }
 
 /// The encoded state of one node, kept up to date across persists.
 ///
-/// Between two removals from the log ([`crate::log::RaftLog::removals`]) the log only grows, so an
-/// update appends the new entries' bytes and rewrites the fixed fields and the checksum; after a
-/// removal it encodes from scratch. Debug builds compare every update with a fresh encoding.
+/// Between two removals from the log ([`crate::log::RaftLog::removals`]) the log only grows and
+/// the snapshot stays (it changes only when the log's prefix is compacted or replaced, which are
+/// removals), so an update appends the new entries' bytes and rewrites the fixed fields and the
+/// checksum; after a removal it encodes from scratch. Debug builds compare every update with a
+/// fresh encoding.
 #[derive(Debug, Default)]
 pub struct StateEncoder {
     /// The whole stored form (empty before the first update).
@@ -91,6 +104,8 @@ pub struct StateEncoder {
     chains: Vec<u64>,
     /// The log's removal count when `bytes` was encoded.
     removals: u64,
+    /// The hash of the snapshot's bytes.
+    snapshot_hash: u64,
     /// The bytes the last update left as the one before wrote them.
     unchanged: Range<usize>,
 }
@@ -103,16 +118,20 @@ impl StateEncoder {
 
     /// Brings the encoding up to `state` and returns it.
     pub fn update(&mut self, state: &PersistentState) -> &[u8] {
-        assert_eq!(
-            state.log.snapshot_index(),
-            LogIndex(0),
-            "the stored form has no snapshot yet: a compacted log would lose its prefix"
-        );
+        state.assert_snapshot_matches_log();
         let entries = state.log.entries();
         let stale = self.bytes.is_empty() || state.log.removals() != self.removals;
         if stale {
+            assert!(
+                state.snapshot.len() <= super::MAX_SNAPSHOT_BYTES,
+                "a snapshot of {} bytes exceeds the limit of {}: it could not be loaded back",
+                state.snapshot.len(),
+                super::MAX_SNAPSHOT_BYTES
+            );
             self.bytes.clear();
             self.bytes.resize(PREFIX_LEN, 0);
+            self.bytes.extend_from_slice(&state.snapshot);
+            self.snapshot_hash = checksum(&state.snapshot);
             self.chains.clear();
             self.removals = state.log.removals();
             self.unchanged = 0..0;
@@ -123,7 +142,7 @@ impl StateEncoder {
                 self.chains.len(),
                 entries.len()
             );
-            // Drop the old checksum; the entries before it stay.
+            // Drop the old checksum; the snapshot and the entries before it stay.
             self.bytes.truncate(self.bytes.len() - CHECKSUM_LEN);
             self.unchanged = PREFIX_LEN..self.bytes.len();
         }
@@ -145,6 +164,7 @@ impl StateEncoder {
         self.write_prefix(state);
         let sum = seal(
             &self.bytes[..PREFIX_LEN],
+            Some(self.snapshot_hash),
             self.chains.last().copied().unwrap_or(CHAIN_START),
         );
         self.bytes.extend_from_slice(&sum.to_le_bytes());
@@ -182,7 +202,10 @@ impl StateEncoder {
         prefix[9..17].copy_from_slice(&state.current_term.0.to_le_bytes());
         prefix[17] = vote_flag;
         prefix[18..22].copy_from_slice(&vote.to_le_bytes());
-        prefix[22..30].copy_from_slice(&(self.chains.len() as u64).to_le_bytes());
+        prefix[22..30].copy_from_slice(&state.log.snapshot_index().0.to_le_bytes());
+        prefix[30..38].copy_from_slice(&state.log.snapshot_term().0.to_le_bytes());
+        prefix[38..46].copy_from_slice(&(state.snapshot.len() as u64).to_le_bytes());
+        prefix[46..54].copy_from_slice(&(self.chains.len() as u64).to_le_bytes());
     }
 }
 
@@ -261,5 +284,28 @@ mod tests {
                 bytes[bytes.len() - CHECKSUM_LEN..]
             );
         }
+    }
+
+    #[test]
+    fn a_compaction_encodes_afresh_and_appends_after_it_keep_the_snapshot() {
+        let mut state = PersistentState::default();
+        let mut kept = StateEncoder::new();
+        for text in ["a", "b", "c"] {
+            state.log.append(entry(1, text));
+        }
+        kept.update(&state);
+        state.log.compact_to(LogIndex(2));
+        state.snapshot = b"ab".to_vec();
+        assert_eq!(kept.update(&state), StateEncoder::new().update(&state));
+        assert!(kept.unchanged().is_empty(), "a compaction is a removal");
+        state.log.append(entry(2, "d"));
+        let bytes = kept.update(&state).to_vec();
+        assert_eq!(bytes, StateEncoder::new().update(&state));
+        assert_eq!(
+            kept.unchanged(),
+            PREFIX_LEN..PREFIX_LEN + 2 + ENTRY_HEADER_LEN + 1,
+            "the snapshot and the entry before stay"
+        );
+        assert_eq!(PersistentState::decode(&bytes), Ok(state));
     }
 }

@@ -7,7 +7,7 @@
 //! appended since the last one; the [`Persister`] still replaces the whole state atomically.
 
 use crate::log::RaftLog;
-use crate::{Command, Entry, NodeId, Term};
+use crate::{Command, Entry, LogIndex, NodeId, Term};
 use std::ops::Range;
 use threadsim::sync::Mutex;
 
@@ -18,8 +18,11 @@ pub struct PersistentState {
     pub current_term: Term,
     /// The candidate that received this node's vote in `current_term`.
     pub voted_for: Option<NodeId>,
-    /// The log.
+    /// The log, whose prefix up to its snapshot index may be compacted into `snapshot`.
     pub log: RaftLog,
+    /// The service's state after applying every entry up to the log's snapshot index, as the
+    /// service encoded it (empty when nothing is compacted).
+    pub snapshot: Vec<u8>,
 }
 
 /// Stable storage for one node's [`PersistentState`], as bytes.
@@ -65,12 +68,15 @@ pub use recording::RecordingPersister;
 
 use encoder::{
     chain, seal, CHAIN_START, CHECKSUM_LEN, ENTRY_HEADER_LEN, HEADER_LEN, MAGIC, PREFIX_LEN,
-    VERSION,
+    PREFIX_LEN_WITHOUT_SNAPSHOT, VERSION, VERSION_WITHOUT_SNAPSHOT,
 };
 pub use encoder::{checksum, StateEncoder};
 
 /// A limit on the size of one command, so a corrupt length cannot ask for gigabytes.
 pub const MAX_COMMAND_BYTES: usize = 1 << 20;
+
+/// A limit on the size of a snapshot, for the same reason.
+pub const MAX_SNAPSHOT_BYTES: usize = 1 << 28;
 
 impl PersistentState {
     /// The encoded form written through a [`Persister`] (a node keeps a [`StateEncoder`] instead,
@@ -79,10 +85,20 @@ impl PersistentState {
         StateEncoder::new().update(self).to_vec()
     }
 
-    /// Decodes bytes produced by [`encode`](Self::encode), checking every length and the checksum.
+    /// A snapshot exactly when the log has a compacted prefix.
+    pub(crate) fn assert_snapshot_matches_log(&self) {
+        assert!(
+            self.log.snapshot_index().0 > 0 || self.snapshot.is_empty(),
+            "a snapshot of {} bytes with nothing compacted",
+            self.snapshot.len()
+        );
+    }
+
+    /// Decodes bytes produced by [`encode`](Self::encode) (or by a build that wrote version
+    /// 2), checking every length and the checksum.
     pub fn decode(bytes: &[u8]) -> Result<PersistentState, StorageError> {
         let corrupt = |what: &str| StorageError::Corrupt(what.to_string());
-        if bytes.len() < PREFIX_LEN + CHECKSUM_LEN {
+        if bytes.len() < PREFIX_LEN_WITHOUT_SNAPSHOT + CHECKSUM_LEN {
             return Err(corrupt(&format!(
                 "{} bytes is shorter than any valid state",
                 bytes.len()
@@ -91,11 +107,18 @@ impl PersistentState {
         if &bytes[..4] != MAGIC {
             return Err(corrupt("bad magic number"));
         }
-        if bytes[4] != VERSION {
-            return Err(corrupt(&format!("unknown version {}", bytes[4])));
-        }
+        let with_snapshot = match bytes[4] {
+            VERSION => true,
+            VERSION_WITHOUT_SNAPSHOT => false,
+            version => return Err(corrupt(&format!("unknown version {version}"))),
+        };
+        let prefix_len = if with_snapshot {
+            PREFIX_LEN
+        } else {
+            PREFIX_LEN_WITHOUT_SNAPSHOT
+        };
         let body_len = u32::from_le_bytes(bytes[5..9].try_into().expect("4 bytes")) as usize;
-        if bytes.len() != HEADER_LEN + body_len + CHECKSUM_LEN {
+        if bytes.len() != HEADER_LEN + body_len + CHECKSUM_LEN || bytes.len() < prefix_len {
             return Err(corrupt(&format!(
                 "length {} does not match the recorded body length {body_len}",
                 bytes.len()
@@ -111,7 +134,21 @@ impl PersistentState {
             (1, node) => Some(NodeId(node)),
             (flag, _) => return Err(corrupt(&format!("bad vote flag {flag}"))),
         };
+        let (snapshot_index, snapshot_term, snapshot_len) = if with_snapshot {
+            (LogIndex(reader.u64()?), Term(reader.u64()?), reader.u64()?)
+        } else {
+            (LogIndex(0), Term(0), 0)
+        };
+        if snapshot_len > MAX_SNAPSHOT_BYTES as u64 {
+            return Err(corrupt(&format!(
+                "snapshot of {snapshot_len} bytes exceeds the limit"
+            )));
+        }
+        if snapshot_index.0 == 0 && (snapshot_term.0 != 0 || snapshot_len != 0) {
+            return Err(corrupt("a snapshot term or bytes with nothing compacted"));
+        }
         let count = reader.u64()?;
+        let snapshot = reader.take(snapshot_len as usize)?.to_vec();
         let mut entries = Vec::new();
         let mut entries_chain = CHAIN_START;
         for _ in 0..count {
@@ -130,7 +167,8 @@ impl PersistentState {
         if !reader.bytes.is_empty() {
             return Err(corrupt("trailing bytes after the log"));
         }
-        if seal(&framed[..PREFIX_LEN], entries_chain)
+        let snapshot_hash = with_snapshot.then(|| checksum(&snapshot));
+        if seal(&framed[..prefix_len], snapshot_hash, entries_chain)
             != u64::from_le_bytes(sum.try_into().expect("8 bytes"))
         {
             return Err(corrupt("checksum mismatch (torn or corrupted write)"));
@@ -138,7 +176,8 @@ impl PersistentState {
         Ok(PersistentState {
             current_term,
             voted_for,
-            log: RaftLog::from_entries(entries),
+            log: RaftLog::after_snapshot(snapshot_index, snapshot_term, entries),
+            snapshot,
         })
     }
 }
@@ -240,6 +279,7 @@ mod tests {
             current_term: Term(3),
             voted_for: Some(NodeId(2)),
             log,
+            snapshot: Vec::new(),
         }
     }
 
@@ -295,7 +335,12 @@ mod tests {
     #[test]
     fn a_file_too_short_to_be_a_state_says_so() {
         // A file cut inside its fixed prefix, as a crash in the first write leaves it.
-        for len in [0, HEADER_LEN, PREFIX_LEN, PREFIX_LEN + CHECKSUM_LEN - 1] {
+        for len in [
+            0,
+            HEADER_LEN,
+            PREFIX_LEN_WITHOUT_SNAPSHOT,
+            PREFIX_LEN_WITHOUT_SNAPSHOT + CHECKSUM_LEN - 1,
+        ] {
             let error = PersistentState::decode(&vec![0; len]).unwrap_err();
             assert_eq!(
                 error,
@@ -358,8 +403,77 @@ mod tests {
             .collect();
         assert_eq!(
             hex,
-            "494c5253022e00000003000000000000000102000000020000000000000001000000000000000100\
-             000078030000000000000000000000b2e725c203c9e900"
+            "494c5253034600000003000000000000000102000000000000000000000000000000000000000000\
+             000000000000020000000000000001000000000000000100000078030000000000000000000000da\
+             51c89f8034d2d0"
+        );
+    }
+
+    /// What a build before snapshots wrote (version 2) still loads.
+    #[test]
+    fn a_state_stored_before_snapshots_still_loads() {
+        let version_2 = "494c5253022e000000030000000000000001020000000200000000000000010000000000\
+                         00000100000078030000000000000000000000b2e725c203c9e900";
+        let bytes: Vec<u8> = (0..version_2.len())
+            .step_by(2)
+            .map(|at| u8::from_str_radix(&version_2[at..at + 2], 16).expect("hex"))
+            .collect();
+        assert_eq!(PersistentState::decode(&bytes), Ok(sample()));
+        let mut flipped = bytes;
+        flipped[20] ^= 1;
+        assert!(PersistentState::decode(&flipped).is_err());
+    }
+
+    fn compacted() -> PersistentState {
+        let mut state = sample();
+        state.log.append(Entry {
+            term: Term(3),
+            command: Command::from_text("after"),
+        });
+        state.log.compact_to(LogIndex(2));
+        state.snapshot = b"the service up to 2".to_vec();
+        state
+    }
+
+    #[test]
+    fn a_compacted_log_and_its_snapshot_come_back_as_stored() {
+        let state = compacted();
+        let bytes = state.encode();
+        let loaded = PersistentState::decode(&bytes).expect("decodes");
+        assert_eq!(loaded, state);
+        assert_eq!(loaded.log.snapshot_index(), LogIndex(2));
+        assert_eq!(loaded.log.snapshot_term(), Term(3));
+        assert_eq!(loaded.log.last_index(), LogIndex(3));
+        for len in 0..bytes.len() {
+            assert!(PersistentState::decode(&bytes[..len]).is_err(), "{len}");
+        }
+        for position in 0..bytes.len() {
+            let mut flipped = bytes.clone();
+            flipped[position] ^= 0x04;
+            assert!(
+                PersistentState::decode(&flipped).is_err(),
+                "flip at {position} accepted"
+            );
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "with nothing compacted")]
+    fn a_snapshot_without_a_compacted_prefix_is_not_written() {
+        let mut state = sample();
+        state.snapshot = b"orphan".to_vec();
+        state.encode();
+    }
+
+    #[test]
+    fn a_snapshot_longer_than_the_limit_is_refused_before_it_is_read() {
+        let mut bytes = compacted().encode();
+        let claimed = (MAX_SNAPSHOT_BYTES as u64 + 1).to_le_bytes();
+        bytes[38..46].copy_from_slice(&claimed);
+        let error = PersistentState::decode(&bytes);
+        assert!(
+            matches!(&error, Err(StorageError::Corrupt(what)) if what.contains("exceeds the limit")),
+            "{error:?}"
         );
     }
 }

@@ -58,6 +58,7 @@ fn a_vote_needs_an_up_to_date_log_unless_the_check_is_mutated_away() {
         current_term: Term(2),
         voted_for: None,
         log: log_of(&[1, 2]),
+        snapshot: Vec::new(),
     };
     let stale = Request::RequestVote(RequestVoteArgs {
         pre_vote: false,

@@ -57,6 +57,7 @@ fn a_follower_commits_no_further_than_what_the_leader_sent() {
         current_term: Term(1),
         voted_for: None,
         log: log_of(&[1, 1, 1]),
+        snapshot: Vec::new(),
     };
     let mut follower = core_with(1, 3, state, MutationSet::default());
     follower.handle_request(
@@ -85,6 +86,7 @@ fn a_mismatch_reports_the_conflicting_term_and_its_first_index() {
         current_term: Term(3),
         voted_for: None,
         log: log_of(&[1, 2, 2, 2]),
+        snapshot: Vec::new(),
     };
     let mut follower = core_with(1, 3, state, MutationSet::default());
     let at = |prev: u64| {
@@ -127,6 +129,7 @@ fn fast_backtracking_skips_a_whole_conflicting_term() {
         current_term: Term(5),
         voted_for: None,
         log: log_of(&[1, 1, 4, 4, 4, 5]),
+        snapshot: Vec::new(),
     };
     let mut leader = core_with(0, 3, state, MutationSet::default());
     elect(&mut leader);
@@ -173,6 +176,7 @@ fn only_current_term_entries_are_committed_by_counting_replicas() {
         current_term: Term(3),
         voted_for: None,
         log: log_of(&[1, 2]),
+        snapshot: Vec::new(),
     };
     let mut leader = core_with(0, 3, state.clone(), MutationSet::default());
     elect(&mut leader);
@@ -251,6 +255,7 @@ fn a_truncating_heartbeat_is_only_possible_with_the_mutation() {
             current_term: Term(1),
             voted_for: None,
             log: log_of(&[1, 1, 1]),
+            snapshot: Vec::new(),
         };
         let mut follower = core_with(1, 3, state, mutations);
         follower.handle_request(
@@ -280,6 +285,7 @@ fn entries_after_a_mismatching_entry_are_refused_unless_the_check_is_skipped() {
             current_term: Term(2),
             voted_for: None,
             log: log_of(&[1, 1]),
+            snapshot: Vec::new(),
         };
         let mut follower = core_with(1, 3, state, mutations);
         let effects = follower.handle_request(
