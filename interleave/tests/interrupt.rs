@@ -1,5 +1,6 @@
 //! Ctrl-C is a request, not a crash: `chaos` stops starting seeds, reports what ran, and exits
-//! with 130 (128 + SIGINT, as shells report it); a closed pipe ends the process quietly.
+//! with 130 (128 + SIGINT, as shells report it); `deploy` heals its faults, stops its servers and
+//! still checks and saves what ran; a closed pipe ends the process quietly.
 
 #![cfg(all(unix, not(any(loom, shuttle))))]
 
@@ -41,6 +42,44 @@ fn ctrl_c_stops_chaos_at_a_boundary_reports_what_ran_and_exits_130() {
         stdout.contains("found nothing: every invariant held on every seed that ran"),
         "{stdout}"
     );
+}
+
+#[test]
+fn ctrl_c_stops_deploy_which_stops_its_servers_and_saves_what_ran() {
+    let out = support::fresh_dir("deploy-interrupted");
+    let mut child = support::interleave_command()
+        .args(["deploy", "--duration", "600", "--seed", "3", "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run interleave");
+    // The first fault comes after the clients started, and the handler with them.
+    let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
+    let mut line = String::new();
+    while !line.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).expect("stderr") > 0,
+            "deploy ended before its first fault"
+        );
+    }
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    // SAFETY: sends SIGINT to the child this test started and has not yet waited for.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let output = child.wait_with_output().expect("wait");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(130), "{stdout}");
+    assert!(stdout.contains("stopped early by Ctrl-C"), "{stdout}");
+    assert!(stdout.contains("history: linearizable"), "{stdout}");
+    let summary = std::fs::read_to_string(out.join("summary.txt")).expect("saved");
+    assert!(summary.contains("stopped early by Ctrl-C"), "{summary}");
+    // Every server was stopped with SIGTERM (its log says so), none left running.
+    for node in 0..3 {
+        let log = std::fs::read_to_string(out.join(format!("cluster/n{node}.log"))).unwrap();
+        assert!(log.trim_end().ends_with("stopped"), "n{node}: {log}");
+    }
+    std::fs::remove_dir_all(&out).unwrap();
 }
 
 #[test]
