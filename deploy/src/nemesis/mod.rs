@@ -12,9 +12,11 @@ mod clients;
 mod fault;
 mod inject;
 mod plan;
+mod recovery;
 mod run;
 
 pub use clients::{Workload, KEY_LIFETIME, OPERATION_DEADLINE};
 pub use fault::{Direction, Fault, FaultKind, Target};
 pub use plan::{plan, Step};
-pub use run::{run, FaultRecord, NemesisConfig, NemesisRun, RECOVERY_BOUND};
+pub use recovery::RECOVERY_BOUND;
+pub use run::{run, FaultRecord, NemesisConfig, NemesisRun};

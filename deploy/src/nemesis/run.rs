@@ -2,31 +2,25 @@
 //! another, heal everything, check that the cluster recovers, stop it cleanly, and hand back the
 //! history with what the servers did wrong on the way. Checking the history is the caller's.
 
-use super::clients::{key_at, micros_since, Clients, Workload, WritersCutFrom, KEY_LIFETIME};
+use super::clients::{micros_since, Clients, Workload, WritersCutFrom};
 use super::inject::{Injected, Nemesis};
 use super::plan::Step;
+use super::recovery::{check_recovery, RECOVERY_BOUND};
 use crate::real_time::{now, sleep_until};
 use crate::{LocalCluster, LocalClusterSpec, ServerProgram, TcpKvTransport};
-use models::{History, KvInput, KvOutput, Operation};
-use node::kv::{Clerk, ClerkConfig, ClientId};
+use models::{History, KvInput, KvOutput};
 use node::NodeId;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use threadsim::{ClockRef, DetRng, SystemClock};
+use threadsim::DetRng;
 
 /// How long the cluster has to elect its first leader.
 const FIRST_LEADER_BOUND: Duration = Duration::from_secs(10);
 
-/// How long the cluster has, once every fault is healed, to answer a read of every key.
-pub const RECOVERY_BOUND: Duration = Duration::from_secs(10);
-
 /// How long a server has to stop after SIGTERM.
 const STOP_BOUND: Duration = Duration::from_secs(5);
-
-/// The client id of the reads that check recovery.
-const RECOVERY_CLIENT: u64 = 1_000;
 
 /// What a run needs.
 #[derive(Clone, Debug)]
@@ -301,7 +295,7 @@ fn seconds(micros: u64) -> f64 {
     micros as f64 / 1e6
 }
 
-/// Where a server that exited on its own is reported and restarted, so the run goes on.
+/// The servers that have exited, and how, as a parenthesis for a message (empty if none).
 fn exited_servers(cluster: &mut LocalCluster) -> String {
     let mut exited = Vec::new();
     for node in cluster.ids() {
@@ -347,52 +341,4 @@ fn wait_until(
         }
         sleep_until((now() + Duration::from_millis(20)).min(deadline));
     }
-}
-
-/// Reads every key of the last keys in use with a fresh clerk, within [`RECOVERY_BOUND`]; how
-/// long that took, and the reads as operations.
-fn check_recovery(
-    transport: &Arc<TcpKvTransport>,
-    config: &NemesisConfig,
-    epoch: Instant,
-) -> (Option<Duration>, Vec<Operation<KvInput, KvOutput>>) {
-    let clock: ClockRef = Arc::new(SystemClock::new());
-    let mut clerk = Clerk::new(
-        ClientId(RECOVERY_CLIENT),
-        transport.servers(),
-        transport.clone(),
-        clock.clone(),
-        ClerkConfig::default(),
-    );
-    let started = now();
-    let deadline = threadsim::Clock::now(&*clock) + RECOVERY_BOUND;
-    let elapsed = now().saturating_duration_since(epoch);
-    // The keys in use now, and those of the last period if it only just ended.
-    let mut keys: BTreeSet<String> = BTreeSet::new();
-    for slot in 0..u64::from(config.workload.keys) {
-        keys.insert(key_at(elapsed, slot));
-        keys.insert(key_at(elapsed.saturating_sub(KEY_LIFETIME), slot));
-    }
-    let mut reads = Vec::new();
-    let mut recovered = true;
-    for key in keys {
-        let call = micros_since(epoch);
-        match clerk.get(&key, Some(deadline)) {
-            Ok(value) => reads.push(Operation::returned(
-                RECOVERY_CLIENT,
-                KvInput::Get(key),
-                KvOutput::Value(value),
-                call,
-                micros_since(epoch),
-            )),
-            Err(_) => {
-                reads.push(Operation::unknown(RECOVERY_CLIENT, KvInput::Get(key), call));
-                recovered = false;
-            }
-        }
-    }
-    (
-        recovered.then(|| now().saturating_duration_since(started)),
-        reads,
-    )
 }
