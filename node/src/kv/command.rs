@@ -1,5 +1,6 @@
 //! [`KvCommand`]: what the key-value service puts in the Raft log, and its byte encoding.
 
+use super::bytes::{put_text, Reader};
 use super::{ClientId, KvOp, Seq};
 use crate::Command;
 
@@ -47,11 +48,8 @@ impl KvCommand {
                     KvOp::Append(key, value) => (APPEND, key, value.as_str()),
                 };
                 bytes.push(tag);
-                for text in [key.as_str(), value] {
-                    let len = u32::try_from(text.len()).expect("key or value over 4 GiB");
-                    bytes.extend_from_slice(&len.to_le_bytes());
-                    bytes.extend_from_slice(text.as_bytes());
-                }
+                put_text(&mut bytes, key);
+                put_text(&mut bytes, value);
             }
         }
         Command(bytes)
@@ -59,7 +57,10 @@ impl KvCommand {
 
     /// Reads a command back from its bytes.
     pub fn decode(command: &Command) -> Result<KvCommand, NotAKvCommand> {
-        let mut reader = Reader(&command.0);
+        KvCommand::read(&mut Reader(&command.0)).map_err(NotAKvCommand)
+    }
+
+    fn read(reader: &mut Reader<'_>) -> Result<KvCommand, &'static str> {
         let command = match reader.byte()? {
             NOOP => KvCommand::Noop,
             OP => {
@@ -72,42 +73,16 @@ impl KvCommand {
                     GET if value.is_empty() => KvOp::Get(key),
                     PUT => KvOp::Put(key, value),
                     APPEND => KvOp::Append(key, value),
-                    _ => return Err(NotAKvCommand("unknown operation")),
+                    _ => return Err("unknown operation"),
                 };
                 KvCommand::Op { client, seq, op }
             }
-            _ => return Err(NotAKvCommand("unknown command tag")),
+            _ => return Err("unknown command tag"),
         };
-        if !reader.0.is_empty() {
-            return Err(NotAKvCommand("trailing bytes"));
+        if !reader.is_empty() {
+            return Err("trailing bytes");
         }
         Ok(command)
-    }
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl Reader<'_> {
-    fn take(&mut self, len: usize) -> Result<&[u8], NotAKvCommand> {
-        if self.0.len() < len {
-            return Err(NotAKvCommand("truncated"));
-        }
-        let (head, tail) = self.0.split_at(len);
-        self.0 = tail;
-        Ok(head)
-    }
-    fn byte(&mut self) -> Result<u8, NotAKvCommand> {
-        Ok(self.take(1)?[0])
-    }
-    fn u64(&mut self) -> Result<u64, NotAKvCommand> {
-        let bytes = self.take(8)?;
-        Ok(u64::from_le_bytes(bytes.try_into().expect("8 bytes")))
-    }
-    fn text(&mut self) -> Result<String, NotAKvCommand> {
-        let len = self.take(4)?;
-        let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
-        let bytes = self.take(len)?;
-        String::from_utf8(bytes.to_vec()).map_err(|_| NotAKvCommand("not UTF-8"))
     }
 }
 

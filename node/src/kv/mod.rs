@@ -9,14 +9,17 @@
 //! - [`ReadMode`]: reads through the log, by ReadIndex ([`crate::Node::read_index`]), or
 //!   (deliberately broken) from whichever node believes it leads.
 
+mod bytes;
 mod clerk;
 mod command;
 mod server;
+mod snapshot;
 mod state_machine;
 
 pub use clerk::{Clerk, ClerkConfig, GaveUp, KvTransport};
 pub use command::{KvCommand, NotAKvCommand};
 pub use server::{KvObserver, KvServer, KvServerConfig};
+pub use snapshot::BadSnapshot;
 pub use state_machine::KvStateMachine;
 
 use crate::NodeId;

@@ -7,14 +7,14 @@ use std::collections::BTreeMap;
 
 /// The last operation applied for one client, and its result.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Session {
-    seq: Seq,
-    result: KvResult,
+pub(super) struct Session {
+    pub(super) seq: Seq,
+    pub(super) result: KvResult,
 }
 
 /// The replicated state: a map from keys to values, plus the sessions. Applied strictly in log
-/// order; rebuilt from the log after a restart.
-#[derive(Clone, Debug, Default)]
+/// order; rebuilt from the log after a restart, or restored from a snapshot.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KvStateMachine {
     data: BTreeMap<String, String>,
     sessions: BTreeMap<ClientId, Session>,
@@ -27,9 +27,33 @@ impl KvStateMachine {
         KvStateMachine::default()
     }
 
+    /// An empty store that has applied every entry up to `applied` (a snapshot's start).
+    pub(super) fn at(applied: LogIndex) -> KvStateMachine {
+        KvStateMachine {
+            applied,
+            ..KvStateMachine::default()
+        }
+    }
+
     /// The last log index applied.
     pub fn applied(&self) -> LogIndex {
         self.applied
+    }
+
+    pub(super) fn data(&self) -> &BTreeMap<String, String> {
+        &self.data
+    }
+
+    pub(super) fn data_mut(&mut self) -> &mut BTreeMap<String, String> {
+        &mut self.data
+    }
+
+    pub(super) fn sessions(&self) -> &BTreeMap<ClientId, Session> {
+        &self.sessions
+    }
+
+    pub(super) fn sessions_mut(&mut self) -> &mut BTreeMap<ClientId, Session> {
+        &mut self.sessions
     }
 
     /// The value of `key` (empty if never written).
