@@ -72,6 +72,35 @@ pub struct AppendEntriesReply {
     pub read_round: u64,
 }
 
+/// A leader sends a follower the snapshot its log's compacted prefix became, when the entries
+/// the follower needs next are compacted (Raft section 7, InstallSnapshot; sent whole).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstallSnapshotArgs {
+    /// The leader's term.
+    pub term: Term,
+    /// The leader, so followers can redirect clients.
+    pub leader: NodeId,
+    /// The last index the snapshot covers.
+    pub last_included_index: LogIndex,
+    /// The term of the entry at `last_included_index`.
+    pub last_included_term: Term,
+    /// The service's state after every entry up to `last_included_index`.
+    pub data: Vec<u8>,
+    /// As in [`AppendEntriesArgs::read_round`].
+    pub read_round: u64,
+    /// As in [`AppendEntriesArgs::sent_at`].
+    pub sent_at: threadsim::Instant,
+}
+
+/// The answer to [`InstallSnapshotArgs`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstallSnapshotReply {
+    /// The follower's current term.
+    pub term: Term,
+    /// The request's `read_round`, echoed.
+    pub read_round: u64,
+}
+
 /// A request from one node to another.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Request {
@@ -79,6 +108,8 @@ pub enum Request {
     RequestVote(RequestVoteArgs),
     /// See [`AppendEntriesArgs`].
     AppendEntries(AppendEntriesArgs),
+    /// See [`InstallSnapshotArgs`].
+    InstallSnapshot(InstallSnapshotArgs),
 }
 
 /// The answer to a [`Request`].
@@ -88,6 +119,8 @@ pub enum Response {
     RequestVote(RequestVoteReply),
     /// See [`AppendEntriesReply`].
     AppendEntries(AppendEntriesReply),
+    /// See [`InstallSnapshotReply`].
+    InstallSnapshot(InstallSnapshotReply),
 }
 
 impl Request {
@@ -96,6 +129,7 @@ impl Request {
         match self {
             Request::RequestVote(args) => args.term,
             Request::AppendEntries(args) => args.term,
+            Request::InstallSnapshot(args) => args.term,
         }
     }
 }
@@ -106,6 +140,7 @@ impl Response {
         match self {
             Response::RequestVote(reply) => reply.term,
             Response::AppendEntries(reply) => reply.term,
+            Response::InstallSnapshot(reply) => reply.term,
         }
     }
 }

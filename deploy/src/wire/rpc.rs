@@ -3,14 +3,15 @@
 
 use super::{Reader, WireError, Writer};
 use node::messages::{
-    AppendEntriesArgs, AppendEntriesReply, Conflict, Request, RequestVoteArgs, RequestVoteReply,
-    Response,
+    AppendEntriesArgs, AppendEntriesReply, Conflict, InstallSnapshotArgs, InstallSnapshotReply,
+    Request, RequestVoteArgs, RequestVoteReply, Response,
 };
 use node::{Command, Entry, LogIndex, NodeId, Term};
 use std::time::Duration;
 
 const REQUEST_VOTE: u8 = 1;
 const APPEND_ENTRIES: u8 = 2;
+const INSTALL_SNAPSHOT: u8 = 3;
 /// An entry's smallest encoding: its term and an empty command's length.
 const MIN_ENTRY_LEN: usize = 8 + 4;
 
@@ -41,6 +42,17 @@ pub fn encode_request(id: u64, request: &Request) -> Vec<u8> {
             }
             writer
                 .u64(args.leader_commit.0)
+                .u64(args.read_round)
+                .u64(micros(args.sent_at.since_epoch()));
+        }
+        Request::InstallSnapshot(args) => {
+            writer
+                .u8(INSTALL_SNAPSHOT)
+                .u64(args.term.0)
+                .u32(args.leader.0)
+                .u64(args.last_included_index.0)
+                .u64(args.last_included_term.0)
+                .bytes(&args.data)
                 .u64(args.read_round)
                 .u64(micros(args.sent_at.since_epoch()));
         }
@@ -86,6 +98,15 @@ pub fn decode_request(frame: &[u8]) -> Result<(u64, Request), WireError> {
                 )),
             })
         }
+        INSTALL_SNAPSHOT => Request::InstallSnapshot(InstallSnapshotArgs {
+            term: Term(reader.u64("term")?),
+            leader: NodeId(reader.u32("leader")?),
+            last_included_index: LogIndex(reader.u64("snapshot's last index")?),
+            last_included_term: Term(reader.u64("snapshot's last term")?),
+            data: reader.bytes("snapshot")?.to_vec(),
+            read_round: reader.u64("read round")?,
+            sent_at: threadsim::Instant::from_epoch(Duration::from_micros(reader.u64("sent at")?)),
+        }),
         kind => {
             return Err(WireError::Bad {
                 field: "request kind",
@@ -122,6 +143,12 @@ pub fn encode_response(id: u64, response: &Response) -> Vec<u8> {
             }
             writer.u64(reply.read_round);
         }
+        Response::InstallSnapshot(reply) => {
+            writer
+                .u8(INSTALL_SNAPSHOT)
+                .u64(reply.term.0)
+                .u64(reply.read_round);
+        }
     }
     writer.finish()
 }
@@ -155,6 +182,10 @@ pub fn decode_response(frame: &[u8]) -> Result<(u64, Response), WireError> {
                 read_round: reader.u64("read round")?,
             })
         }
+        INSTALL_SNAPSHOT => Response::InstallSnapshot(InstallSnapshotReply {
+            term: Term(reader.u64("term")?),
+            read_round: reader.u64("read round")?,
+        }),
         kind => {
             return Err(WireError::Bad {
                 field: "response kind",
@@ -203,6 +234,15 @@ mod tests {
                 read_round: 5,
                 sent_at: threadsim::Instant::from_epoch(Duration::from_micros(123_456)),
             }),
+            Request::InstallSnapshot(InstallSnapshotArgs {
+                term: Term(9),
+                leader: NodeId(1),
+                last_included_index: LogIndex(300),
+                last_included_term: Term(8),
+                data: b"the service's state".to_vec(),
+                read_round: 6,
+                sent_at: threadsim::Instant::from_epoch(Duration::from_micros(7)),
+            }),
         ]
     }
 
@@ -229,6 +269,10 @@ mod tests {
                 term: None,
                 first_index: LogIndex(5),
             })),
+            Response::InstallSnapshot(InstallSnapshotReply {
+                term: Term(9),
+                read_round: 6,
+            }),
         ]
     }
 

@@ -13,6 +13,7 @@
 //! - `timing.rs`: the election timer, the lease, check-quorum, heartbeats (thesis §4.2.3, §6.2);
 //! - `read_index.rs`: ReadIndex rounds, batched (thesis §6.4);
 //! - `lease.rs`: lease reads, safe while clocks drift within the configured bound (§6.4.1);
+//! - `snapshot.rs`: compaction and InstallSnapshot (§7);
 //! - `quorum.rs`: majority arithmetic.
 
 mod election;
@@ -20,6 +21,7 @@ mod lease;
 mod quorum;
 mod read_index;
 mod replication;
+mod snapshot;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests;
 mod timing;
@@ -63,6 +65,18 @@ pub enum Effect {
     },
     /// The commit index advanced to this index; the applier has work.
     CommitAdvanced(LogIndex),
+    /// The log gave way to a snapshot from the leader covering every entry up to `index` (of
+    /// term `term`), which is now committed: the service must take the snapshot before any
+    /// entry after it. The entries after `index` were kept if the log agreed at `index`
+    /// (`kept_suffix`), and removed otherwise.
+    SnapshotInstalled {
+        /// The last index the snapshot covers.
+        index: LogIndex,
+        /// The term of the entry there.
+        term: Term,
+        /// Whether the entries after `index` were kept.
+        kept_suffix: bool,
+    },
     /// These reads are decided (confirmed with their read index, or failed).
     ReadsDone(Vec<(ReadTicket, ReadOutcome)>),
     /// A local invariant broke (reachable only with a mutation on).
@@ -199,13 +213,15 @@ impl RaftCore {
         if config.mutations.has(Mutation::HalfIsMajority) {
             quorum = quorum.with_half_as_majority();
         }
+        // What a snapshot covers was committed before it was taken.
+        let commit_index = state.log.snapshot_index();
         RaftCore {
             id,
             quorum,
             peers: unique,
             state,
             role: RoleState::Follower,
-            commit_index: LogIndex(0),
+            commit_index,
             leader_hint: None,
             config,
             timers,
@@ -332,6 +348,7 @@ impl RaftCore {
         match request {
             Request::RequestVote(args) => self.handle_request_vote(now, args),
             Request::AppendEntries(args) => self.handle_append_entries(now, args),
+            Request::InstallSnapshot(args) => self.handle_install_snapshot(now, args),
         }
     }
 
@@ -348,12 +365,15 @@ impl RaftCore {
                 self.vote_request_lost(peer, args);
                 Effects::default()
             }
-            (Request::AppendEntries(_), None) => Effects::default(),
+            (Request::AppendEntries(_) | Request::InstallSnapshot(_), None) => Effects::default(),
             (Request::RequestVote(args), Some(Response::RequestVote(reply))) => {
                 self.handle_vote_reply(now, peer, args, reply)
             }
             (Request::AppendEntries(args), Some(Response::AppendEntries(reply))) => {
                 self.handle_append_reply(now, peer, args, reply)
+            }
+            (Request::InstallSnapshot(args), Some(Response::InstallSnapshot(reply))) => {
+                self.handle_install_snapshot_reply(now, peer, args, reply)
             }
             (request, Some(response)) => {
                 panic!("response {response:?} does not answer request {request:?}")
@@ -368,6 +388,14 @@ impl RaftCore {
             return Err(format!(
                 "{}: commit index {} beyond last log index {last}",
                 self.id, self.commit_index
+            ));
+        }
+        if self.commit_index < self.state.log.snapshot_index() {
+            return Err(format!(
+                "{}: commit index {} behind the snapshot's last index {}",
+                self.id,
+                self.commit_index,
+                self.state.log.snapshot_index()
             ));
         }
         if let RoleState::Leader(_) = self.role {

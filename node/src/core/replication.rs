@@ -34,6 +34,13 @@ impl RaftCore {
             return None;
         }
         let read_round = leader.reads.stamp(peer);
+        if next_index <= self.state.log.snapshot_index() {
+            // What the peer needs next is compacted: it gets the snapshot instead.
+            let mut args = self.snapshot_request();
+            args.read_round = read_round;
+            args.sent_at = now;
+            return Some((Effects::default(), Request::InstallSnapshot(args)));
+        }
         let mut effects = Effects::default();
         if std::mem::take(&mut self.own_entries_unsaved) {
             effects.push(Effect::Persist);
@@ -92,7 +99,11 @@ impl RaftCore {
         self.reset_election_timer(now, &mut effects);
 
         let log = &self.state.log;
+        // Entries up to the snapshot's last index are committed, so they match whatever a
+        // leader sends for them (Log Matching); `merge` skips them.
+        let compacted = args.prev_log_index < log.snapshot_index();
         let conflict = match log.term_at(args.prev_log_index) {
+            _ if compacted => None,
             None => Some(Conflict {
                 term: None,
                 first_index: log.last_index().next(),

@@ -172,6 +172,9 @@ impl RaftCore {
             .get(&peer)
             .expect("progress for every peer")
             .next_index;
+        // A peer that needs compacted entries is checked where the log starts: it answers that
+        // it lacks them, and its replicator sends the snapshot.
+        let next_index = next_index.max(self.state.log.snapshot_index().next());
         let mut args = self.append_request(next_index, 0);
         if let RoleState::Leader(leader) = &mut self.role {
             args.read_round = leader.reads.stamp(peer);

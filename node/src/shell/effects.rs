@@ -108,6 +108,15 @@ impl Shell {
                         }
                     }
                 }
+                Effect::SnapshotInstalled { index, .. } => {
+                    // The core's rules are in place; handing a snapshot to the service is not:
+                    // no service compacts yet, so no leader has a snapshot to send.
+                    panic!(
+                        "{}: a snapshot up to {index} installed, but this shell cannot hand \
+                         snapshots to the service yet (issue 22)",
+                        self.id
+                    )
+                }
                 Effect::InvariantViolated(description) => self.report(description),
                 Effect::Reply(response) => reply = Some(response),
             }

@@ -16,7 +16,7 @@ impl RpcHandler for Shell {
         // exceptions to Figure 2's rule that the shell checks below.
         let keeps_term = match &request {
             Request::RequestVote(args) => args.pre_vote || locked.core.within_lease(now),
-            Request::AppendEntries(_) => false,
+            Request::AppendEntries(_) | Request::InstallSnapshot(_) => false,
         };
         let effects = locked.core.handle_request(now, &request);
         // (The apply-with-lock-held node delivers everything through its applier.)

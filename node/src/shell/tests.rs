@@ -42,6 +42,7 @@ impl Transport for ScriptedNetwork {
         let kind = match &request {
             Request::RequestVote(_) => "vote request".to_string(),
             Request::AppendEntries(args) => format!("append of {}", args.entries.len()),
+            Request::InstallSnapshot(args) => format!("snapshot to {}", args.last_included_index),
         };
         self.journal.push(format!("send {kind} to {to}"));
         (self.answer)(to, &request).ok_or(TransportError::NoReply(to))
@@ -162,6 +163,12 @@ fn agreeable(_: NodeId, request: &Request) -> Option<Response> {
             conflict: None,
             read_round: args.read_round,
         }),
+        Request::InstallSnapshot(args) => {
+            Response::InstallSnapshot(crate::messages::InstallSnapshotReply {
+                term: args.term,
+                read_round: args.read_round,
+            })
+        }
     })
 }
 

@@ -5,6 +5,7 @@ mod invariants;
 mod lease;
 mod read_index;
 mod replication;
+mod snapshot;
 mod timing;
 
 use super::*;

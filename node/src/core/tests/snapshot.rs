@@ -1,0 +1,271 @@
+//! Snapshots: the service's compaction, a leader sending a snapshot to a follower that needs
+//! compacted entries, and the follower taking it (or not) (Raft section 7).
+
+use super::*;
+
+/// Node 0 of 3, leading in term 1 with entries 1..=4 of its term committed: both peers hold
+/// them.
+fn leader_with_four_committed() -> RaftCore {
+    leader_with_four_committed_by(&[1, 2])
+}
+
+/// [`leader_with_four_committed`], the entries sent only to `peers` (the others never
+/// answered anything).
+fn leader_with_four_committed_by(peers: &[u32]) -> RaftCore {
+    let mut leader = core(0, 3);
+    elect(&mut leader);
+    for i in 0..4 {
+        leader
+            .propose(Command::from_text(&format!("c{i}")))
+            .expect("leader");
+    }
+    for peer in peers.iter().map(|&peer| n(peer)) {
+        let (_, request) = leader.next_request(peer, t(1_000)).expect("entries");
+        let term = leader.term();
+        leader.handle_response(t(1_001), peer, &request, Some(&success(&request, term)));
+    }
+    assert_eq!(leader.commit_index(), LogIndex(4));
+    leader
+}
+
+fn install(term: u64, index: u64, last_term: u64) -> Request {
+    Request::InstallSnapshot(InstallSnapshotArgs {
+        term: Term(term),
+        leader: n(0),
+        last_included_index: LogIndex(index),
+        last_included_term: Term(last_term),
+        data: b"state".to_vec(),
+        read_round: 0,
+        sent_at: Instant::ZERO,
+    })
+}
+
+fn follower_with(terms: &[u64], term: u64) -> RaftCore {
+    let state = PersistentState {
+        current_term: Term(term),
+        voted_for: None,
+        log: log_of(terms),
+        snapshot: Vec::new(),
+    };
+    core_with(1, 3, state, MutationSet::default())
+}
+
+#[test]
+fn compacting_keeps_indices_and_writes_log_and_snapshot_in_one_persist() {
+    let mut leader = leader_with_four_committed();
+    let effects = leader.compact(LogIndex(3), b"up to 3".to_vec());
+    assert_eq!(effects.as_slice(), &[Effect::Persist]);
+    let state = leader.persistent();
+    assert_eq!(state.log.snapshot_index(), LogIndex(3));
+    assert_eq!(state.log.last_index(), LogIndex(4));
+    assert_eq!(state.snapshot, b"up to 3");
+    assert!(
+        leader.compact(LogIndex(2), b"older".to_vec()).is_empty(),
+        "an older snapshot is ignored"
+    );
+    assert_eq!(leader.persistent().snapshot, b"up to 3");
+    leader.check_invariants().expect("invariants");
+}
+
+#[test]
+#[should_panic(expected = "past the commit index")]
+fn only_committed_entries_are_compacted() {
+    let mut leader = leader_with_four_committed();
+    leader.propose(Command::from_text("uncommitted")).unwrap();
+    leader.compact(LogIndex(5), Vec::new());
+}
+
+#[test]
+fn a_follower_that_needs_compacted_entries_gets_the_snapshot_and_then_the_rest() {
+    // Peer 2 never answered: it needs every entry, and 1..=3 are compacted.
+    let mut leader = leader_with_four_committed_by(&[1]);
+    leader.compact(LogIndex(3), b"up to 3".to_vec());
+    let heartbeat = match leader.heartbeat(n(2), t(3_000)) {
+        HeartbeatDue::Send(request) => request,
+        other => panic!("no heartbeat: {other:?}"),
+    };
+    let Request::AppendEntries(args) = &heartbeat else {
+        panic!("{heartbeat:?}")
+    };
+    assert_eq!(
+        args.prev_log_index,
+        LogIndex(3),
+        "a heartbeat to a peer behind the snapshot is checked where the log starts"
+    );
+    let (effects, request) = leader.next_request(n(2), t(3_000)).expect("the snapshot");
+    assert!(effects.is_empty());
+    let Request::InstallSnapshot(args) = &request else {
+        panic!("not a snapshot: {request:?}")
+    };
+    assert_eq!(
+        (args.last_included_index, args.last_included_term),
+        (LogIndex(3), leader.term())
+    );
+    assert_eq!(args.data, b"up to 3");
+    let reply = Response::InstallSnapshot(InstallSnapshotReply {
+        term: leader.term(),
+        read_round: args.read_round,
+    });
+    let effects = leader.handle_response(t(3_001), n(2), &request, Some(&reply));
+    assert!(effects.as_slice().contains(&Effect::WakePeers));
+    assert_eq!(leader.progress(n(2)).unwrap().match_index, LogIndex(3));
+    let (_, request) = leader.next_request(n(2), t(3_002)).expect("the rest");
+    let Request::AppendEntries(args) = &request else {
+        panic!("{request:?}")
+    };
+    assert_eq!((args.prev_log_index, args.entries.len()), (LogIndex(3), 1));
+}
+
+#[test]
+fn a_lagging_follower_takes_the_snapshot_in_place_of_its_log() {
+    let mut follower = follower_with(&[1, 1, 5], 5);
+    let effects = follower.handle_request(t(10), &install(6, 4, 6));
+    let installed = position(&effects, |e| matches!(e, Effect::SnapshotInstalled { .. }));
+    assert!(position(&effects, |e| *e == Effect::Persist) < installed);
+    assert_eq!(
+        effects.as_slice()[installed],
+        Effect::SnapshotInstalled {
+            index: LogIndex(4),
+            term: Term(6),
+            kept_suffix: false
+        }
+    );
+    assert_eq!(
+        reply_of(&effects),
+        Response::InstallSnapshot(InstallSnapshotReply {
+            term: Term(6),
+            read_round: 0
+        })
+    );
+    let state = follower.persistent();
+    assert_eq!(
+        state.log,
+        RaftLog::after_snapshot(LogIndex(4), Term(6), Vec::new()),
+        "its own entry 3 of term 5 conflicted: the whole log gave way"
+    );
+    assert_eq!(state.snapshot, b"state");
+    assert_eq!(follower.commit_index(), LogIndex(4));
+    follower.check_invariants().expect("invariants");
+}
+
+#[test]
+fn a_follower_whose_log_agrees_at_the_snapshot_keeps_what_follows() {
+    let mut follower = follower_with(&[1, 2, 2, 2], 2);
+    let effects = follower.handle_request(t(10), &install(2, 2, 2));
+    assert!(effects.as_slice().contains(&Effect::SnapshotInstalled {
+        index: LogIndex(2),
+        term: Term(2),
+        kept_suffix: true
+    }));
+    assert_eq!(follower.persistent().log.last_index(), LogIndex(4));
+    assert_eq!(follower.commit_index(), LogIndex(2));
+}
+
+#[test]
+fn a_snapshot_no_newer_than_what_is_committed_changes_nothing() {
+    let mut follower = follower_with(&[1, 1, 1], 1);
+    follower.handle_request(
+        t(10),
+        &Request::AppendEntries(AppendEntriesArgs {
+            leader_commit: LogIndex(3),
+            prev_log_index: LogIndex(3),
+            prev_log_term: Term(1),
+            ..match heartbeat_from(0, 1) {
+                Request::AppendEntries(args) => args,
+                _ => unreachable!(),
+            }
+        }),
+    );
+    assert_eq!(follower.commit_index(), LogIndex(3));
+    let effects = follower.handle_request(t(20), &install(1, 2, 1));
+    assert!(
+        !effects
+            .as_slice()
+            .iter()
+            .any(|e| matches!(e, Effect::Persist | Effect::SnapshotInstalled { .. })),
+        "{effects:?}"
+    );
+    assert_eq!(follower.persistent().log.snapshot_index(), LogIndex(0));
+}
+
+#[test]
+fn a_snapshot_from_an_old_term_is_refused_with_the_newer_term() {
+    let mut follower = follower_with(&[1], 7);
+    let effects = follower.handle_request(t(10), &install(6, 5, 6));
+    assert_eq!(effects.as_slice().len(), 1, "{effects:?}");
+    assert_eq!(
+        reply_of(&effects),
+        Response::InstallSnapshot(InstallSnapshotReply {
+            term: Term(7),
+            read_round: 0
+        })
+    );
+    assert_eq!(follower.persistent().log.last_index(), LogIndex(1));
+}
+
+#[test]
+fn a_compacted_follower_takes_entries_sent_from_before_its_snapshot() {
+    let mut follower = follower_with(&[], 2);
+    follower.handle_request(t(10), &install(2, 3, 2));
+    let entries: Vec<Entry> = [2, 2, 2, 2, 2]
+        .iter()
+        .map(|&term| Entry {
+            term: Term(term),
+            command: Command::from_text("x"),
+        })
+        .collect();
+    // An AppendEntries from before the snapshot reached it: entries 2..=6.
+    let effects = follower.handle_request(
+        t(20),
+        &Request::AppendEntries(AppendEntriesArgs {
+            term: Term(2),
+            leader: n(0),
+            prev_log_index: LogIndex(1),
+            prev_log_term: Term(2),
+            entries,
+            leader_commit: LogIndex(6),
+            read_round: 0,
+            sent_at: Instant::ZERO,
+        }),
+    );
+    let Response::AppendEntries(reply) = reply_of(&effects) else {
+        panic!("{effects:?}")
+    };
+    assert!(reply.success, "{reply:?}");
+    assert_eq!(follower.persistent().log.last_index(), LogIndex(6));
+    assert_eq!(follower.persistent().log.snapshot_index(), LogIndex(3));
+    assert_eq!(follower.commit_index(), LogIndex(6));
+}
+
+#[test]
+fn a_node_restarted_from_a_snapshot_has_committed_what_it_covers() {
+    let mut log = log_of(&[1, 1, 2]);
+    log.compact_to(LogIndex(2));
+    let state = PersistentState {
+        current_term: Term(2),
+        voted_for: None,
+        log,
+        snapshot: b"up to 2".to_vec(),
+    };
+    let restarted = core_with(1, 3, state, MutationSet::default());
+    assert_eq!(restarted.commit_index(), LogIndex(2));
+    restarted.check_invariants().expect("invariants");
+}
+
+#[test]
+fn a_higher_term_in_a_snapshot_reply_deposes_the_leader() {
+    let mut leader = leader_with_four_committed();
+    leader.compact(LogIndex(4), Vec::new());
+    let term = leader.term();
+    let Request::InstallSnapshot(args) = install(term.0, 4, term.0) else {
+        unreachable!()
+    };
+    let request = Request::InstallSnapshot(args);
+    let reply = Response::InstallSnapshot(InstallSnapshotReply {
+        term: Term(term.0 + 1),
+        read_round: 0,
+    });
+    leader.handle_response(t(2_000), n(1), &request, Some(&reply));
+    assert_eq!(leader.role(), Role::Follower);
+    assert_eq!(leader.term(), Term(term.0 + 1));
+}
