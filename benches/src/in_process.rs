@@ -2,7 +2,7 @@
 //! delays, in-memory persisters. What the benchmark clusters put on top differs (a service that
 //! drains applied entries, or a key-value server).
 
-use node::{Applied, LocalNetwork, MemoryPersister, Node, NodeId, NodeParams};
+use node::{Delivery, LocalNetwork, MemoryPersister, Node, NodeId, NodeParams};
 use std::time::Duration;
 use threadsim::sync::Arc;
 use threadsim::{channel, ClockRef, Receiver, SystemClock};
@@ -11,7 +11,7 @@ use threadsim::{channel, ClockRef, Receiver, SystemClock};
 const NO_REPLY_DELAY: Duration = Duration::from_millis(5);
 
 /// A started node with the receiving end of its apply channel.
-pub type NodeAndApplied = (Arc<Node>, Receiver<Applied>);
+pub type NodeAndApplied = (Arc<Node>, Receiver<Delivery>);
 
 /// `size` started nodes on one clock.
 pub fn start_nodes(size: u32) -> (ClockRef, Vec<NodeAndApplied>) {

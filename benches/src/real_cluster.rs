@@ -47,9 +47,9 @@ impl RealCluster {
                 // Like a service that handles what has arrived before telling the clients whose
                 // commands it applied.
                 while let Some(entry) = receiver.recv() {
-                    let mut last = entry.index;
+                    let mut last = entry.index();
                     while let Some(more) = receiver.try_recv() {
-                        last = more.index;
+                        last = more.index();
                     }
                     sink.advance_to(last);
                 }

@@ -62,6 +62,7 @@ fn main() -> ExitCode {
                 data_dir: root.join(i.to_string()),
                 read_mode,
                 allow_faults: false,
+                snapshot_threshold: None,
                 broken_write: None,
             })
             .expect("the server starts")

@@ -39,6 +39,9 @@ pub struct ServerConfig {
     /// Whether a client may inject faults: change this node's clock, make its disk fail (a
     /// nemesis on a test cluster).
     pub allow_faults: bool,
+    /// Snapshot once the log takes more than this many bytes of the state file (`None`: never;
+    /// the log, and every save, then grow with the run).
+    pub snapshot_threshold: Option<usize>,
     /// A deliberately broken way of writing its state (tests only).
     #[cfg(feature = "mutations")]
     pub broken_write: Option<crate::BrokenWrite>,
@@ -279,6 +282,7 @@ impl Server {
             clock,
             KvServerConfig {
                 read_mode: config.read_mode,
+                snapshot_threshold: config.snapshot_threshold,
                 ..KvServerConfig::default()
             },
             Arc::new(Unobserved),

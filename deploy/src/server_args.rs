@@ -32,6 +32,10 @@ pub struct ServerArgs {
     /// How gets are served: log, read-index, lease, or unsafe-local (deliberately broken).
     #[arg(long, default_value = "log")]
     pub read_mode: ReadMode,
+    /// Compact the log into a snapshot of the key-value state once it takes more than this many
+    /// bytes of the state file (default: never; the file then grows with every write).
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(256..=(1 << 30)))]
+    pub snapshot_threshold: Option<u64>,
     /// Lets a client inject faults: change this node's clock rate, make it jump forward, make
     /// its disk fail every write (a nemesis's faults, for a test cluster only).
     #[arg(long)]
@@ -88,6 +92,7 @@ impl ServerArgs {
             data_dir: self.data_dir.clone(),
             read_mode: self.read_mode,
             allow_faults: self.allow_faults,
+            snapshot_threshold: self.snapshot_threshold.map(|bytes| bytes as usize),
             #[cfg(feature = "mutations")]
             broken_write: self.broken_write,
         })

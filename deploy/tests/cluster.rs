@@ -22,6 +22,15 @@ struct Deployment {
 
 impl Deployment {
     fn start(nodes: u32, read_mode: ReadMode, name: &str) -> Deployment {
+        Deployment::start_with(nodes, read_mode, name, None)
+    }
+
+    fn start_with(
+        nodes: u32,
+        read_mode: ReadMode,
+        name: &str,
+        snapshot_threshold: Option<usize>,
+    ) -> Deployment {
         let root = std::env::temp_dir().join(format!("interleave-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let addresses = free_addresses(2 * nodes as usize).expect("free ports");
@@ -43,6 +52,7 @@ impl Deployment {
                 data_dir: root.join(id.to_string()),
                 read_mode,
                 allow_faults: false,
+                snapshot_threshold,
                 broken_write: None,
             })
             .collect();
@@ -133,4 +143,85 @@ fn three_servers_over_tcp_elect_commit_lose_the_leader_and_keep_every_append() {
         SystemClock::new().sleep(Duration::from_millis(10));
         waited += 1;
     }
+}
+
+#[test]
+fn with_snapshots_a_restarted_leader_catches_up_from_the_new_leaders_snapshot_and_the_file_stays_small(
+) {
+    const THRESHOLD: usize = 600;
+    let mut deployment =
+        Deployment::start_with(3, ReadMode::ReadIndex, "tcp-snapshots", Some(THRESHOLD));
+    let mut clerk = deployment.clerk(1);
+    let mut appended = Vec::new();
+    let mut append = |clerk: &mut Clerk, i: usize| {
+        let value = format!("a{i};");
+        clerk.append("k", &value, None).expect("no deadline");
+        appended.push(value);
+    };
+    for i in 0..60 {
+        append(&mut clerk, i);
+    }
+    let leader = deployment.leader().expect("a leader after commits");
+    deployment.servers[leader] = None;
+    for i in 60..200 {
+        append(&mut clerk, i);
+    }
+    let successor = deployment.leader().expect("a new leader");
+    let status = |deployment: &Deployment, index: usize| {
+        deployment.servers[index]
+            .as_ref()
+            .expect("running")
+            .node()
+            .status()
+    };
+    let compacted = status(&deployment, successor).snapshot_index;
+    assert!(
+        compacted > LogIndex(60),
+        "the new leader compacted up to {compacted:?}"
+    );
+    // The old leader restarts from its own snapshot and log, far behind the new snapshot.
+    let restarted = Server::start(&deployment.configs[leader]).expect("it restarts from its files");
+    assert!(
+        restarted.node().status().snapshot_index > LogIndex(0),
+        "it had compacted"
+    );
+    deployment.servers[leader] = Some(restarted);
+    for i in 200..210 {
+        append(&mut clerk, i);
+    }
+    assert_eq!(
+        clerk.get("k", None).expect("no deadline"),
+        appended.concat()
+    );
+    let mut waited = 0;
+    while status(&deployment, leader).last_applied < status(&deployment, successor).commit_index {
+        assert!(waited < 500, "the restarted node never caught up");
+        SystemClock::new().sleep(Duration::from_millis(10));
+        waited += 1;
+    }
+    assert!(
+        status(&deployment, leader).snapshot_index > LogIndex(60),
+        "it caught up through the new leader's snapshot"
+    );
+    // Every state file stays small, and every server restarted from its own (snapshot and log)
+    // serves the same value.
+    let value = appended.concat();
+    for index in 0..3 {
+        let state = std::fs::metadata(deployment.configs[index].data_dir.join("state"))
+            .expect("a state file")
+            .len() as usize;
+        assert!(
+            state < 2 * THRESHOLD + value.len() + 1024,
+            "n{index}'s state file is {state} bytes: the log was not compacted"
+        );
+    }
+    for server in &mut deployment.servers {
+        *server = None;
+    }
+    for index in 0..3 {
+        deployment.servers[index] =
+            Some(Server::start(&deployment.configs[index]).expect("restarts"));
+    }
+    let mut clerk = deployment.clerk(2);
+    assert_eq!(clerk.get("k", None).expect("no deadline"), value);
 }

@@ -2,7 +2,7 @@
 
 use node::messages::{Request, Response};
 use node::{
-    Applied, Config, MutationSet, NoObserver, Node, NodeId, NodeParams, Persister, Transport,
+    Config, Delivery, MutationSet, NoObserver, Node, NodeId, NodeParams, Persister, Transport,
     TransportError, Workers,
 };
 use std::time::Duration;
@@ -29,7 +29,7 @@ pub fn model_node(
     mutations: &MutationSet,
     workers: Workers,
     apply_capacity: usize,
-) -> (Node, Receiver<Applied>) {
+) -> (Node, Receiver<Delivery>) {
     let clock: ClockRef = Arc::new(clock.clone());
     let (apply_sender, receiver) = channel(&clock, apply_capacity, "apply");
     let node = Node::new(NodeParams {

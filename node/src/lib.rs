@@ -18,8 +18,8 @@
 //!
 //! ```
 //! # if threadsim::sync::MODEL_CHECKER_BUILD { return; } // a loom or shuttle build runs only models
-//! use node::{Command, Config, LocalNetwork, MemoryPersister, NoObserver, Node, NodeId, NodeParams,
-//!            Workers};
+//! use node::{Command, Config, Delivery, LocalNetwork, MemoryPersister, NoObserver, Node, NodeId,
+//!            NodeParams, Workers};
 //! use std::sync::Arc;
 //! use threadsim::{channel, Clock, ClockRef, SystemClock};
 //! use std::time::Duration;
@@ -57,7 +57,8 @@
 //!     clock.sleep(Duration::from_millis(20));
 //! };
 //! for receiver in &applied {
-//!     let entry = receiver.recv().expect("node alive");
+//!     // Entries, and a snapshot in place of those a compacted log no longer holds.
+//!     let Some(Delivery::Entry(entry)) = receiver.recv() else { panic!("the entry") };
 //!     assert_eq!((entry.index, entry.command), (index, Command::from_text("hello")));
 //! }
 //! for node in &nodes {
@@ -87,7 +88,7 @@ pub use mutation::{Mutation, MutationSet};
 pub use observer::{LoggedEntry, NoObserver, NodeEvent, Observer, Role};
 pub use persist::{MemoryPersister, PersistentState, Persister, RecordingPersister, StorageError};
 pub use shell::{
-    Applied, Node, NodeError, NodeParams, NodeStatus, Pass, ReplicationStats, Workers,
+    Applied, Delivery, Node, NodeError, NodeParams, NodeStatus, Pass, ReplicationStats, Workers,
 };
 pub use transport::{RpcHandler, Transport, TransportError};
 pub use types::{Command, Entry, LogIndex, NodeId, Term};

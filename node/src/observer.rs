@@ -39,6 +39,17 @@ pub enum NodeEvent {
         /// The new commit index.
         commit_index: LogIndex,
     },
+    /// The node took a leader's snapshot covering every entry up to `index` (now committed);
+    /// its entries after `index` were kept if its log agreed there (`kept_suffix`), and removed
+    /// otherwise.
+    SnapshotInstalled {
+        /// The last index the snapshot covers.
+        index: LogIndex,
+        /// The term of the entry there.
+        term: Term,
+        /// Whether the entries after `index` were kept.
+        kept_suffix: bool,
+    },
     /// The node broke one of its own local invariants (only reachable with a mutation on).
     InvariantViolated {
         /// What broke, with the values involved.

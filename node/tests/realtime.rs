@@ -1,7 +1,7 @@
 //! The node in real time: system clock, in-process transport without artificial delays.
 #![cfg(not(any(loom, shuttle)))]
 
-use node::{Applied, LogIndex};
+use node::{Applied, Delivery, LogIndex};
 use node::{
     Command, LocalNetwork, MemoryPersister, Node, NodeError, NodeId, NodeParams, Persister,
     StorageError,
@@ -31,7 +31,7 @@ impl Persister for CountingPersister {
 struct RealCluster {
     clock: ClockRef,
     nodes: Vec<Node>,
-    applied: Vec<Receiver<Applied>>,
+    applied: Vec<Receiver<Delivery>>,
     disks: Vec<Arc<CountingPersister>>,
 }
 
@@ -40,7 +40,7 @@ fn params(
     network: &Arc<LocalNetwork>,
     id: NodeId,
     disk: Arc<dyn Persister>,
-) -> (NodeParams, Receiver<Applied>) {
+) -> (NodeParams, Receiver<Delivery>) {
     let (apply_sender, receiver) = channel(clock, 64, "apply");
     let members: Vec<NodeId> = (0..3).map(NodeId).collect();
     let params = NodeParams::with_defaults(
@@ -95,7 +95,9 @@ fn elects_a_leader_and_commits_in_real_time() {
     let cluster = real_cluster();
     let index = commit(&cluster, "hello");
     for receiver in &cluster.applied {
-        let entry = receiver.recv().expect("node alive");
+        let Some(Delivery::Entry(entry)) = receiver.recv() else {
+            panic!("the entry first")
+        };
         assert_eq!(
             (entry.index, entry.command),
             (index, Command::from_text("hello"))

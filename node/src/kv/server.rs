@@ -4,7 +4,7 @@ use super::{
     ClientId, KvCommand, KvOp, KvReply, KvRequest, KvResult, KvStateMachine, ReadMode, Seq,
 };
 use crate::mutation::{Mutation, MutationSet};
-use crate::shell::{Applied, Node};
+use crate::shell::{Applied, Delivery, Node};
 use crate::ReadIndexError;
 use crate::{LogIndex, NodeId, Term};
 use std::collections::BTreeMap;
@@ -23,6 +23,9 @@ pub struct KvServerConfig {
     pub wait_timeout: Duration,
     /// Deliberately broken behaviours ([`Mutation::NoDuplicateSuppression`]).
     pub mutations: MutationSet,
+    /// Hand the node a snapshot once the log in its stored state takes more than this many
+    /// bytes (`None`: never, and the log grows with the run).
+    pub snapshot_threshold: Option<usize>,
 }
 
 impl Default for KvServerConfig {
@@ -31,6 +34,7 @@ impl Default for KvServerConfig {
             read_mode: ReadMode::Log,
             wait_timeout: Duration::from_millis(150),
             mutations: MutationSet::default(),
+            snapshot_threshold: None,
         }
     }
 }
@@ -39,6 +43,10 @@ impl Default for KvServerConfig {
 pub trait KvObserver: Send + Sync {
     /// The server's apply loop received `applied`, before applying it.
     fn on_applied(&self, node: NodeId, applied: &Applied);
+    /// The server's apply loop received a snapshot up to `index`, before restoring it.
+    fn on_snapshot(&self, node: NodeId, index: LogIndex, data: &[u8]) {
+        let _ = (node, index, data);
+    }
     /// The server answered a get from its local state while it believed it led in `term`,
     /// on the path of read mode `mode`.
     fn on_local_read(&self, node: NodeId, term: Term, mode: ReadMode);
@@ -86,10 +94,11 @@ pub struct KvServer {
 }
 
 impl KvServer {
-    /// Starts the service on `node`, which hands its committed entries to `applied`.
+    /// Starts the service on `node`, which hands its committed entries (and snapshots) to
+    /// `applied`.
     pub fn start(
         node: Arc<Node>,
-        applied: Receiver<Applied>,
+        applied: Receiver<Delivery>,
         clock: ClockRef,
         config: KvServerConfig,
         observer: Arc<dyn KvObserver>,
@@ -110,8 +119,12 @@ impl KvServer {
         });
         let looper = shared.clone();
         let apply_loop = spawn(&clock, format!("{id}-kv-apply"), move || {
-            while let Some(entry) = applied.recv() {
-                looper.apply(entry);
+            while let Some(delivery) = applied.recv() {
+                match delivery {
+                    Delivery::Entry(entry) => looper.apply(entry),
+                    Delivery::Snapshot { index, data, .. } => looper.restore(index, &data),
+                }
+                looper.snapshot_if_large();
             }
         });
         KvServer {
@@ -320,6 +333,55 @@ impl ServerShared {
             };
             signal.wait_until(Some(deadline));
         }
+    }
+
+    /// Replaces the state with a snapshot up to `index` (the node hands one only ahead of what
+    /// was applied). A waiter whose entry the snapshot covers cannot tell whether its command
+    /// landed there: it is told to try again (the session answers a retry of an applied
+    /// command with its first result).
+    fn restore(&self, index: LogIndex, data: &[u8]) {
+        self.observer.on_snapshot(self.id, index, data);
+        let machine = KvStateMachine::restore(data)
+            .unwrap_or_else(|error| panic!("{}: snapshot up to {index}: {error}", self.id));
+        assert_eq!(machine.applied(), index, "{}: a snapshot's index", self.id);
+        let mut state = self.state.lock();
+        assert!(
+            index > state.machine.applied(),
+            "{}: a snapshot up to {index} after applying {}",
+            self.id,
+            state.machine.applied()
+        );
+        state.machine = machine;
+        let mut woken = Vec::new();
+        for waiter in state.waiters.values_mut() {
+            if waiter.outcome.is_none() && waiter.index <= index {
+                waiter.outcome = Some(match waiter.expect {
+                    None => Settled::Reached,
+                    Some(_) => Settled::Displaced,
+                });
+                woken.push(waiter.signal.clone());
+            }
+        }
+        drop(state);
+        for signal in woken {
+            signal.notify();
+        }
+    }
+
+    /// Hands the node a snapshot of the state if the log in its stored state has grown past
+    /// the threshold. Called by the apply loop between deliveries, holding no lock.
+    fn snapshot_if_large(&self) {
+        let Some(threshold) = self.config.snapshot_threshold else {
+            return;
+        };
+        if self.node.log_bytes() <= threshold {
+            return;
+        }
+        let (index, bytes) = {
+            let state = self.state.lock();
+            (state.machine.applied(), state.machine.snapshot())
+        };
+        self.node.snapshot(index, bytes);
     }
 
     /// Applies one committed entry and settles the waiters it decides.

@@ -1,41 +1,63 @@
-//! Handing committed entries to the service, in index order, exactly once: by the applier
-//! thread, or by the AppendEntries handler that advanced a follower's commit index when that
-//! cannot block. A token under the lock (`delivering`) lets one thread at a time do it.
+//! Handing committed entries (and a snapshot in place of those it covers) to the service, in
+//! index order, exactly once: by the applier thread, or by the handler that advanced a
+//! follower's commit index when that cannot block. A token under the lock (`delivering`) lets
+//! one thread at a time do it.
 
 use super::state::{Locked, Shell};
-use super::Applied;
+use super::{Applied, Delivery};
 use crate::mutation::Mutation;
 use crate::LogIndex;
 use threadsim::sync::MutexGuard;
 
 impl Shell {
-    /// Takes up to `limit` committed entries not yet handed to the service.
-    pub fn take_committed(&self, locked: &mut Locked, limit: usize) -> Vec<Applied> {
-        let log = &locked.core.persistent().log;
+    /// Takes up to `limit` deliveries not yet handed to the service: the log's snapshot first
+    /// if it is due, then committed entries.
+    pub fn take_committed(&self, locked: &mut Locked, limit: usize) -> Vec<Delivery> {
+        let mut batch = Vec::new();
+        if limit == 0 {
+            return batch;
+        }
+        let state = locked.core.persistent();
+        let log = &state.log;
+        if std::mem::take(&mut locked.snapshot_due) {
+            assert!(
+                log.snapshot_index() > locked.last_applied,
+                "{}: a snapshot up to {} due, the service already at {}",
+                self.id,
+                log.snapshot_index(),
+                locked.last_applied
+            );
+            batch.push(Delivery::Snapshot {
+                index: log.snapshot_index(),
+                term: log.snapshot_term(),
+                data: state.snapshot.clone(),
+            });
+            locked.last_applied = log.snapshot_index();
+        }
         let ready = locked.core.commit_index().min(log.last_index());
-        let upto = LogIndex(ready.0.min(locked.last_applied.0 + limit as u64));
-        let batch: Vec<Applied> = (locked.last_applied.0 + 1..=upto.0)
-            .map(|index| {
-                let entry = log
-                    .entry(LogIndex(index))
-                    .expect("committed entry in the log");
-                Applied {
-                    index: LogIndex(index),
-                    term: entry.term,
-                    command: entry.command.clone(),
-                }
-            })
-            .collect();
+        let room = (limit - batch.len()) as u64;
+        let upto = LogIndex(ready.0.min(locked.last_applied.0 + room));
+        for index in locked.last_applied.0 + 1..=upto.0 {
+            let entry = log
+                .entry(LogIndex(index))
+                .expect("committed entry in the log");
+            batch.push(Delivery::Entry(Applied {
+                index: LogIndex(index),
+                term: entry.term,
+                command: entry.command.clone(),
+            }));
+        }
         if let Some(last) = batch.last() {
-            locked.last_applied = last.index;
+            locked.last_applied = last.index();
         }
         batch
     }
 
-    /// Whether committed entries wait to be handed to the service.
+    /// Whether a snapshot or committed entries wait to be handed to the service.
     pub fn apply_pending(locked: &Locked) -> bool {
         let log = &locked.core.persistent().log;
-        locked.core.commit_index().min(log.last_index()) > locked.last_applied
+        locked.snapshot_due
+            || locked.core.commit_index().min(log.last_index()) > locked.last_applied
     }
 
     /// After a handler's effects advanced the commit index: hands the newly committed entries to

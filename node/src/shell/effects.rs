@@ -45,6 +45,18 @@ impl Shell {
         );
     }
 
+    /// Makes sure what the commit index (or a snapshot) made ready reaches the service: by the
+    /// handler on its own thread when it can, else by the applier.
+    fn apply_has_work(&self, locked: &mut Locked) {
+        if self.config.mutations.has(Mutation::LostApplierWakeup) {
+            // Broken: no wake-up after the commit (see `broken::lost_applier_wakeup`).
+        } else if locked.delivers_itself {
+            locked.apply_due = true;
+        } else {
+            self.applier_wake.notify();
+        }
+    }
+
     /// Carries out `effects` in order and returns the reply if there is one. A write that
     /// crashes stops the node: nothing after it happens, not even the reply.
     pub fn execute(&self, locked: &mut Locked, effects: Effects) -> Option<Response> {
@@ -92,13 +104,7 @@ impl Shell {
                 Effect::CommitAdvanced(commit_index) => {
                     self.observer
                         .on_event(self.id, &NodeEvent::CommitAdvanced { commit_index });
-                    if self.config.mutations.has(Mutation::LostApplierWakeup) {
-                        // Broken: no wake-up after the commit (see `broken::lost_applier_wakeup`).
-                    } else if locked.delivers_itself {
-                        locked.apply_due = true;
-                    } else {
-                        self.applier_wake.notify();
-                    }
+                    self.apply_has_work(locked);
                 }
                 Effect::ReadsDone(outcomes) => {
                     for (ticket, outcome) in outcomes {
@@ -108,14 +114,21 @@ impl Shell {
                         }
                     }
                 }
-                Effect::SnapshotInstalled { index, .. } => {
-                    // The core's rules are in place; handing a snapshot to the service is not:
-                    // no service compacts yet, so no leader has a snapshot to send.
-                    panic!(
-                        "{}: a snapshot up to {index} installed, but this shell cannot hand \
-                         snapshots to the service yet (issue 22)",
-                        self.id
-                    )
+                Effect::SnapshotInstalled {
+                    index,
+                    term,
+                    kept_suffix,
+                } => {
+                    self.observer.on_event(
+                        self.id,
+                        &NodeEvent::SnapshotInstalled {
+                            index,
+                            term,
+                            kept_suffix,
+                        },
+                    );
+                    locked.snapshot_due = true;
+                    self.apply_has_work(locked);
                 }
                 Effect::InvariantViolated(description) => self.report(description),
                 Effect::Reply(response) => reply = Some(response),

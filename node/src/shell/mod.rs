@@ -51,6 +51,35 @@ pub struct Applied {
     pub command: Command,
 }
 
+/// What a node hands its service through the apply channel, in log order with no gaps:
+/// committed entries, and a snapshot in place of the entries it covers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// A committed entry.
+    Entry(Applied),
+    /// The service's state after every entry up to `index` (from a leader, or the node's own
+    /// restored at start): the service replaces its state with it, and the entries after
+    /// `index` follow. Never one the service is already past.
+    Snapshot {
+        /// The last index the snapshot covers.
+        index: LogIndex,
+        /// The term of the entry there.
+        term: Term,
+        /// The service's bytes.
+        data: Vec<u8>,
+    },
+}
+
+impl Delivery {
+    /// The last index it brings the service to.
+    pub fn index(&self) -> LogIndex {
+        match self {
+            Delivery::Entry(applied) => applied.index,
+            Delivery::Snapshot { index, .. } => *index,
+        }
+    }
+}
+
 /// Everything a node is built from.
 pub struct NodeParams {
     /// This node.
@@ -64,7 +93,7 @@ pub struct NodeParams {
     /// Its clock.
     pub clock: ClockRef,
     /// Where committed entries go.
-    pub apply_sender: Sender<Applied>,
+    pub apply_sender: Sender<Delivery>,
     /// Timing, limits, seed and mutations.
     pub config: Config,
     /// Who watches its state changes.
@@ -82,7 +111,7 @@ impl NodeParams {
         transport: Arc<dyn Transport>,
         persister: Arc<dyn Persister>,
         clock: ClockRef,
-        apply_sender: Sender<Applied>,
+        apply_sender: Sender<Delivery>,
     ) -> NodeParams {
         assert!(members.contains(&id), "{id} is not among the members");
         NodeParams {
@@ -187,6 +216,8 @@ pub struct NodeStatus {
     pub last_applied: LogIndex,
     /// Last index of its log.
     pub last_log_index: LogIndex,
+    /// The last index its log's snapshot covers (0: nothing compacted).
+    pub snapshot_index: LogIndex,
     /// What its replicators have sent (as leader, in any term).
     pub sent: ReplicationStats,
 }
@@ -328,6 +359,36 @@ impl Node {
     /// locally. Blocks the caller for the round (at most one minimum election timeout).
     pub fn read_index(&self) -> Result<LogIndex, ReadIndexError> {
         read_index::read_index(&self.shell)
+    }
+
+    /// The service has applied every entry up to `index` (as the node handed them) and its
+    /// state there is `snapshot`: the log's prefix up to `index` is compacted into it, the two
+    /// written in one persist. Called from the service's own thread, never under its locks
+    /// the node's threads wait on. Returns whether the node is still running (a failed write
+    /// stops it).
+    pub fn snapshot(&self, index: LogIndex, snapshot: Vec<u8>) -> bool {
+        let mut locked = self.shell.lock();
+        if locked.stopped {
+            return false;
+        }
+        assert!(
+            index <= locked.last_applied,
+            "{}: a snapshot at {index}, past what was handed to the service ({})",
+            self.shell.id,
+            locked.last_applied
+        );
+        let effects = locked.core.compact(index, snapshot);
+        self.shell.execute(&mut locked, effects);
+        !locked.stopped
+    }
+
+    /// The bytes the node's stored state, as last written, spends besides the snapshot: the
+    /// log after it and the fixed fields (for a service that snapshots when the log grows past
+    /// a threshold).
+    pub fn log_bytes(&self) -> usize {
+        let locked = self.shell.lock();
+        let stored = locked.encoder.bytes().len();
+        stored.saturating_sub(locked.core.persistent().snapshot.len())
     }
 
     /// The index a read may be served at with no round, if this node leads and its lease

@@ -1,7 +1,7 @@
 //! [`Shell`]: what every thread of a node reaches (the seams, the workers' signals), and
 //! [`Locked`], the state behind the node's one lock.
 
-use super::{Applied, NodeParams, NodeStatus, ReplicationStats};
+use super::{Delivery, NodeParams, NodeStatus, ReplicationStats};
 use crate::config::Config;
 use crate::core::{NotLeader, RaftCore, ReadOutcome, ReadTicket};
 use crate::mutation::Mutation;
@@ -27,6 +27,9 @@ pub(crate) struct Locked {
     /// only the entries appended since.
     pub encoder: StateEncoder,
     pub last_applied: LogIndex,
+    /// The log's snapshot must be handed to the service before any entry after it: one was
+    /// installed from a leader, or restored at start.
+    pub snapshot_due: bool,
     /// A thread (the applier, or a handler delivering on its own thread) is handing entries to
     /// the service: at most one at a time, so they arrive in order.
     pub delivering: bool,
@@ -69,7 +72,7 @@ pub(crate) struct Shell {
     pub clock: ClockRef,
     pub transport: Arc<dyn Transport>,
     pub config: Config,
-    pub apply_sender: Sender<Applied>,
+    pub apply_sender: Sender<Delivery>,
     pub ticker_wake: Signal,
     pub applier_wake: Signal,
     pub replicator_wake: BTreeMap<NodeId, Signal>,
@@ -94,6 +97,7 @@ impl Shell {
         let replicator_wake = signals("worker for");
         let heartbeat_wake = signals("heartbeats to");
         let highest_term_seen = core.term();
+        let snapshot_due = core.persistent().log.snapshot_index() > LogIndex(0);
         Shell {
             id,
             ticker_wake: Signal::new(&clock, &format!("{id} ticker")),
@@ -114,6 +118,7 @@ impl Shell {
                 persist_owed: false,
                 encoder: StateEncoder::new(),
                 last_applied: LogIndex(0),
+                snapshot_due,
                 delivering: false,
                 delivers_itself: false,
                 apply_due: false,
@@ -156,6 +161,7 @@ impl Shell {
             commit_index: locked.core.commit_index(),
             last_applied: locked.last_applied,
             last_log_index: locked.core.persistent().log.last_index(),
+            snapshot_index: locked.core.persistent().log.snapshot_index(),
             sent: locked.sent,
         }
     }

@@ -98,7 +98,7 @@ struct Rig {
     journal: Arc<Journal>,
     disk: Arc<JournaledDisk>,
     events: Arc<Events>,
-    applied: Receiver<Applied>,
+    applied: Receiver<Delivery>,
 }
 
 /// Node 0 of a cluster of `size`, no worker threads; `answer` plays the peers.
@@ -248,7 +248,7 @@ fn a_follower_handler_delivers_what_it_commits_on_its_own_thread() {
     assert!(reply.success);
     assert_eq!(reply.read_round, 7, "the read round is echoed");
     let delivered: Vec<LogIndex> = std::iter::from_fn(|| rig.applied.try_recv())
-        .map(|applied| applied.index)
+        .map(|delivery| delivery.index())
         .collect();
     assert_eq!(
         delivered,

@@ -10,7 +10,7 @@ use crate::runner::Sim;
 mod checks;
 mod faults;
 use node::kv::{KvServer, KvServerConfig};
-use node::{Applied, Command, Config, LogIndex, Node, NodeError, NodeId, NodeParams, Term};
+use node::{Command, Config, Delivery, LogIndex, Node, NodeError, NodeId, NodeParams, Term};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use threadsim::clock::SkewedClock;
@@ -201,7 +201,7 @@ impl Cluster {
         let port = Arc::new(self.network.reserve(id));
         let node_clock: ClockRef = self.node_clocks[id.0 as usize].clone();
         let (apply_sender, apply_receiver) =
-            channel::<Applied>(&self.clock, self.config.apply_capacity, "apply");
+            channel::<Delivery>(&self.clock, self.config.apply_capacity, "apply");
         let seed = self
             .node_seeds
             .split((u64::from(id.0) << 32) | incarnation)
@@ -232,8 +232,13 @@ impl Cluster {
             None => {
                 let invariants = self.invariants.clone();
                 Service::Checker(spawn(&self.clock, format!("{id}-service"), move || {
-                    while let Some(applied) = apply_receiver.recv() {
-                        invariants.on_applied(id, &applied);
+                    while let Some(delivery) = apply_receiver.recv() {
+                        match delivery {
+                            Delivery::Entry(applied) => invariants.on_applied(id, &applied),
+                            Delivery::Snapshot { index, .. } => {
+                                invariants.on_unmodelled_snapshot(id, index)
+                            }
+                        }
                     }
                 }))
             }

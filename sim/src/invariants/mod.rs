@@ -124,6 +124,18 @@ impl Invariants {
         checks.observed.highest_applied = checks.observed.highest_applied.max(applied.index);
     }
 
+    /// `node` took a snapshot up to `index`: the harness does not model snapshots yet (no
+    /// workload compacts), so one is a violation rather than a silent gap in the checks.
+    pub fn on_unmodelled_snapshot(&self, node: NodeId, index: LogIndex) {
+        let mut checks = self.checks.lock();
+        self.verdict(
+            &mut checks,
+            Err(format!(
+                "{node} took a snapshot up to {index}, which the harness does not model yet"
+            )),
+        );
+    }
+
     /// A key-value server on `node` answered a get locally while leading in `term`; counts it
     /// as served by a deposed leader if a leader of a later term was already elected.
     pub fn on_local_read(&self, node: NodeId, term: Term, mode: ReadMode) {
@@ -188,6 +200,9 @@ impl node::kv::KvObserver for Invariants {
     fn on_local_read(&self, node: NodeId, term: Term, mode: ReadMode) {
         Invariants::on_local_read(self, node, term, mode);
     }
+    fn on_snapshot(&self, node: NodeId, index: LogIndex, _data: &[u8]) {
+        self.on_unmodelled_snapshot(node, index);
+    }
 }
 
 impl Observer for Invariants {
@@ -199,7 +214,9 @@ impl Observer for Invariants {
             NodeEvent::CommitAdvanced { commit_index } => {
                 self.debug(|| format!("{node} commits up to {commit_index}"))
             }
-            NodeEvent::LogChanged { .. } | NodeEvent::InvariantViolated { .. } => {}
+            NodeEvent::LogChanged { .. }
+            | NodeEvent::InvariantViolated { .. }
+            | NodeEvent::SnapshotInstalled { .. } => {}
         }
         let mut checks = self.checks.lock();
         let checks = &mut *checks;
@@ -235,6 +252,12 @@ impl Observer for Invariants {
                         .leader_completeness
                         .on_commit(node, term, *commit_index, &checks.logs);
                 self.verdict(checks, complete);
+            }
+            NodeEvent::SnapshotInstalled { index, .. } => {
+                let unmodelled = format!(
+                    "{node} installed a snapshot up to {index}, which the harness does not model yet"
+                );
+                self.verdict(checks, Err(unmodelled));
             }
             NodeEvent::InvariantViolated { description } => self.verdict(
                 checks,
