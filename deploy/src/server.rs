@@ -169,6 +169,11 @@ impl Observer for Logged {
             NodeEvent::RoleChanged { term, role } => {
                 tracing::info!(%node, term = term.0, ?role, "role changed");
             }
+            NodeEvent::SnapshotInstalled {
+                index, kept_suffix, ..
+            } => {
+                tracing::info!(%node, index = index.0, kept_suffix, "snapshot installed from the leader");
+            }
             NodeEvent::InvariantViolated { description } => {
                 tracing::error!(%node, %description, "local invariant violated");
             }

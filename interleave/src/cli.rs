@@ -420,6 +420,11 @@ pub struct DeployArgs {
     /// `server` subcommand).
     #[arg(long, value_name = "PATH")]
     pub server: Option<PathBuf>,
+    /// Make the servers compact their logs into snapshots once a log takes more than this many
+    /// bytes of a state file (default: never), so restarts and lagging nodes go through
+    /// snapshots and InstallSnapshot.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(256..=(1 << 30)))]
+    pub snapshot_threshold: Option<u64>,
     /// Make the servers write their state in a deliberately broken way: `ack-before-write`
     /// acknowledges a write before making it (kills must then lose acknowledged writes, and
     /// the run must fail), `in-place` overwrites the state file in place.

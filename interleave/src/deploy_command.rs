@@ -46,6 +46,9 @@ pub fn deploy(args: &DeployArgs) -> ExitCode {
         },
     };
     let mut server_args = vec!["--read-mode".to_string(), args.read_mode.name().to_string()];
+    if let Some(bytes) = args.snapshot_threshold {
+        server_args.extend(["--snapshot-threshold".to_string(), bytes.to_string()]);
+    }
     if let Some(broken) = &args.broken_write {
         server_args.extend(["--broken-write".to_string(), broken.clone()]);
     }
@@ -169,6 +172,9 @@ impl Summary {
             args.faults,
             args.duration.as_secs_f64()
         );
+        if let Some(bytes) = args.snapshot_threshold {
+            rerun.push_str(&format!(" --snapshot-threshold {bytes}"));
+        }
         if let Some(broken) = &args.broken_write {
             rerun.push_str(&format!(" --broken-write {broken}"));
         }
