@@ -6,12 +6,14 @@
 //! Only then does it return, and only then may the node answer. A `LOCK` file, held locked
 //! while the persister lives, keeps a second server off the same directory.
 
+use crate::real_time::{now, sleep_until};
 use crate::state_file::{decode_state_file, encode_state_file};
 use node::{Persister, StorageError};
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 use threadsim::sync::Mutex;
 
 /// The state, in the data directory.
@@ -20,6 +22,9 @@ const STATE: &str = "state";
 const STATE_TMP: &str = "state.tmp";
 /// Held locked while a persister uses the directory.
 const LOCK: &str = "LOCK";
+/// How long opening waits for a lock held by someone else before it says the directory is in
+/// use.
+const LOCK_PATIENCE: Duration = Duration::from_millis(500);
 
 /// Why a data directory cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -115,14 +120,22 @@ impl FilePersister {
             .write(true)
             .open(dir.join(LOCK))
             .map_err(unusable)?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                return Err(OpenError::InUse {
-                    dir: dir.to_path_buf(),
-                })
+        // The lock belongs to the open file, which a child forked by any thread of this
+        // process shares until it execs: a lock just released can look held for a moment.
+        let give_up = now() + LOCK_PATIENCE;
+        loop {
+            match lock.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) if now() < give_up => {
+                    sleep_until(now() + Duration::from_millis(10));
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(OpenError::InUse {
+                        dir: dir.to_path_buf(),
+                    })
+                }
+                Err(TryLockError::Error(source)) => return Err(unusable(source)),
             }
-            Err(TryLockError::Error(source)) => return Err(unusable(source)),
         }
         let state_tmp = dir.join(STATE_TMP);
         match fs::remove_file(&state_tmp) {
