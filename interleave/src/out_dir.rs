@@ -20,7 +20,9 @@ pub struct OutLock {
 pub fn claim(dir: &Path) -> Result<(OutLock, usize), String> {
     let shown = dir.display();
     if dir.exists() && !dir.is_dir() {
-        return Err(format!("{shown} is a file, not a folder for the run's output"));
+        return Err(format!(
+            "{shown} is a file, not a folder for the run's output"
+        ));
     }
     std::fs::create_dir_all(dir).map_err(|error| format!("cannot create {shown}: {error}"))?;
     let file = std::fs::OpenOptions::new()

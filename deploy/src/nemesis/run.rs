@@ -104,7 +104,13 @@ pub fn run(
     };
     let waiting_since = now();
     while nemesis.leader().is_none() {
-        if now() >= waiting_since + FIRST_LEADER_BOUND || interrupted() {
+        if interrupted() {
+            // Stopped before anything ran: an empty history, the servers stopped cleanly.
+            result.interrupted = true;
+            cluster.stop_all(STOP_BOUND);
+            return Ok(result);
+        }
+        if now() >= waiting_since + FIRST_LEADER_BOUND {
             let exited = exited_servers(nemesis.cluster);
             return Err(format!(
                 "no leader within {FIRST_LEADER_BOUND:?} of starting the servers{exited} (their \
