@@ -10,28 +10,42 @@ use std::io::{BufRead, BufReader};
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 
+/// Reads `child`'s standard error until a line `ready` accepts (`what`: the process must not end
+/// first), sends it SIGINT, and waits for it to end.
+fn interrupt_when(
+    mut child: std::process::Child,
+    ready: impl Fn(&str) -> bool,
+    what: &str,
+) -> std::process::Output {
+    let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
+    let mut line = String::new();
+    while !ready(&line) {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).expect("stderr") > 0,
+            "the process ended before {what}"
+        );
+    }
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    // SAFETY: sends SIGINT to the child this test started and has not yet waited for.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    child.wait_with_output().expect("wait")
+}
+
 #[test]
 fn ctrl_c_stops_chaos_at_a_boundary_reports_what_ran_and_exits_130() {
-    let mut child = support::interleave_command()
+    let child = support::interleave_command()
         .args(["chaos", "--seeds", "1000000", "--workers", "1"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("run interleave");
     // The first progress line comes after the handler is installed.
-    let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
-    let mut line = String::new();
-    while !line.starts_with('[') {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).expect("stderr") > 0,
-            "chaos ended before its first progress line"
-        );
-    }
-    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
-    // SAFETY: sends SIGINT to the child this test started and has not yet waited for.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
-    let output = child.wait_with_output().expect("wait");
+    let output = interrupt_when(
+        child,
+        |line| line.starts_with('['),
+        "its first progress line",
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(130), "{stdout}");
     assert!(
@@ -47,7 +61,7 @@ fn ctrl_c_stops_chaos_at_a_boundary_reports_what_ran_and_exits_130() {
 #[test]
 fn ctrl_c_stops_deploy_which_stops_its_servers_and_saves_what_ran() {
     let out = support::fresh_dir("deploy-interrupted");
-    let mut child = support::interleave_command()
+    let child = support::interleave_command()
         .args(["deploy", "--duration", "600", "--seed", "3", "--out"])
         .arg(&out)
         .stdout(Stdio::piped())
@@ -55,19 +69,8 @@ fn ctrl_c_stops_deploy_which_stops_its_servers_and_saves_what_ran() {
         .spawn()
         .expect("run interleave");
     // The first fault comes after the clients started, and the handler with them.
-    let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
-    let mut line = String::new();
-    while !line.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).expect("stderr") > 0,
-            "deploy ended before its first fault"
-        );
-    }
-    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
-    // SAFETY: sends SIGINT to the child this test started and has not yet waited for.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
-    let output = child.wait_with_output().expect("wait");
+    let first_fault = |line: &str| line.trim_start().starts_with(|c: char| c.is_ascii_digit());
+    let output = interrupt_when(child, first_fault, "its first fault");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(130), "{stdout}");
     assert!(stdout.contains("stopped early by Ctrl-C"), "{stdout}");

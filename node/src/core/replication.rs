@@ -163,20 +163,16 @@ impl RaftCore {
         reply: &AppendEntriesReply,
     ) -> Effects {
         let mut effects = Effects::default();
-        if reply.term > self.term() {
-            let stubborn = matches!(self.role, RoleState::Leader(_))
-                && self.has(Mutation::NoStepDownOnHigherTermReply);
-            if !stubborn {
-                self.become_follower(reply.term, now, &mut effects);
-            }
+        let answer = Answer {
+            peer,
+            request_term: args.term,
+            reply_term: reply.term,
+            sent_at: args.sent_at,
+            read_round: reply.read_round,
+        };
+        if !self.answer_in_term(now, answer, &mut effects) {
             return effects;
         }
-        if args.term != self.term() || reply.term != self.term() {
-            return effects;
-        }
-        self.peer_answered(peer, now);
-        self.lease_acknowledged(peer, args.sent_at, now);
-        self.read_round_answered(peer, reply.read_round, &mut effects);
         let last_index = self.state.log.last_index();
         let RoleState::Leader(leader) = &mut self.role else {
             return effects;
@@ -206,6 +202,33 @@ impl RaftCore {
         effects
     }
 
+    /// What a leader does with any answer from a peer: a higher term deposes it; an answer to a
+    /// request of another term, or in another term, is ignored; otherwise the peer counts for
+    /// check-quorum, for the lease from when the request was sent, and for the read round it
+    /// echoes. Returns whether the answer is in this term (the caller goes on with it).
+    pub(super) fn answer_in_term(
+        &mut self,
+        now: Instant,
+        answer: Answer,
+        effects: &mut Effects,
+    ) -> bool {
+        if answer.reply_term > self.term() {
+            let stubborn = matches!(self.role, RoleState::Leader(_))
+                && self.has(Mutation::NoStepDownOnHigherTermReply);
+            if !stubborn {
+                self.become_follower(answer.reply_term, now, effects);
+            }
+            return false;
+        }
+        if answer.request_term != self.term() || answer.reply_term != self.term() {
+            return false;
+        }
+        self.peer_answered(answer.peer, now);
+        self.lease_acknowledged(answer.peer, answer.sent_at, now);
+        self.read_round_answered(answer.peer, answer.read_round, effects);
+        true
+    }
+
     /// Commits the highest index replicated on a majority, counting only entries of the current
     /// term (Raft §5.4.2); earlier entries are committed indirectly.
     pub(super) fn advance_commit(&mut self, effects: &mut Effects) {
@@ -233,6 +256,21 @@ impl RaftCore {
             candidate = candidate.prev();
         }
     }
+}
+
+/// An answer from a peer to a leader's request, as far as every kind of request shares it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Answer {
+    /// Who answered.
+    pub peer: NodeId,
+    /// The term the request was sent in.
+    pub request_term: crate::Term,
+    /// The term the peer answered in.
+    pub reply_term: crate::Term,
+    /// When the request was built (the lease counts from it).
+    pub sent_at: Instant,
+    /// The read round the answer echoes.
+    pub read_round: u64,
 }
 
 /// The new `next_index` after a rejection suggesting `suggested`: never at or below what is known

@@ -3,6 +3,7 @@
 //! sends it the snapshot instead (InstallSnapshot); the follower takes it, keeping the entries
 //! after it only if its log agrees there, and never goes back to an older one.
 
+use super::replication::Answer;
 use super::{Effect, Effects, RaftCore, RoleState};
 use crate::messages::{InstallSnapshotArgs, InstallSnapshotReply, Response};
 use crate::{LogIndex, NodeId};
@@ -91,16 +92,16 @@ impl RaftCore {
         reply: &InstallSnapshotReply,
     ) -> Effects {
         let mut effects = Effects::default();
-        if reply.term > self.term() {
-            self.become_follower(reply.term, now, &mut effects);
+        let answer = Answer {
+            peer,
+            request_term: args.term,
+            reply_term: reply.term,
+            sent_at: args.sent_at,
+            read_round: reply.read_round,
+        };
+        if !self.answer_in_term(now, answer, &mut effects) {
             return effects;
         }
-        if args.term != self.term() || reply.term != self.term() {
-            return effects;
-        }
-        self.peer_answered(peer, now);
-        self.lease_acknowledged(peer, args.sent_at, now);
-        self.read_round_answered(peer, reply.read_round, &mut effects);
         let RoleState::Leader(leader) = &mut self.role else {
             return effects;
         };
