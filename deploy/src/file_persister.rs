@@ -69,6 +69,9 @@ pub enum BrokenWrite {
     /// Acknowledges a save before writing it: the bytes wait in memory until the next save (as
     /// in a writer that buffers), so a process killed after the acknowledgement loses them.
     AckBeforeWrite,
+    /// Reports a write the disk refused as made: the node goes on as if its state were durable
+    /// (what the nemesis's disk fault must catch).
+    IgnoreFailures,
 }
 
 /// Stores a node's state in `state` in a data directory (see the module's documentation).
@@ -211,6 +214,7 @@ impl FilePersister {
                     .and_then(|()| state.sync_data())
                     .map_err(|error| StorageError::Io(error.to_string()))
             }
+            BrokenWrite::IgnoreFailures => self.replace(&file),
             BrokenWrite::AckBeforeWrite => match owed.replace(file) {
                 Some(earlier) => self.replace(&earlier),
                 None => Ok(()),
@@ -222,6 +226,10 @@ impl FilePersister {
 impl Persister for FilePersister {
     fn save(&self, bytes: &[u8]) -> Result<(), StorageError> {
         if self.failing.load(Ordering::SeqCst) {
+            #[cfg(feature = "mutations")]
+            if self.broken == Some(BrokenWrite::IgnoreFailures) {
+                return Ok(());
+            }
             let error = io::Error::from_raw_os_error(libc::EIO);
             return Err(StorageError::Io(format!(
                 "writing {}: {error} (a fault injected on request)",

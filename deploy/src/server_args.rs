@@ -40,7 +40,8 @@ pub struct ServerArgs {
     /// its disk fail every write (a nemesis's faults, for a test cluster only).
     #[arg(long)]
     pub allow_faults: bool,
-    /// A deliberately broken way of writing the state: in-place or ack-before-write (a build
+    /// A deliberately broken way of writing the state: in-place, ack-before-write or
+    /// ignore-failures (a build
     /// with the `mutations` feature only, for the tests that must catch it).
     #[cfg(feature = "mutations")]
     #[arg(long, hide = true, value_parser = parse_broken_write)]
@@ -52,8 +53,9 @@ fn parse_broken_write(text: &str) -> Result<crate::BrokenWrite, String> {
     match text {
         "in-place" => Ok(crate::BrokenWrite::InPlace),
         "ack-before-write" => Ok(crate::BrokenWrite::AckBeforeWrite),
+        "ignore-failures" => Ok(crate::BrokenWrite::IgnoreFailures),
         _ => Err(format!(
-            "{text:?}: known broken writes are in-place, ack-before-write"
+            "{text:?}: known broken writes are in-place, ack-before-write, ignore-failures"
         )),
     }
 }

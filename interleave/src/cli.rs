@@ -427,8 +427,9 @@ pub struct DeployArgs {
     pub snapshot_threshold: Option<u64>,
     /// Make the servers write their state in a deliberately broken way: `ack-before-write`
     /// acknowledges a write before making it (kills must then lose acknowledged writes, and
-    /// the run must fail), `in-place` overwrites the state file in place.
-    #[arg(long, value_name = "HOW", value_parser = PossibleValuesParser::new(["ack-before-write", "in-place"]))]
+    /// the run must fail), `in-place` overwrites the state file in place, `ignore-failures`
+    /// reports a write a failed disk refused as made (the disk fault must catch it).
+    #[arg(long, value_name = "HOW", value_parser = PossibleValuesParser::new(["ack-before-write", "in-place", "ignore-failures"]))]
     pub broken_write: Option<String>,
     /// Print the result as one JSON object on standard output.
     #[arg(long)]

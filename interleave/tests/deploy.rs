@@ -88,6 +88,26 @@ fn unsafe_local_reads_through_a_partitioned_leader_are_caught_with_a_counterexam
 }
 
 #[test]
+fn a_server_that_goes_on_after_its_disk_failed_is_caught() {
+    let out = support::fresh_dir("deploy-ignored-disk");
+    let args = [
+        "--duration",
+        "8",
+        "--seed",
+        "1",
+        "--faults",
+        "disk",
+        "--broken-write",
+        "ignore-failures",
+    ];
+    let (code, json, stderr) = deploy(&args, &out);
+    assert_eq!(code, 1, "{json}\n{stderr}");
+    let findings = field(&json, "findings").to_string();
+    assert!(findings.contains("kept running"), "{findings}");
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
 fn bad_input_is_refused_with_a_clear_error() {
     let out = support::fresh_dir("deploy-bad");
     let (code, _, stderr) = support::interleave(&["deploy", "--faults", "kill,fire"]);
