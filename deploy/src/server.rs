@@ -174,6 +174,9 @@ impl Observer for Logged {
             } => {
                 tracing::info!(%node, index = index.0, kept_suffix, "snapshot installed from the leader");
             }
+            NodeEvent::LogCompacted { index, .. } => {
+                tracing::debug!(%node, index = index.0, "log compacted into a snapshot");
+            }
             NodeEvent::InvariantViolated { description } => {
                 tracing::error!(%node, %description, "local invariant violated");
             }

@@ -9,7 +9,7 @@
 
 use interleave::engines::{run_seed, EngineChoice, SchedulerKind};
 use interleave::mutants::chaos_workload;
-use sim::mutants::{catalogue, first_line, sweep_seeds, Cell, ChaosWorkload, Detector, Sweep};
+use sim::mutants::{catalogue, first_line, sweep_seeds, Cell, Detector, Sweep};
 use std::time::Duration;
 
 fn main() {
@@ -58,10 +58,7 @@ fn main() {
                     Cell::Error(error) => format!("error: {error}"),
                 });
             }
-            let workload = match workload {
-                ChaosWorkload::Raft => "raft".to_string(),
-                ChaosWorkload::Kv(read_mode) => format!("kv, {read_mode}"),
-            };
+            let workload = workload.describe();
             println!(
                 "| `{}` | {workload} | {seeds} | {} | {} | {} |",
                 variant.broken.name(),

@@ -14,7 +14,7 @@
 use interleave::engines::{run_seed, run_seed_following, EngineChoice, SchedulerKind};
 use interleave::mutants::chaos_workload;
 use interleave::shrink::shrink_failure;
-use sim::mutants::{catalogue, ChaosWorkload, Detector};
+use sim::mutants::{catalogue, Detector};
 use std::time::Duration;
 
 /// What one failing seed's shrink came to.
@@ -138,10 +138,7 @@ fn main() {
                 );
                 shrinks.push(shrink);
             }
-            let workload = match workload {
-                ChaosWorkload::Raft => "raft".to_string(),
-                ChaosWorkload::Kv(read_mode) => format!("kv, {read_mode}"),
-            };
+            let workload = workload.describe();
             if shrinks.is_empty() {
                 println!("| `{name}` | {workload} | 0 ({searched}) | | | | | | | |");
                 continue;

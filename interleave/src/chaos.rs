@@ -278,6 +278,12 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
             totals.partitions,
             totals.one_way_cuts
         );
+        if args.workload.snapshot_threshold.is_some() {
+            println!(
+                "{} snapshots taken, {} installed from a leader (every one checked against the state it claims)",
+                totals.snapshots_taken, totals.snapshots_installed
+            );
+        }
         if interrupted_seeds {
             println!(
                 "interrupted by Ctrl-C: {done} of {} seeds ran{}",
@@ -440,6 +446,8 @@ fn add(totals: &mut ChaosReport, report: &ChaosReport) {
     totals.partitions += report.partitions;
     totals.one_way_cuts += report.one_way_cuts;
     totals.operations_checked += report.operations_checked;
+    totals.snapshots_taken += report.snapshots_taken;
+    totals.snapshots_installed += report.snapshots_installed;
 }
 
 fn passed_json(outcome: &SeedOutcome, engine: &EngineChoice) -> serde_json::Value {

@@ -181,6 +181,11 @@ pub struct WorkloadArgs {
     /// forward jumps: deliberately unsafe for lease reads), or `off`.
     #[arg(long, default_value = "within", value_name = "SKEW", value_parser = clock_skew_parser())]
     pub clock_skew: ClockSkew,
+    /// Snapshots on: every node's service hands its node a snapshot once the log in its stored
+    /// state takes more than BYTES (256 to 1 GiB). Small values (1024) compact, install and
+    /// restore snapshots many times a run; off by default.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(256..=(1 << 30)))]
+    pub snapshot_threshold: Option<u64>,
 }
 
 /// How the cluster's threads are scheduled, shared by `chaos` and `replay`.

@@ -86,6 +86,9 @@ pub fn flags(workload: &WorkloadArgs, engine: &EngineArgs) -> String {
     if workload.clock_skew != sim::ClockSkew::WithinBound {
         line.push_str(&format!(" --clock-skew {}", workload.clock_skew));
     }
+    if let Some(bytes) = workload.snapshot_threshold {
+        line.push_str(&format!(" --snapshot-threshold {bytes}"));
+    }
     if engine.scheduler != SchedulerKind::Random {
         line.push_str(&format!(" --scheduler {}", engine.scheduler.name()));
     }

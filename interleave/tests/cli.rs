@@ -276,3 +276,28 @@ fn a_deadlock_is_reported_with_every_thread_and_what_it_waits_for() {
         "{stdout}"
     );
 }
+
+/// When the harness stops at a violation in a key-value run, the clients and servers it leaves
+/// behind wait for a clock nobody advances any more: that end is not the failure, the
+/// violation is (the deterministic engine once reported it as a deadlock).
+#[test]
+fn a_violation_in_a_key_value_run_is_reported_as_itself_not_as_the_deadlock_after_it() {
+    let (code, stdout, stderr) = interleave(&[
+        "replay",
+        "--seed",
+        "1",
+        "--workload",
+        "kv",
+        "--read-mode",
+        "log",
+        "--snapshot-threshold",
+        "1024",
+        "--mutation",
+        "snapshot-without-sessions",
+    ]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("invariant violated: Snapshot agreement") && !stdout.contains("deadlock:"),
+        "{stdout}"
+    );
+}

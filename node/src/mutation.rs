@@ -95,11 +95,33 @@ pub enum Mutation {
     /// sent: an answer that was slow to come back (a paused leader, a delayed reply) stretches
     /// the lease past the moment the follower stopped refusing votes.
     LeaseFromAnswerTime,
+    /// The key-value snapshot holds the data but not the client sessions (Raft thesis §6.3: the
+    /// sessions are part of the state): after a restore, a retry of an append applied before
+    /// the snapshot is applied again.
+    SnapshotWithoutSessions,
+    /// A follower installs a leader's snapshot that is newer than its own snapshot but older
+    /// than what it has applied (Raft §7 installs only what the log does not already hold; the
+    /// 6.5840 lab 3D's stale InstallSnapshot): the service's state goes back.
+    InstallOlderSnapshot,
+    /// The compacted log and the snapshot are written apart: the state file first, the snapshot
+    /// file a few milliseconds later, with the node's lock released in between. A crash in
+    /// between leaves a log that starts after the new snapshot's index next to the old snapshot:
+    /// the entries in between are lost.
+    SnapshotPersistedApart,
+    /// A handler that installed a snapshot hands it to the service at once, even while the
+    /// applier is still sending entries it took before the snapshot: those entries can reach
+    /// the service after the snapshot that covers them.
+    EntriesAfterSnapshot,
+    /// A handler that installed a snapshot hands it to the service itself, holding the node's
+    /// lock and waiting for room in the apply channel (the 6.5840 lab 3D deadlock): a service
+    /// that calls into the node from its apply loop (to see how large the log is, or to take
+    /// its own snapshot) while the channel is full waits for that lock forever.
+    DeliverSnapshotWithLockHeld,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 22] = [
+    pub const ALL: [Mutation; 27] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -122,6 +144,11 @@ impl Mutation {
         Mutation::LeaseWithoutDriftMargin,
         Mutation::LeaseKeptAfterStepDown,
         Mutation::LeaseFromAnswerTime,
+        Mutation::SnapshotWithoutSessions,
+        Mutation::InstallOlderSnapshot,
+        Mutation::SnapshotPersistedApart,
+        Mutation::EntriesAfterSnapshot,
+        Mutation::DeliverSnapshotWithLockHeld,
     ];
 
     /// The mutation's command-line name.
@@ -149,6 +176,11 @@ impl Mutation {
             Mutation::LeaseWithoutDriftMargin => "lease-without-drift-margin",
             Mutation::LeaseKeptAfterStepDown => "lease-kept-after-step-down",
             Mutation::LeaseFromAnswerTime => "lease-from-answer-time",
+            Mutation::SnapshotWithoutSessions => "snapshot-without-sessions",
+            Mutation::InstallOlderSnapshot => "install-older-snapshot",
+            Mutation::SnapshotPersistedApart => "snapshot-persisted-apart",
+            Mutation::EntriesAfterSnapshot => "entries-after-snapshot",
+            Mutation::DeliverSnapshotWithLockHeld => "deliver-snapshot-with-lock-held",
         }
     }
 }

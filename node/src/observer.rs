@@ -39,6 +39,15 @@ pub enum NodeEvent {
         /// The new commit index.
         commit_index: LogIndex,
     },
+    /// The log's prefix up to `index` gave way to the service's snapshot of its state there
+    /// (every entry of it committed and applied); a restarted node that restored a snapshot
+    /// reports it first, then its log after it as a [`NodeEvent::LogChanged`].
+    LogCompacted {
+        /// The last index the snapshot covers.
+        index: LogIndex,
+        /// The term of the entry there.
+        term: Term,
+    },
     /// The node took a leader's snapshot covering every entry up to `index` (now committed);
     /// its entries after `index` were kept if its log agreed there (`kept_suffix`), and removed
     /// otherwise.

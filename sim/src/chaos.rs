@@ -29,6 +29,10 @@ pub struct ChaosConfig {
     pub faults: FaultMix,
     /// Stop the rounds once this much simulated time has passed (else run every round).
     pub duration: Option<Duration>,
+    /// Every node's service hands its node a snapshot once the log takes more than this many
+    /// bytes (`None`: never); small, so that compaction, installs and restores happen many
+    /// times a run.
+    pub snapshot_threshold: Option<usize>,
 }
 
 /// The kinds of fault a chaos run injects (message loss is [`ChaosConfig::unreliable`]).
@@ -65,6 +69,7 @@ impl Default for ChaosConfig {
             mutations: MutationSet::default(),
             faults: FaultMix::ALL,
             duration: None,
+            snapshot_threshold: None,
         }
     }
 }
@@ -98,6 +103,10 @@ pub struct ChaosReport {
     pub commands_accepted: u64,
     /// Client operations checked for linearizability (key-value workload).
     pub operations_checked: u64,
+    /// Snapshots services handed their nodes.
+    pub snapshots_taken: u64,
+    /// Snapshots followers installed from a leader.
+    pub snapshots_installed: u64,
 }
 
 /// Where a chaos run's events come from.
@@ -130,6 +139,7 @@ pub fn run_chaos_with(
     let mut cluster_config = ClusterConfig::new(config.nodes);
     cluster_config.net.unreliable = config.unreliable;
     cluster_config.node.mutations = config.mutations.clone();
+    cluster_config.snapshot_threshold = config.snapshot_threshold;
     let cluster = Cluster::new(sim, cluster_config);
     let started = cluster.clock().now();
     let ids = cluster.ids();
@@ -163,7 +173,12 @@ pub fn run_chaos_with(
         }
     }
     cluster.one(Command::from_text("after-chaos"), config.nodes, true);
+    if let Some(threshold) = config.snapshot_threshold {
+        cluster.check_log_bounded(threshold);
+    }
     let observed = cluster.invariants().observed();
+    report.snapshots_taken = observed.snapshots_taken;
+    report.snapshots_installed = observed.snapshots_installed;
     report.leaders_elected = observed.leaders_elected;
     report.highest_applied = observed.highest_applied.0;
     report.simulated = cluster.clock().now() - started;

@@ -66,6 +66,9 @@ pub struct KvWorkloadConfig {
     pub election_timeout: (Duration, Duration),
     /// The quiet spell between two faults (shortest, longest).
     pub quiet_between_faults: (Duration, Duration),
+    /// Every server hands its node a snapshot once the log takes more than this many bytes
+    /// (`None`: never).
+    pub snapshot_threshold: Option<usize>,
 }
 
 impl KvWorkloadConfig {
@@ -110,6 +113,7 @@ impl Default for KvWorkloadConfig {
             max_clock_drift_ppm: 250_000,
             election_timeout: (Duration::from_millis(300), Duration::from_millis(600)),
             quiet_between_faults: (Duration::from_millis(1000), Duration::from_millis(3000)),
+            snapshot_threshold: None,
         }
     }
 }
@@ -138,6 +142,10 @@ pub struct KvRun {
     pub reads_by_deposed_leaders: u64,
     /// Gets served under a lease (with no round).
     pub lease_reads: u64,
+    /// Snapshots servers handed their nodes.
+    pub snapshots_taken: u64,
+    /// Snapshots followers installed from a leader.
+    pub snapshots_installed: u64,
     /// Clock rate changes and jumps.
     pub clock_changes: u64,
 }
@@ -225,6 +233,7 @@ pub fn run_kv_workload_with(
     cluster_config.kv = Some(KvServerConfig {
         read_mode: config.read_mode,
         mutations: config.mutations.clone(),
+        snapshot_threshold: config.snapshot_threshold,
         ..KvServerConfig::default()
     });
     let cluster = Arc::new(Cluster::new(sim, cluster_config));
@@ -264,6 +273,8 @@ pub fn run_kv_workload_with(
         local_reads: 0,
         reads_by_deposed_leaders: 0,
         lease_reads: 0,
+        snapshots_taken: 0,
+        snapshots_installed: 0,
         clock_changes: 0,
     };
     let counts = match schedule {
@@ -293,7 +304,12 @@ pub fn run_kv_workload_with(
         thread.join();
     }
     cluster.check_invariants();
+    if let Some(threshold) = config.snapshot_threshold {
+        cluster.check_log_bounded(threshold);
+    }
     let observed = cluster.invariants().observed();
+    run.snapshots_taken = observed.snapshots_taken;
+    run.snapshots_installed = observed.snapshots_installed;
     run.leaders_elected = observed.leaders_elected;
     run.highest_applied = observed.highest_applied.0;
     run.local_reads = observed.local_reads;

@@ -110,6 +110,10 @@ fn every_loom_and_shuttle_test_the_catalogue_names_exists() {
             "ticker_path",
             include_str!("../../loom-tests/tests/ticker_path.rs"),
         ),
+        (
+            "snapshot_path",
+            include_str!("../../loom-tests/tests/snapshot_path.rs"),
+        ),
     ];
     let shuttle = include_str!("../../shuttle-tests/tests/cluster.rs");
     for variant in catalogue() {

@@ -52,6 +52,8 @@ pub fn run(
                     partitions: kv_run.leader_isolations,
                     leader_isolations: kv_run.leader_isolations,
                     operations_checked: kv_run.history.len() as u64,
+                    snapshots_taken: kv_run.snapshots_taken,
+                    snapshots_installed: kv_run.snapshots_installed,
                     ..sim::ChaosReport::default()
                 });
                 if report.verdict != models::Verdict::Linearizable {
@@ -178,8 +180,15 @@ fn chaos_config(workload: &WorkloadArgs) -> engine_sim::ChaosConfig {
             skew: clock_skew(workload),
         },
         duration: workload.duration,
+        snapshot_threshold: snapshot_threshold(workload),
         ..engine_sim::ChaosConfig::default()
     }
+}
+
+fn snapshot_threshold(workload: &WorkloadArgs) -> Option<usize> {
+    workload
+        .snapshot_threshold
+        .map(|bytes| usize::try_from(bytes).expect("at most 1 GiB, by the argument's range"))
 }
 
 fn clock_skew(workload: &WorkloadArgs) -> engine_sim::ClockSkew {
@@ -198,6 +207,7 @@ fn kv_config(workload: &WorkloadArgs) -> engine_sim::KvWorkloadConfig {
         unreliable: !workload.reliable,
         crashes: !workload.no_crashes,
         skew: clock_skew(workload),
+        snapshot_threshold: snapshot_threshold(workload),
         ..defaults
     }
 }
@@ -217,6 +227,8 @@ fn figures(report: &engine_sim::ChaosReport) -> sim::ChaosReport {
         commands_offered: report.commands_offered,
         commands_accepted: report.commands_accepted,
         operations_checked: report.operations_checked,
+        snapshots_taken: report.snapshots_taken,
+        snapshots_installed: report.snapshots_installed,
     }
 }
 

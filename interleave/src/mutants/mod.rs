@@ -7,7 +7,7 @@ use crate::engines::{run_seed, EngineChoice};
 use node::kv::ReadMode;
 use sim::mutants::{
     catalogue, first_line, run_detector, sweep_seeds, Broken, Cell, ChaosWorkload, Column,
-    Detector, Sweep, Variant,
+    Detector, Sweep, Variant, CHAOS_SNAPSHOT_THRESHOLD,
 };
 use std::path::Path;
 use std::process::ExitCode;
@@ -15,9 +15,9 @@ use std::process::ExitCode;
 /// The workload a chaos detector runs for `broken` (none: the correct build, which serves the
 /// unsafe mode's reads by ReadIndex).
 pub fn chaos_workload(workload: ChaosWorkload, broken: Option<Broken>) -> WorkloadArgs {
-    let mut words: Vec<String> = match workload {
-        ChaosWorkload::Raft => vec![],
-        ChaosWorkload::Kv(read_mode) => {
+    let mut words: Vec<String> = match workload.read_mode() {
+        None => vec![],
+        Some(read_mode) => {
             let read_mode = match (broken, read_mode) {
                 (None, ReadMode::UnsafeLocal) => ReadMode::ReadIndex,
                 (Some(Broken::UnsafeLocalReads), _) => ReadMode::UnsafeLocal,
@@ -31,6 +31,12 @@ pub fn chaos_workload(workload: ChaosWorkload, broken: Option<Broken>) -> Worklo
             ]
         }
     };
+    if workload.snapshots() {
+        words.extend([
+            "--snapshot-threshold".to_string(),
+            CHAOS_SNAPSHOT_THRESHOLD.to_string(),
+        ]);
+    }
     if let Some(Broken::Node(mutation)) = broken {
         words.extend(["--mutation".to_string(), mutation.to_string()]);
     }
@@ -74,18 +80,17 @@ fn correct_build_key(detector: &Detector) -> String {
         Detector::LeaseHunt { .. } => "kv lease hunt".to_string(),
         Detector::Loom { binary, .. } => format!("loom {binary}"),
         Detector::Shuttle { .. } => "shuttle cluster".to_string(),
-        Detector::Chaos {
-            workload: ChaosWorkload::Raft,
-            ..
-        } => "chaos raft".to_string(),
-        Detector::Chaos {
-            workload: ChaosWorkload::Kv(ReadMode::UnsafeLocal),
-            ..
-        } => "chaos kv read-index".to_string(),
-        Detector::Chaos {
-            workload: ChaosWorkload::Kv(read_mode),
-            ..
-        } => format!("chaos kv {read_mode}"),
+        // The correct build serves the unsafe mode's reads by ReadIndex.
+        Detector::Chaos { workload, .. } => {
+            let workload = match *workload {
+                ChaosWorkload::Kv(ReadMode::UnsafeLocal) => ChaosWorkload::Kv(ReadMode::ReadIndex),
+                ChaosWorkload::KvSnapshots(ReadMode::UnsafeLocal) => {
+                    ChaosWorkload::KvSnapshots(ReadMode::ReadIndex)
+                }
+                other => other,
+            };
+            format!("chaos {}", workload.describe())
+        }
     }
 }
 

@@ -8,10 +8,14 @@
 
 pub mod accept_torn_writes;
 pub mod apply_with_lock_held;
+pub mod deliver_snapshot_with_lock_held;
+pub mod entries_after_snapshot;
 pub mod forget_vote;
 pub mod lost_applier_wakeup;
 pub mod reply_before_persist;
 pub mod sleep_in_persist;
+pub mod snapshot_persisted_apart;
+pub mod snapshot_without_sessions;
 pub mod ticker_check_then_act;
 pub mod ticker_lockstep;
 pub mod truncate_on_matching_heartbeat;

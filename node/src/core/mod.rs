@@ -65,6 +65,14 @@ pub enum Effect {
     },
     /// The commit index advanced to this index; the applier has work.
     CommitAdvanced(LogIndex),
+    /// The service's snapshot up to `index` (of term `term`) replaced the log's prefix up to
+    /// there (every entry of it applied and committed).
+    LogCompacted {
+        /// The last index the snapshot covers.
+        index: LogIndex,
+        /// The term of the entry there.
+        term: Term,
+    },
     /// The log gave way to a snapshot from the leader covering every entry up to `index` (of
     /// term `term`), which is now committed: the service must take the snapshot before any
     /// entry after it. The entries after `index` were kept if the log agreed at `index`

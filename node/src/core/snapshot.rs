@@ -6,6 +6,7 @@
 use super::replication::Answer;
 use super::{Effect, Effects, RaftCore, RoleState};
 use crate::messages::{InstallSnapshotArgs, InstallSnapshotReply, Response};
+use crate::mutation::Mutation;
 use crate::{LogIndex, NodeId};
 use threadsim::Instant;
 
@@ -27,6 +28,10 @@ impl RaftCore {
         self.state.log.compact_to(index);
         self.state.snapshot = snapshot;
         effects.push(Effect::Persist);
+        effects.push(Effect::LogCompacted {
+            index,
+            term: self.state.log.snapshot_term(),
+        });
         effects
     }
 
@@ -65,14 +70,17 @@ impl RaftCore {
         self.reset_election_timer(now, &mut effects);
         let index = args.last_included_index;
         // What is committed here is in this log already (Log Matching): a snapshot this node's
-        // commit index covers (its own snapshot's included) has nothing to add.
-        if index > self.commit_index {
+        // commit index covers (its own snapshot's included) has nothing to add. (Broken variant
+        // `install-older-snapshot`: anything newer than its own snapshot is taken.)
+        let older_taken =
+            self.has(Mutation::InstallOlderSnapshot) && index > self.state.log.snapshot_index();
+        if index > self.commit_index || older_taken {
             let kept_suffix = self.state.log.term_at(index) == Some(args.last_included_term);
             self.state
                 .log
                 .install_snapshot(index, args.last_included_term);
             self.state.snapshot = args.data.clone();
-            self.commit_index = index;
+            self.commit_index = self.commit_index.max(index);
             effects.push(Effect::Persist);
             effects.push(Effect::SnapshotInstalled {
                 index,

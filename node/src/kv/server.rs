@@ -47,6 +47,16 @@ pub trait KvObserver: Send + Sync {
     fn on_snapshot(&self, node: NodeId, index: LogIndex, data: &[u8]) {
         let _ = (node, index, data);
     }
+    /// The server restored a snapshot up to `index`; its state now has `state_digest`
+    /// ([`KvStateMachine::digest`]).
+    fn on_snapshot_restored(&self, node: NodeId, index: LogIndex, state_digest: u64) {
+        let _ = (node, index, state_digest);
+    }
+    /// The server handed the node a snapshot of its state at `index`, which has
+    /// `state_digest` ([`KvStateMachine::digest`]).
+    fn on_snapshot_taken(&self, node: NodeId, index: LogIndex, state_digest: u64) {
+        let _ = (node, index, state_digest);
+    }
     /// The server answered a get from its local state while it believed it led in `term`,
     /// on the path of read mode `mode`.
     fn on_local_read(&self, node: NodeId, term: Term, mode: ReadMode);
@@ -341,9 +351,22 @@ impl ServerShared {
     /// command with its first result).
     fn restore(&self, index: LogIndex, data: &[u8]) {
         self.observer.on_snapshot(self.id, index, data);
-        let machine = KvStateMachine::restore(data)
-            .unwrap_or_else(|error| panic!("{}: snapshot up to {index}: {error}", self.id));
-        assert_eq!(machine.applied(), index, "{}: a snapshot's index", self.id);
+        let restored = KvStateMachine::restore(data);
+        // What was restored, before anything else judges it (an empty state for bytes that are
+        // no snapshot): a snapshot that does not hold the state at `index` is the observer's
+        // finding first.
+        let digest = restored
+            .as_ref()
+            .map_or_else(|_| KvStateMachine::new().digest(), KvStateMachine::digest);
+        self.observer.on_snapshot_restored(self.id, index, digest);
+        let machine =
+            restored.unwrap_or_else(|error| panic!("{}: snapshot up to {index}: {error}", self.id));
+        assert_eq!(
+            machine.applied(),
+            index,
+            "{}: a snapshot handed over as reaching {index} holds the state at another index",
+            self.id
+        );
         let mut state = self.state.lock();
         assert!(
             index > state.machine.applied(),
@@ -377,11 +400,19 @@ impl ServerShared {
         if self.node.log_bytes() <= threshold {
             return;
         }
-        let (index, bytes) = {
+        let (index, bytes, digest) = {
             let state = self.state.lock();
-            (state.machine.applied(), state.machine.snapshot())
+            let machine = &state.machine;
+            let bytes = if self.config.mutations.has(Mutation::SnapshotWithoutSessions) {
+                crate::broken::snapshot_without_sessions::snapshot(machine)
+            } else {
+                machine.snapshot()
+            };
+            (machine.applied(), bytes, machine.digest())
         };
-        self.node.snapshot(index, bytes);
+        if self.node.snapshot(index, bytes) {
+            self.observer.on_snapshot_taken(self.id, index, digest);
+        }
     }
 
     /// Applies one committed entry and settles the waiters it decides.

@@ -56,6 +56,41 @@ impl KvStateMachine {
         &mut self.sessions
     }
 
+    /// A fingerprint of the whole state (applied index, data and sessions), independent of how
+    /// a snapshot encodes it: two machines with equal digests hold, up to hash collisions, the
+    /// same state. Costs a pass over the state (the harness takes it at snapshots only).
+    pub fn digest(&self) -> u64 {
+        let mut digest = threadsim::Digest::default();
+        digest.write_u64(self.applied.0);
+        digest.write_u64(self.data.len() as u64);
+        for (key, value) in &self.data {
+            digest.write_str(key);
+            digest.write_str(value);
+        }
+        digest.write_u64(self.sessions.len() as u64);
+        for (client, session) in &self.sessions {
+            digest.write_u64(client.0);
+            digest.write_u64(session.seq.0);
+            match &session.result {
+                KvResult::Done => digest.write(&[0]),
+                KvResult::Value(value) => {
+                    digest.write(&[1]);
+                    digest.write_str(value);
+                }
+            }
+        }
+        digest.value()
+    }
+
+    /// This state with every client session forgotten (the `snapshot-without-sessions`
+    /// variant's snapshot).
+    pub(crate) fn without_sessions(&self) -> KvStateMachine {
+        KvStateMachine {
+            sessions: BTreeMap::new(),
+            ..self.clone()
+        }
+    }
+
     /// The value of `key` (empty if never written).
     pub fn get(&self, key: &str) -> String {
         self.data.get(key).cloned().unwrap_or_default()

@@ -5,6 +5,7 @@
 
 use super::state::{Locked, Shell};
 use super::{Applied, Delivery};
+use crate::broken;
 use crate::mutation::Mutation;
 use crate::LogIndex;
 use threadsim::sync::MutexGuard;
@@ -20,8 +21,10 @@ impl Shell {
         let state = locked.core.persistent();
         let log = &state.log;
         if std::mem::take(&mut locked.snapshot_due) {
+            // (Broken variant `install-older-snapshot` hands it over anyway: the state goes back.)
             assert!(
-                log.snapshot_index() > locked.last_applied,
+                log.snapshot_index() > locked.last_applied
+                    || self.config.mutations.has(Mutation::InstallOlderSnapshot),
                 "{}: a snapshot up to {} due, the service already at {}",
                 self.id,
                 log.snapshot_index(),
@@ -68,6 +71,15 @@ impl Shell {
     pub fn deliver_on_this_thread(&self, mut locked: MutexGuard<'_, Locked>) {
         if !std::mem::take(&mut locked.apply_due) {
             return;
+        }
+        if locked.snapshot_due && !locked.stopped {
+            let mutations = &self.config.mutations;
+            if locked.delivering && mutations.has(Mutation::EntriesAfterSnapshot) {
+                return broken::entries_after_snapshot::deliver_now(self, locked);
+            }
+            if !locked.delivering && mutations.has(Mutation::DeliverSnapshotWithLockHeld) {
+                return broken::deliver_snapshot_with_lock_held::deliver(self, locked);
+            }
         }
         // Broken variant `lost-delivery-handoff`: what is not delivered here is stranded.
         let hand_off = !self.config.mutations.has(Mutation::LostDeliveryHandoff);

@@ -114,6 +114,9 @@ impl Shell {
                         }
                     }
                 }
+                Effect::LogCompacted { index, term } => self
+                    .observer
+                    .on_event(self.id, &NodeEvent::LogCompacted { index, term }),
                 Effect::SnapshotInstalled {
                     index,
                     term,

@@ -299,8 +299,19 @@ impl Node {
                     .observer
                     .on_event(shell.id, &crate::NodeEvent::RoleChanged { term, role });
             }
-            if locked.core.persistent().log.last_index() > LogIndex(0) {
-                shell.report_log_change(&locked, None, Some(LogIndex(1)));
+            let log = &locked.core.persistent().log;
+            let snapshot_index = log.snapshot_index();
+            if snapshot_index > LogIndex(0) {
+                shell.observer.on_event(
+                    shell.id,
+                    &crate::NodeEvent::LogCompacted {
+                        index: snapshot_index,
+                        term: log.snapshot_term(),
+                    },
+                );
+            }
+            if log.last_index() > snapshot_index {
+                shell.report_log_change(&locked, None, Some(snapshot_index.next()));
             }
         }
         let clock = shell.clock.clone();
@@ -367,6 +378,14 @@ impl Node {
     /// the node's threads wait on. Returns whether the node is still running (a failed write
     /// stops it).
     pub fn snapshot(&self, index: LogIndex, snapshot: Vec<u8>) -> bool {
+        if self
+            .shell
+            .config
+            .mutations
+            .has(Mutation::SnapshotPersistedApart)
+        {
+            return broken::snapshot_persisted_apart::snapshot(&self.shell, index, snapshot);
+        }
         let mut locked = self.shell.lock();
         if locked.stopped {
             return false;

@@ -13,6 +13,9 @@ impl Shell {
         if self.config.mutations.has(Mutation::SleepInPersist) {
             broken::sleep_in_persist::fsync_delay(&self.clock);
         }
+        if let Some(behind) = locked.snapshot_file_behind.clone() {
+            return broken::snapshot_persisted_apart::save(&*self.persister, locked, behind);
+        }
         let state = locked.core.persistent();
         if self.config.mutations.has(Mutation::ForgetVote) {
             return broken::forget_vote::save(&*self.persister, state);

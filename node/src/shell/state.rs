@@ -23,6 +23,9 @@ pub(crate) struct Locked {
     pub paused: bool,
     /// A persist deferred by the `reply-before-persist` variant.
     pub persist_owed: bool,
+    /// What the `snapshot-persisted-apart` variant's snapshot file still holds while its new
+    /// snapshot is being written.
+    pub snapshot_file_behind: Option<Vec<u8>>,
     /// The stored form of the persistent state as of the last persist, so the next one encodes
     /// only the entries appended since.
     pub encoder: StateEncoder,
@@ -116,6 +119,7 @@ impl Shell {
                 stopped: false,
                 paused: false,
                 persist_owed: false,
+                snapshot_file_behind: None,
                 encoder: StateEncoder::new(),
                 last_applied: LogIndex(0),
                 snapshot_due,

@@ -157,4 +157,30 @@ impl Cluster {
         );
         command
     }
+
+    /// With snapshots every `threshold` bytes of log: after a quiet second, every running node
+    /// whose service has been handed its whole log keeps at most `threshold` bytes of log in
+    /// its stored state (the service compacted the rest), so what a node stores stays bounded
+    /// however long the run. Fails the test otherwise.
+    pub fn check_log_bounded(&self, threshold: usize) {
+        self.sleep(Duration::from_secs(1));
+        for id in self.ids() {
+            let Some((status, log_bytes)) = self
+                .running
+                .lock()
+                .get(&id)
+                .map(|running| (running.node.status(), running.node.log_bytes()))
+            else {
+                continue;
+            };
+            if status.last_applied == status.last_log_index {
+                assert!(
+                    log_bytes <= threshold,
+                    "{id} stores {log_bytes} bytes of log with every entry up to {} applied, \
+                     over the snapshot threshold of {threshold}: its service did not compact",
+                    status.last_applied
+                );
+            }
+        }
+    }
 }

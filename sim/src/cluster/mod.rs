@@ -7,14 +7,15 @@ use crate::invariants::Invariants;
 use crate::network::{NetConfig, Network};
 use crate::runner::Sim;
 
+mod checker_service;
 mod checks;
 mod faults;
 use node::kv::{KvServer, KvServerConfig};
 use node::{Command, Config, Delivery, LogIndex, Node, NodeError, NodeId, NodeParams, Term};
 use std::collections::BTreeMap;
 use std::time::Duration;
+use threadsim::clock::ClockJoinHandle;
 use threadsim::clock::SkewedClock;
-use threadsim::clock::{spawn, ClockJoinHandle};
 use threadsim::sync::{Arc, Mutex};
 use threadsim::{channel, ClockRef, DetRng};
 
@@ -32,6 +33,9 @@ pub struct ClusterConfig {
     /// Runs a key-value server on every node (instead of a service that only checks what is
     /// applied).
     pub kv: Option<KvServerConfig>,
+    /// For the checking service (not `kv`, whose config has its own): hand the node a
+    /// snapshot once its log takes more than this many bytes (`None`: never).
+    pub snapshot_threshold: Option<usize>,
 }
 
 impl ClusterConfig {
@@ -43,6 +47,7 @@ impl ClusterConfig {
             net: NetConfig::default(),
             apply_capacity: 64,
             kv: None,
+            snapshot_threshold: None,
         }
     }
 }
@@ -229,19 +234,13 @@ impl Cluster {
                 kv.clone(),
                 self.invariants.clone(),
             ))),
-            None => {
-                let invariants = self.invariants.clone();
-                Service::Checker(spawn(&self.clock, format!("{id}-service"), move || {
-                    while let Some(delivery) = apply_receiver.recv() {
-                        match delivery {
-                            Delivery::Entry(applied) => invariants.on_applied(id, &applied),
-                            Delivery::Snapshot { index, .. } => {
-                                invariants.on_unmodelled_snapshot(id, index)
-                            }
-                        }
-                    }
-                }))
-            }
+            None => Service::Checker(checker_service::start(
+                &self.clock,
+                node.clone(),
+                apply_receiver,
+                self.invariants.clone(),
+                self.config.snapshot_threshold,
+            )),
         };
         self.running.lock().insert(id, Running { node, service });
         Ok(())

@@ -1,6 +1,8 @@
 //! **In-order apply** (Raft Figure 2, rules for all servers: apply `log[lastApplied]` after
 //! incrementing `lastApplied`): each node instance applies indices 1, 2, 3, ... with no gap or
-//! repeat; a restarted instance starts again from 1.
+//! repeat; a restarted instance starts again from 1. A snapshot handed to the service stands for
+//! every entry up to its index (Raft §7): it must lie ahead of what was applied (a snapshot never
+//! takes the state back), and the entries after it follow from its index on.
 
 use node::{LogIndex, NodeId};
 use std::collections::BTreeMap;
@@ -26,6 +28,20 @@ impl InOrderApply {
         } else {
             Err(format!(
                 "{node} applied index {index} but the next index to apply was {expected}"
+            ))
+        }
+    }
+
+    /// `node`'s service was handed a snapshot up to `index` in place of the entries before it.
+    pub fn on_snapshot(&mut self, node: NodeId, index: LogIndex) -> Result<(), String> {
+        let applied = self.applied_upto(node);
+        self.applied_upto.insert(node, index);
+        if index > applied {
+            Ok(())
+        } else {
+            Err(format!(
+                "{node} was handed a snapshot up to {index} after applying up to {applied}: its \
+                 state went back"
             ))
         }
     }
@@ -60,5 +76,25 @@ mod tests {
             property.on_applied(NodeId(0), LogIndex(1)).is_err(),
             "a repeat"
         );
+    }
+
+    #[test]
+    fn a_snapshot_must_lie_ahead_and_the_entries_follow_it() {
+        let mut property = InOrderApply::default();
+        assert!(property.on_applied(NodeId(0), LogIndex(1)).is_ok());
+        assert!(property.on_snapshot(NodeId(0), LogIndex(5)).is_ok());
+        let before = property.on_applied(NodeId(0), LogIndex(4)).unwrap_err();
+        assert!(before.contains("next index to apply was #6"), "{before}");
+        assert!(property.on_applied(NodeId(1), LogIndex(1)).is_ok());
+        assert!(property.on_applied(NodeId(1), LogIndex(2)).is_ok());
+        let back = property.on_snapshot(NodeId(1), LogIndex(2)).unwrap_err();
+        assert!(
+            back.contains("after applying up to #2: its state went back"),
+            "{back}"
+        );
+        // A restarted instance may restore its snapshot at once.
+        property.on_restart(NodeId(1));
+        assert!(property.on_snapshot(NodeId(1), LogIndex(2)).is_ok());
+        assert!(property.on_applied(NodeId(1), LogIndex(3)).is_ok());
     }
 }

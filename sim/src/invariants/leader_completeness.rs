@@ -47,6 +47,13 @@ impl LeaderCompleteness {
         }
     }
 
+    /// The committed entries from index 1 up to `index`, if every one of them is known.
+    pub fn committed_upto(&self, index: LogIndex) -> Option<Vec<Mirrored>> {
+        let len = usize::try_from(index.0).ok()?;
+        let prefix = self.committed.get(..len)?;
+        Some(prefix.iter().map(|&(_, entry)| entry).collect())
+    }
+
     /// `node`, in `term`, advanced its commit index to `commit`: the entries up to it are
     /// committed in `term` or earlier, and every leader of a later term must hold them.
     pub fn on_commit(

@@ -61,6 +61,64 @@ impl LogMirrors {
         added
     }
 
+    /// `node`'s log now starts after its service's snapshot up to `index`; `committed` are the
+    /// committed entries up to there. A running node may compact only what is committed (its
+    /// entry at `index` must be the committed one); a restarted node, whose mirror is empty,
+    /// restored them from its snapshot.
+    pub fn on_compacted(
+        &mut self,
+        node: NodeId,
+        index: LogIndex,
+        committed: &[Mirrored],
+    ) -> Result<(), String> {
+        let log = self.logs.entry(node).or_default();
+        if log.is_empty() {
+            log.extend_from_slice(committed);
+            return Ok(());
+        }
+        if Self::holds_committed(log, index, committed) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{node} compacted its log up to {index}, but its entry there is not the \
+                 committed one"
+            ))
+        }
+    }
+
+    /// `node` installed a leader's snapshot up to `index`, keeping the entries after it or not;
+    /// `committed` are the committed entries up to there. Kept entries must follow the
+    /// committed ones (Log Matching: the log agreed there).
+    pub fn on_installed(
+        &mut self,
+        node: NodeId,
+        index: LogIndex,
+        kept_suffix: bool,
+        committed: &[Mirrored],
+    ) -> Result<(), String> {
+        let log = self.logs.entry(node).or_default();
+        if !kept_suffix {
+            log.clear();
+            log.extend_from_slice(committed);
+            return Ok(());
+        }
+        if Self::holds_committed(log, index, committed) {
+            Ok(())
+        } else {
+            Err(format!(
+                "Log Matching: {node} kept its entries after a snapshot up to {index}, but its \
+                 log differs from the committed one there"
+            ))
+        }
+    }
+
+    /// Whether `log` holds the committed entry at `index` (and so, by its chain digest, every
+    /// committed entry before it).
+    fn holds_committed(log: &[Mirrored], index: LogIndex, committed: &[Mirrored]) -> bool {
+        let position = (index.0 - 1) as usize;
+        log.get(position).is_some() && log.get(position) == committed.get(position)
+    }
+
     /// `node`'s entry at `index`, if its log reaches it.
     pub fn entry(&self, node: NodeId, index: LogIndex) -> Option<Mirrored> {
         let position = usize::try_from(index.0.checked_sub(1)?).ok()?;

@@ -8,7 +8,12 @@
 //!   every election and every commit;
 //! - `state_machine_safety`: no two nodes apply different commands at one index (§5.4.3), on
 //!   every applied entry;
-//! - `in_order_apply`: each node instance applies 1, 2, 3, ... (Figure 2);
+//! - `in_order_apply`: each node instance applies 1, 2, 3, ... (Figure 2), a snapshot standing
+//!   for the entries it covers and never taking the state back (§7);
+//! - `snapshot_agreement`: every snapshot taken or restored at an index holds the same state
+//!   (§7), compared by digest;
+//! - across compacted logs, Log Matching and Leader Completeness hold for the entries a snapshot
+//!   covers: a node compacts or installs only the committed prefix (`log_mirror`);
 //! - and the node's own local invariants (commit index never decreases, ...), reported through
 //!   its observer.
 //!
@@ -20,6 +25,7 @@ mod in_order_apply;
 mod leader_completeness;
 mod log_matching;
 mod log_mirror;
+mod snapshot_agreement;
 mod state_machine_safety;
 
 use crate::events::Events;
@@ -30,6 +36,7 @@ use log_matching::LogMatching;
 use log_mirror::LogMirrors;
 use node::kv::ReadMode;
 use node::{Applied, Command, LogIndex, NodeEvent, NodeId, Observer, Role, Term};
+use snapshot_agreement::{SnapshotAgreement, StateSeen};
 use state_machine_safety::StateMachineSafety;
 use std::collections::BTreeMap;
 use threadsim::sync::Mutex;
@@ -50,6 +57,12 @@ pub struct Observed {
     pub reads_by_deposed_leaders: u64,
     /// Of the local reads, those served under a lease (no round).
     pub lease_reads: u64,
+    /// Snapshots services handed their nodes.
+    pub snapshots_taken: u64,
+    /// Snapshots followers installed from a leader.
+    pub snapshots_installed: u64,
+    /// Snapshots services restored (installed ones, and their own at restart).
+    pub snapshots_restored: u64,
 }
 
 #[derive(Default)]
@@ -59,11 +72,40 @@ struct Checks {
     leader_completeness: LeaderCompleteness,
     state_machine_safety: StateMachineSafety,
     in_order_apply: InOrderApply,
+    snapshot_agreement: SnapshotAgreement,
     logs: LogMirrors,
     /// Each node's current term, as its role changes reported it.
     terms: BTreeMap<NodeId, Term>,
     violations: Vec<String>,
     observed: Observed,
+}
+
+impl Checks {
+    /// The committed entries a snapshot up to `index` of `term` on `node` covers: a snapshot
+    /// holds committed entries only, so every one must be known committed, the last of `term`.
+    fn committed_snapshot(
+        &self,
+        node: NodeId,
+        index: LogIndex,
+        term: Term,
+    ) -> Result<Vec<log_mirror::Mirrored>, String> {
+        let committed = self
+            .leader_completeness
+            .committed_upto(index)
+            .ok_or_else(|| {
+                format!(
+                    "{node}'s log starts after a snapshot up to {index}, which is not committed"
+                )
+            })?;
+        match committed.last() {
+            Some(last) if last.term != term => Err(format!(
+                "{node}'s snapshot up to {index} is of {term}, but the entry committed there is \
+                 of {}",
+                last.term
+            )),
+            _ => Ok(committed),
+        }
+    }
 }
 
 /// The continuous checker of one cluster: every node's [`Observer`] and every key-value
@@ -124,16 +166,33 @@ impl Invariants {
         checks.observed.highest_applied = checks.observed.highest_applied.max(applied.index);
     }
 
-    /// `node` took a snapshot up to `index`: the harness does not model snapshots yet (no
-    /// workload compacts), so one is a violation rather than a silent gap in the checks.
-    pub fn on_unmodelled_snapshot(&self, node: NodeId, index: LogIndex) {
+    /// `node`'s service was handed a snapshot up to `index`, in place of the entries it covers.
+    pub fn on_snapshot_delivered(&self, node: NodeId, index: LogIndex) {
+        self.debug(|| format!("{node} is handed a snapshot up to {index}"));
         let mut checks = self.checks.lock();
-        self.verdict(
-            &mut checks,
-            Err(format!(
-                "{node} took a snapshot up to {index}, which the harness does not model yet"
-            )),
-        );
+        let in_order = checks.in_order_apply.on_snapshot(node, index);
+        self.verdict(&mut checks, in_order);
+    }
+
+    /// `node`'s service restored a snapshot up to `index`, and its state has `digest`.
+    pub fn on_snapshot_restored(&self, node: NodeId, index: LogIndex, digest: u64) {
+        let mut checks = self.checks.lock();
+        checks.observed.snapshots_restored += 1;
+        let agreed = checks
+            .snapshot_agreement
+            .on_state(node, index, digest, StateSeen::Restored);
+        self.verdict(&mut checks, agreed);
+    }
+
+    /// `node`'s service handed its node a snapshot of its state at `index`, which has `digest`.
+    pub fn on_snapshot_taken(&self, node: NodeId, index: LogIndex, digest: u64) {
+        self.debug(|| format!("{node} takes a snapshot up to {index}"));
+        let mut checks = self.checks.lock();
+        checks.observed.snapshots_taken += 1;
+        let agreed = checks
+            .snapshot_agreement
+            .on_state(node, index, digest, StateSeen::Taken);
+        self.verdict(&mut checks, agreed);
     }
 
     /// A key-value server on `node` answered a get locally while leading in `term`; counts it
@@ -201,7 +260,13 @@ impl node::kv::KvObserver for Invariants {
         Invariants::on_local_read(self, node, term, mode);
     }
     fn on_snapshot(&self, node: NodeId, index: LogIndex, _data: &[u8]) {
-        self.on_unmodelled_snapshot(node, index);
+        self.on_snapshot_delivered(node, index);
+    }
+    fn on_snapshot_restored(&self, node: NodeId, index: LogIndex, state_digest: u64) {
+        Invariants::on_snapshot_restored(self, node, index, state_digest);
+    }
+    fn on_snapshot_taken(&self, node: NodeId, index: LogIndex, state_digest: u64) {
+        Invariants::on_snapshot_taken(self, node, index, state_digest);
     }
 }
 
@@ -214,9 +279,12 @@ impl Observer for Invariants {
             NodeEvent::CommitAdvanced { commit_index } => {
                 self.debug(|| format!("{node} commits up to {commit_index}"))
             }
-            NodeEvent::LogChanged { .. }
-            | NodeEvent::InvariantViolated { .. }
-            | NodeEvent::SnapshotInstalled { .. } => {}
+            NodeEvent::SnapshotInstalled { index, term, .. } => self.info(|| {
+                format!("{node} installs a snapshot up to {index} (of {term}) from the leader")
+            }),
+            NodeEvent::LogCompacted { .. }
+            | NodeEvent::LogChanged { .. }
+            | NodeEvent::InvariantViolated { .. } => {}
         }
         let mut checks = self.checks.lock();
         let checks = &mut *checks;
@@ -253,11 +321,27 @@ impl Observer for Invariants {
                         .on_commit(node, term, *commit_index, &checks.logs);
                 self.verdict(checks, complete);
             }
-            NodeEvent::SnapshotInstalled { index, .. } => {
-                let unmodelled = format!(
-                    "{node} installed a snapshot up to {index}, which the harness does not model yet"
-                );
-                self.verdict(checks, Err(unmodelled));
+            NodeEvent::LogCompacted { index, term } => {
+                let compacted = checks
+                    .committed_snapshot(node, *index, *term)
+                    .and_then(|committed| checks.logs.on_compacted(node, *index, &committed));
+                self.verdict(checks, compacted);
+            }
+            NodeEvent::SnapshotInstalled {
+                index,
+                term,
+                kept_suffix,
+            } => {
+                checks.observed.snapshots_installed += 1;
+                let installed =
+                    checks
+                        .committed_snapshot(node, *index, *term)
+                        .and_then(|committed| {
+                            checks
+                                .logs
+                                .on_installed(node, *index, *kept_suffix, &committed)
+                        });
+                self.verdict(checks, installed);
             }
             NodeEvent::InvariantViolated { description } => self.verdict(
                 checks,

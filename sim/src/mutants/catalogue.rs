@@ -3,7 +3,10 @@
 //! against.
 
 use super::detector::Detector;
-use super::detector::{chaos_kv, chaos_kv_misses, CHAOS_RAFT, CHAOS_RAFT_MISSES};
+use super::detector::{
+    chaos_kv, chaos_kv_misses, chaos_kv_snapshots, CHAOS_RAFT, CHAOS_RAFT_MISSES,
+    CHAOS_RAFT_SNAPSHOTS_MISSES,
+};
 use crate::runner::Sim;
 use crate::scenarios;
 use node::kv::ReadMode;
@@ -228,6 +231,42 @@ pub fn catalogue() -> Vec<Variant> {
             models: "pre-votes granted while a leader is heard: a node cut off from the leader alone deposes it (thesis §4.2.3)",
             detectors: vec![Scenario { name: "follower cut off from the leader", run: follower_cut_off_from_the_leader, seeds: 10 }, CHAOS_RAFT_MISSES],
             signature: &["disrupted"],
+        },
+        Variant {
+            broken: node(Mutation::SnapshotWithoutSessions),
+            models: "a snapshot without the client sessions: retries applied again after a restore (Raft thesis §6.3; 6.5840 lab 4B)",
+            detectors: vec![chaos_kv_snapshots(ReadMode::Log)],
+            signature: &["Snapshot agreement"],
+        },
+        Variant {
+            broken: node(Mutation::InstallOlderSnapshot),
+            models: "a follower installs a snapshot older than what it applied: its state goes back (Raft §7; 6.5840 lab 3D)",
+            detectors: vec![chaos_kv_snapshots(ReadMode::Log)],
+            signature: &["went back", "after applying"],
+        },
+        Variant {
+            broken: node(Mutation::SnapshotPersistedApart),
+            models: "the compacted log and the snapshot written apart: a crash in between loses entries (Raft §7: write them together)",
+            detectors: vec![chaos_kv_snapshots(ReadMode::Log)],
+            signature: &["Snapshot agreement", "holds the state at another index"],
+        },
+        Variant {
+            broken: node(Mutation::EntriesAfterSnapshot),
+            models: "a snapshot handed over while the applier still sends older entries: they arrive after it (6.5840 lab 3D)",
+            detectors: vec![
+                Loom { binary: "snapshot_path", test: "a_snapshot_handed_over_while_the_applier_still_sends_older_entries_is_rejected" },
+                CHAOS_RAFT_SNAPSHOTS_MISSES,
+            ],
+            signature: &[],
+        },
+        Variant {
+            broken: node(Mutation::DeliverSnapshotWithLockHeld),
+            models: "InstallSnapshot sends to the service holding the node's lock while the service calls into the node (6.5840 lab 3D deadlock)",
+            detectors: vec![
+                Loom { binary: "snapshot_path", test: "a_handler_that_delivers_a_snapshot_holding_the_lock_deadlocks_with_the_service" },
+                CHAOS_RAFT_SNAPSHOTS_MISSES,
+            ],
+            signature: &[],
         },
     ]
 }

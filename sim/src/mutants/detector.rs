@@ -110,6 +110,44 @@ pub enum ChaosWorkload {
     Raft,
     /// The key-value store with gets served this way, and its history checked.
     Kv(ReadMode),
+    /// [`ChaosWorkload::Raft`] with snapshots every [`CHAOS_SNAPSHOT_THRESHOLD`] bytes of log.
+    RaftSnapshots,
+    /// [`ChaosWorkload::Kv`] with snapshots every [`CHAOS_SNAPSHOT_THRESHOLD`] bytes of log.
+    KvSnapshots(ReadMode),
+}
+
+/// The snapshot threshold of the chaos workloads with snapshots: small, so that compaction,
+/// installs and restores happen many times a seed.
+pub const CHAOS_SNAPSHOT_THRESHOLD: u64 = 1024;
+
+impl ChaosWorkload {
+    /// The read mode of a key-value workload.
+    pub fn read_mode(self) -> Option<ReadMode> {
+        match self {
+            ChaosWorkload::Raft | ChaosWorkload::RaftSnapshots => None,
+            ChaosWorkload::Kv(read_mode) | ChaosWorkload::KvSnapshots(read_mode) => Some(read_mode),
+        }
+    }
+
+    /// Whether its nodes take snapshots.
+    pub fn snapshots(self) -> bool {
+        matches!(
+            self,
+            ChaosWorkload::RaftSnapshots | ChaosWorkload::KvSnapshots(_)
+        )
+    }
+
+    /// How the kill matrix and the benchmarks name it (`raft`, `kv, lease, snapshots`).
+    pub fn describe(self) -> String {
+        let mut text = match self.read_mode() {
+            None => "raft".to_string(),
+            Some(read_mode) => format!("kv, {read_mode}"),
+        };
+        if self.snapshots() {
+            text.push_str(", snapshots");
+        }
+        text
+    }
 }
 
 /// Seeds the chaos column tries on the raft workload (a seed takes ~50 ms).
@@ -135,6 +173,20 @@ pub(super) const fn chaos_kv_misses(read_mode: ReadMode) -> Detector {
         workload: ChaosWorkload::Kv(read_mode),
         seeds: CHAOS_KV_SEEDS,
         kills: false,
+    }
+}
+/// Raft chaos with snapshots, which does not find the variant: its targeted detector does.
+pub(super) const CHAOS_RAFT_SNAPSHOTS_MISSES: Detector = Detector::Chaos {
+    workload: ChaosWorkload::RaftSnapshots,
+    seeds: CHAOS_RAFT_SEEDS,
+    kills: false,
+};
+/// Key-value chaos with snapshots and gets served by `read_mode`, which must find the variant.
+pub(super) const fn chaos_kv_snapshots(read_mode: ReadMode) -> Detector {
+    Detector::Chaos {
+        workload: ChaosWorkload::KvSnapshots(read_mode),
+        seeds: CHAOS_KV_SEEDS,
+        kills: true,
     }
 }
 pub(super) const fn chaos_kv(read_mode: ReadMode) -> Detector {

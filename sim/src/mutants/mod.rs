@@ -13,5 +13,8 @@ mod detector;
 mod run;
 
 pub use catalogue::{catalogue, Broken, Variant};
-pub use detector::{ChaosWorkload, Column, Detector, ScenarioFn, CHAOS_KV_SEEDS, CHAOS_RAFT_SEEDS};
+pub use detector::{
+    ChaosWorkload, Column, Detector, ScenarioFn, CHAOS_KV_SEEDS, CHAOS_RAFT_SEEDS,
+    CHAOS_SNAPSHOT_THRESHOLD,
+};
 pub use run::{first_line, run_detector, sweep_seeds, Cell, Sweep};

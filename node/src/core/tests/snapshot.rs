@@ -54,7 +54,17 @@ fn follower_with(terms: &[u64], term: u64) -> RaftCore {
 fn compacting_keeps_indices_and_writes_log_and_snapshot_in_one_persist() {
     let mut leader = leader_with_four_committed();
     let effects = leader.compact(LogIndex(3), b"up to 3".to_vec());
-    assert_eq!(effects.as_slice(), &[Effect::Persist]);
+    let term = leader.persistent().log.snapshot_term();
+    assert_eq!(
+        effects.as_slice(),
+        &[
+            Effect::Persist,
+            Effect::LogCompacted {
+                index: LogIndex(3),
+                term
+            }
+        ]
+    );
     let state = leader.persistent();
     assert_eq!(state.log.snapshot_index(), LogIndex(3));
     assert_eq!(state.log.last_index(), LogIndex(4));

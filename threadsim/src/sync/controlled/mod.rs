@@ -90,6 +90,11 @@ where
         Ok(_) => lock(&result)
             .take()
             .unwrap_or_else(|| Err("the execution ended without running its body".into())),
+        // The body failed first: the threads it left behind could not go on without it (they
+        // wait for a clock only it advanced), and that end is not the run's failure.
+        Err(_) if matches!(*lock(&result), Some(Err(_))) => {
+            lock(&result).take().expect("the body's failure, just seen")
+        }
         Err(payload) => {
             let message = crate::simulation::panic_message(&*payload);
             let waits = witness::report();
