@@ -7,7 +7,9 @@
 
 use node::MutationSet;
 use shuttle_tests::detectors::{detector, DETECTORS};
-use shuttle_tests::scenarios::{coinciding_timers, elections_and_replication, kv_workload};
+use shuttle_tests::scenarios::{
+    coinciding_timers, elections_and_replication, kv_snapshots, kv_workload, snapshots,
+};
 use shuttle_tests::{explore, iterations, Found, Schedules};
 use std::time::Instant;
 
@@ -133,6 +135,34 @@ fn kv_random() {
 fn kv_pct() {
     must_pass("kv_pct", Schedules::Pct { depth: 3 }, 60, || {
         kv_workload(MutationSet::default(), 64)
+    });
+}
+
+#[test]
+fn snapshots_random() {
+    must_pass("snapshots_random", Schedules::Random, 100, || {
+        snapshots(MutationSet::default())
+    });
+}
+
+#[test]
+fn snapshots_pct() {
+    must_pass("snapshots_pct", Schedules::Pct { depth: 3 }, 100, || {
+        snapshots(MutationSet::default())
+    });
+}
+
+#[test]
+fn kv_snapshots_random() {
+    must_pass("kv_snapshots_random", Schedules::Random, 100, || {
+        kv_snapshots(MutationSet::default())
+    });
+}
+
+#[test]
+fn kv_snapshots_pct() {
+    must_pass("kv_snapshots_pct", Schedules::Pct { depth: 3 }, 40, || {
+        kv_snapshots(MutationSet::default())
     });
 }
 

@@ -10,4 +10,5 @@ mod faults;
 mod kv;
 mod lease_reads;
 mod persistence;
+mod snapshots;
 mod support;
