@@ -1,0 +1,242 @@
+//! How a real cluster's storage, restart time and throughput grow with the length of a run,
+//! with and without snapshots: 3 servers in this process, each with its state in a real file
+//! and every message on real TCP over localhost; 8 clerks put 32-byte values on 1,000 keys
+//! (so the state stays the same size while the log grows). At 1k, 10k and 100k commands (those
+//! up to COMMANDS) it prints the largest state file and how long a follower takes to restart
+//! from its files and catch up with the leader; at the end, the throughput of the first and
+//! the last 10k commands.
+//!
+//! ```sh
+//! cargo run --release -p deploy --example growth -- COMMANDS THRESHOLD|off
+//! cargo run --release -p deploy --example growth -- 100000 65536
+//! cargo run --release -p deploy --example growth -- 100000 off
+//! ```
+
+use deploy::{Server, ServerConfig, TcpKvTransport};
+use node::kv::{Clerk, ClerkConfig, ClientId, ReadMode};
+use node::NodeId;
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use threadsim::{ClockRef, SystemClock};
+
+const NODES: u32 = 3;
+const CLIENTS: u64 = 8;
+const KEYS: u64 = 1000;
+const CHECKPOINTS: [u64; 3] = [1_000, 10_000, 100_000];
+const WINDOW: u64 = 10_000;
+
+fn usage() -> ExitCode {
+    eprintln!(
+        "usage: growth COMMANDS THRESHOLD|off (COMMANDS 1000-1000000, THRESHOLD 256-1073741824 \
+         bytes; for example: growth 100000 65536)"
+    );
+    ExitCode::from(2)
+}
+
+struct Cluster {
+    root: PathBuf,
+    configs: Vec<ServerConfig>,
+    servers: Vec<Server>,
+    transport: Arc<TcpKvTransport>,
+    ids: Vec<NodeId>,
+    clock: ClockRef,
+}
+
+impl Cluster {
+    fn start(threshold: Option<usize>) -> Cluster {
+        let root = std::env::temp_dir().join(format!("interleave-growth-{}", std::process::id()));
+        let ports: Vec<TcpListener> = (0..2 * NODES)
+            .map(|_| TcpListener::bind("127.0.0.1:0").expect("a free port"))
+            .collect();
+        let address = |i: u32| -> SocketAddr { ports[i as usize].local_addr().expect("bound") };
+        let members: BTreeMap<NodeId, SocketAddr> =
+            (0..NODES).map(|i| (NodeId(i), address(i))).collect();
+        let client_addresses: BTreeMap<NodeId, SocketAddr> = (0..NODES)
+            .map(|i| (NodeId(i), address(NODES + i)))
+            .collect();
+        drop(ports);
+        let configs: Vec<ServerConfig> = (0..NODES)
+            .map(|i| ServerConfig {
+                id: NodeId(i),
+                members: members.clone(),
+                client_address: client_addresses[&NodeId(i)],
+                data_dir: root.join(i.to_string()),
+                read_mode: ReadMode::Log,
+                allow_faults: false,
+                snapshot_threshold: threshold,
+                broken_write: None,
+            })
+            .collect();
+        let servers = configs
+            .iter()
+            .map(|config| Server::start(config).expect("the server starts"))
+            .collect();
+        Cluster {
+            root,
+            configs,
+            servers,
+            transport: Arc::new(TcpKvTransport::new(&client_addresses)),
+            ids: members.keys().copied().collect(),
+            clock: Arc::new(SystemClock::new()),
+        }
+    }
+
+    fn clerk(&self, id: u64) -> Clerk {
+        Clerk::new(
+            ClientId(id),
+            self.ids.clone(),
+            self.transport.clone(),
+            self.clock.clone(),
+            ClerkConfig::default(),
+        )
+    }
+
+    /// `count` puts spread over the clerks, each with one at a time.
+    fn put(&self, first: u64, count: u64) {
+        let workers: Vec<_> = (0..CLIENTS)
+            .map(|client| {
+                let mut clerk = self.clerk(1 + client);
+                std::thread::spawn(move || {
+                    for n in (first + client..first + count).step_by(CLIENTS as usize) {
+                        let key = format!("k{}", n % KEYS);
+                        let value = format!("{n:032}");
+                        clerk.put(&key, &value, None).expect("no deadline");
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.join().expect("a clerk");
+        }
+    }
+
+    fn leader(&self) -> usize {
+        loop {
+            if let Some(leader) = self
+                .servers
+                .iter()
+                .position(|server| server.node().state().1)
+            {
+                return leader;
+            }
+            self.clock.sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The largest state file, in bytes.
+    fn largest_state_file(&self) -> u64 {
+        self.configs
+            .iter()
+            .map(|config| {
+                std::fs::metadata(config.data_dir.join("state"))
+                    .map(|meta| meta.len())
+                    .unwrap_or(0)
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Stops a follower, starts it again from its files and waits until it has applied what
+    /// the leader had committed; returns how long the start took (reading and decoding its
+    /// file), and how long until it had caught up (its service restored the snapshot and
+    /// applied the log after it, once a heartbeat told it the commit index).
+    fn restart_a_follower(&mut self) -> (Duration, Duration) {
+        let leader = self.leader();
+        let follower = (leader + 1) % NODES as usize;
+        let target = self.servers[leader].node().status().commit_index;
+        // Stopped and dropped first: its data directory stays locked while it exists.
+        self.servers.remove(follower).stop();
+        #[allow(clippy::disallowed_methods)] // a real-time measurement
+        let started = Instant::now();
+        let restarted = Server::start(&self.configs[follower]).expect("the follower restarts");
+        self.servers.insert(follower, restarted);
+        let start = started.elapsed();
+        while self.servers[follower].node().status().last_applied < target {
+            self.clock.sleep(Duration::from_micros(200));
+        }
+        (start, started.elapsed())
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for server in &mut self.servers {
+            server.stop();
+        }
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [commands, threshold] = args.as_slice() else {
+        return usage();
+    };
+    let Ok(commands) = commands.parse::<u64>() else {
+        return usage();
+    };
+    let threshold = match threshold.as_str() {
+        "off" => None,
+        bytes => match bytes.parse::<usize>() {
+            Ok(bytes) if (256..=1 << 30).contains(&bytes) => Some(bytes),
+            _ => return usage(),
+        },
+    };
+    if !(1_000..=1_000_000).contains(&commands) {
+        return usage();
+    }
+    let mut cluster = Cluster::start(threshold);
+    cluster
+        .clerk(0)
+        .put("warm", "x", None)
+        .expect("no deadline");
+    let snapshots = threshold.map_or("off".to_string(), |bytes| format!("every {bytes} bytes"));
+    println!("3 nodes, real files and TCP, 8 clerks, puts of 32 bytes on 1,000 keys, snapshots {snapshots}");
+    println!("| commands | largest state file | log entries kept | restart: start | restart: caught up |");
+    println!("| --- | --- | --- | --- | --- |");
+    let mut done = 0;
+    // (first command, commands, time) of each batch of puts.
+    let mut batches: Vec<(u64, u64, Duration)> = Vec::new();
+    let checkpoints: Vec<u64> = CHECKPOINTS
+        .into_iter()
+        .filter(|&at| at <= commands)
+        .chain((!CHECKPOINTS.contains(&commands)).then_some(commands))
+        .collect();
+    for &checkpoint in &checkpoints {
+        while done < checkpoint {
+            let count = (checkpoint - done).min(WINDOW);
+            #[allow(clippy::disallowed_methods)] // a real-time measurement
+            let started = Instant::now();
+            cluster.put(done, count);
+            batches.push((done, count, started.elapsed()));
+            done += count;
+        }
+        let bytes = cluster.largest_state_file();
+        let leader = cluster.leader();
+        let status = cluster.servers[leader].node().status();
+        let kept = status.last_log_index.0 - status.snapshot_index.0;
+        let (start, caught_up) = cluster.restart_a_follower();
+        println!(
+            "| {checkpoint} | {} KiB | {kept} | {:.1} ms | {:.1} ms |",
+            bytes.div_ceil(1024),
+            start.as_secs_f64() * 1e3,
+            caught_up.as_secs_f64() * 1e3
+        );
+    }
+    let rate = |batches: &[&(u64, u64, Duration)]| {
+        let count: u64 = batches.iter().map(|batch| batch.1).sum();
+        let time: Duration = batches.iter().map(|batch| batch.2).sum();
+        (count, count as f64 / time.as_secs_f64())
+    };
+    let first: Vec<_> = batches.iter().filter(|batch| batch.0 < WINDOW).collect();
+    let last: Vec<_> = batches.iter().rev().take(1).collect();
+    let ((first_count, first_rate), (last_count, last_rate)) = (rate(&first), rate(&last));
+    println!(
+        "throughput: the first {first_count} commands {first_rate:.0}/s, the last {last_count} {last_rate:.0}/s"
+    );
+    ExitCode::SUCCESS
+}
