@@ -12,11 +12,9 @@
 //! cargo run --release -p deploy --example growth -- 100000 off
 //! ```
 
-use deploy::{Server, ServerConfig, TcpKvTransport};
+use deploy::{client_addresses, local_configs, Server, ServerConfig, TcpKvTransport};
 use node::kv::{Clerk, ClerkConfig, ClientId, ReadMode};
 use node::NodeId;
-use std::collections::BTreeMap;
-use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -49,28 +47,8 @@ struct Cluster {
 impl Cluster {
     fn start(threshold: Option<usize>) -> Cluster {
         let root = std::env::temp_dir().join(format!("interleave-growth-{}", std::process::id()));
-        let ports: Vec<TcpListener> = (0..2 * NODES)
-            .map(|_| TcpListener::bind("127.0.0.1:0").expect("a free port"))
-            .collect();
-        let address = |i: u32| -> SocketAddr { ports[i as usize].local_addr().expect("bound") };
-        let members: BTreeMap<NodeId, SocketAddr> =
-            (0..NODES).map(|i| (NodeId(i), address(i))).collect();
-        let client_addresses: BTreeMap<NodeId, SocketAddr> = (0..NODES)
-            .map(|i| (NodeId(i), address(NODES + i)))
-            .collect();
-        drop(ports);
-        let configs: Vec<ServerConfig> = (0..NODES)
-            .map(|i| ServerConfig {
-                id: NodeId(i),
-                members: members.clone(),
-                client_address: client_addresses[&NodeId(i)],
-                data_dir: root.join(i.to_string()),
-                read_mode: ReadMode::Log,
-                allow_faults: false,
-                snapshot_threshold: threshold,
-                broken_write: None,
-            })
-            .collect();
+        let configs = local_configs(NODES, &root, ReadMode::Log, threshold).expect("free ports");
+        let client_addresses = client_addresses(&configs);
         let servers = configs
             .iter()
             .map(|config| Server::start(config).expect("the server starts"))
@@ -80,7 +58,7 @@ impl Cluster {
             configs,
             servers,
             transport: Arc::new(TcpKvTransport::new(&client_addresses)),
-            ids: members.keys().copied().collect(),
+            ids: client_addresses.keys().copied().collect(),
             clock: Arc::new(SystemClock::new()),
         }
     }

@@ -8,11 +8,9 @@
 //! cargo run --release -p deploy --example load -- 3 lease 8 10
 //! ```
 
-use deploy::{Server, ServerConfig, TcpKvTransport};
+use deploy::{client_addresses, local_configs, Server, TcpKvTransport};
 use node::kv::{Clerk, ClerkConfig, ClientId, ReadMode};
 use node::NodeId;
-use std::collections::BTreeMap;
-use std::net::{SocketAddr, TcpListener};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -43,34 +41,15 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let root = std::env::temp_dir().join(format!("interleave-load-{}", std::process::id()));
-    let ports: Vec<TcpListener> = (0..2 * nodes)
-        .map(|_| TcpListener::bind("127.0.0.1:0").expect("a free port"))
-        .collect();
-    let address = |i: u32| -> SocketAddr { ports[i as usize].local_addr().expect("bound") };
-    let members: BTreeMap<NodeId, SocketAddr> =
-        (0..nodes).map(|i| (NodeId(i), address(i))).collect();
-    let client_addresses: BTreeMap<NodeId, SocketAddr> = (0..nodes)
-        .map(|i| (NodeId(i), address(nodes + i)))
-        .collect();
-    drop(ports);
-    let servers: Vec<Server> = (0..nodes)
-        .map(|i| {
-            Server::start(&ServerConfig {
-                id: NodeId(i),
-                members: members.clone(),
-                client_address: client_addresses[&NodeId(i)],
-                data_dir: root.join(i.to_string()),
-                read_mode,
-                allow_faults: false,
-                snapshot_threshold: None,
-                broken_write: None,
-            })
-            .expect("the server starts")
-        })
+    let configs = local_configs(nodes, &root, read_mode, None).expect("free ports");
+    let client_addresses = client_addresses(&configs);
+    let servers: Vec<Server> = configs
+        .iter()
+        .map(|config| Server::start(config).expect("the server starts"))
         .collect();
     let clock: ClockRef = Arc::new(SystemClock::new());
     let transport = Arc::new(TcpKvTransport::new(&client_addresses));
-    let ids: Vec<NodeId> = members.keys().copied().collect();
+    let ids: Vec<NodeId> = client_addresses.keys().copied().collect();
     // The first operation of a clerk waits for a leader; the measurement starts after warming up.
     let mut warm = Clerk::new(
         ClientId(0),

@@ -31,6 +31,7 @@
 
 mod file_persister;
 mod local_cluster;
+mod local_configs;
 pub mod nemesis;
 mod proxy;
 mod real_time;
@@ -50,6 +51,7 @@ pub use file_persister::{FilePersister, OpenError};
 pub use local_cluster::{
     free_addresses, LocalCluster, LocalClusterSpec, ServerProgram, MAX_LOCAL_NODES,
 };
+pub use local_configs::{client_addresses, local_configs};
 pub use proxy::{LinkFault, LinkProxy};
 pub use serve::serve;
 pub use server::{NodeFailed, Server, ServerConfig, StartError};

@@ -22,4 +22,4 @@ pub fn preemption_bound(default: usize) -> usize {
 #[cfg(loom)]
 mod model_node;
 #[cfg(loom)]
-pub use model_node::{model_node, panic_message, NoNetwork};
+pub use model_node::{model_node, one_slot_follower, panic_message, NoNetwork};

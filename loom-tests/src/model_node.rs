@@ -50,6 +50,25 @@ pub fn model_node(
     (node, receiver)
 }
 
+/// Node 1 of a two-node cluster: a follower with only its applier on a thread, a one-slot
+/// apply channel and `mutations` on (the models drive its handlers by hand).
+pub fn one_slot_follower(mutations: &MutationSet) -> (Node, Receiver<Delivery>) {
+    let workers = Workers {
+        applier: true,
+        ..Workers::NONE
+    };
+    let persister = Arc::new(node::MemoryPersister::new());
+    model_node(
+        NodeId(1),
+        vec![NodeId(0)],
+        &ManualClock::new(),
+        persister,
+        mutations,
+        workers,
+        1,
+    )
+}
+
 /// The text of a panic payload (loom re-raises a model's panic with it).
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload

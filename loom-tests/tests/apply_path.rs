@@ -11,7 +11,7 @@
 //! applier and the service, every entry arrives exactly once, in order, and none is stranded.
 #![cfg(loom)]
 
-use loom_tests::{model_node, preemption_bound, run_isolated};
+use loom_tests::{model_node, one_slot_follower, preemption_bound, run_isolated};
 use node::messages::{AppendEntriesArgs, Request};
 use node::{
     Applied, Command, Delivery, Entry, LogIndex, MemoryPersister, Mutation, MutationSet, Node,
@@ -135,25 +135,6 @@ fn apply_model(mutations: MutationSet, queued: usize) {
     );
 }
 
-/// Node 1 of a two-node cluster, a follower with only its applier on a thread and a one-slot
-/// apply channel.
-fn follower(mutations: &MutationSet) -> (Node, Receiver<Delivery>) {
-    let workers = Workers {
-        applier: true,
-        ..Workers::NONE
-    };
-    let persister = Arc::new(MemoryPersister::new());
-    model_node(
-        NodeId(1),
-        vec![NodeId(0)],
-        &ManualClock::new(),
-        persister,
-        mutations,
-        workers,
-        1,
-    )
-}
-
 /// AppendEntries from leader 0 in term 1 carrying `texts` from the start of the log.
 fn append(texts: &[&str], leader_commit: u64) -> Request {
     Request::AppendEntries(AppendEntriesArgs {
@@ -184,7 +165,7 @@ fn follower_delivery_model(mutations: MutationSet, first_commit: u64) {
     let label = format!("{mutations:?}");
     builder.check(move || {
         EXECUTIONS.fetch_add(1, Ordering::SeqCst);
-        let (node, receiver) = follower(&mutations);
+        let (node, receiver) = one_slot_follower(&mutations);
         let handler = node.rpc_handler();
         let texts = ["a", "b", "c"];
         handler

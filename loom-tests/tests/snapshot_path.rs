@@ -9,38 +9,14 @@
 //! nothing deadlocks.
 #![cfg(loom)]
 
-use loom_tests::{model_node, preemption_bound, run_isolated};
+use loom_tests::{one_slot_follower, preemption_bound, run_isolated};
 use node::messages::{AppendEntriesArgs, InstallSnapshotArgs, Request};
-use node::{
-    Command, Delivery, Entry, LogIndex, MemoryPersister, Mutation, MutationSet, Node, NodeId, Term,
-    Workers,
-};
+use node::{Command, Delivery, Entry, LogIndex, Mutation, MutationSet, NodeId, Term};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use threadsim::sync::{thread, Arc};
-use threadsim::ManualClock;
-use threadsim::Receiver;
 
 static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
 const BOUND: usize = 3;
-
-/// Node 1 of a two-node cluster: a follower with only its applier on a thread and a one-slot
-/// apply channel.
-fn follower(mutations: &MutationSet) -> (Node, Receiver<Delivery>) {
-    let workers = Workers {
-        applier: true,
-        ..Workers::NONE
-    };
-    let persister = Arc::new(MemoryPersister::new());
-    model_node(
-        NodeId(1),
-        vec![NodeId(0)],
-        &ManualClock::new(),
-        persister,
-        mutations,
-        workers,
-        1,
-    )
-}
 
 /// AppendEntries from leader 0 in term 1 with entries 1-3, committing up to 2.
 fn three_entries_two_committed() -> Request {
@@ -103,7 +79,7 @@ fn snapshot_model(mutations: MutationSet) {
     let label = format!("{mutations:?}");
     builder.check(move || {
         EXECUTIONS.fetch_add(1, Ordering::SeqCst);
-        let (node, receiver) = follower(&mutations);
+        let (node, receiver) = one_slot_follower(&mutations);
         let node = Arc::new(node);
         let handler = node.rpc_handler();
         handler

@@ -4,7 +4,9 @@
 use models::Verdict;
 use node::{Command, MutationSet};
 use shuttle::rand::{thread_rng, RngCore};
-use sim::{check_kv_history, run_kv_workload, Cluster, ClusterConfig, KvWorkloadConfig, Sim};
+use sim::{
+    check_kv_history, run_kv_workload, Cluster, ClusterConfig, KvRun, KvWorkloadConfig, Sim,
+};
 use std::time::Duration;
 
 /// Runs `body` on a fresh cluster of `config`, with this shuttle task registered as the
@@ -72,28 +74,10 @@ pub fn coinciding_timers(mutations: MutationSet) {
 /// The key-value workload, small: 3 servers, 8 clerks over 2 keys for 3 simulated seconds with
 /// a leader partition; returns the history checked for linearizability (panics if it is not).
 pub fn kv_workload(mutations: MutationSet, apply_capacity: usize) {
-    let sim = Sim::new(thread_rng().next_u64());
-    let clock = sim.clock();
-    let ticket = clock.thread_register("main");
-    let config = KvWorkloadConfig {
-        nodes: 3,
-        clients: 8,
-        keys: 2,
-        duration: Duration::from_secs(3),
-        clients_with_old_leader: 1,
-        mutations,
+    linearizable_kv_run(KvWorkloadConfig {
         apply_capacity: Some(apply_capacity),
-        ..KvWorkloadConfig::default()
-    };
-    let run = run_kv_workload(&sim, &config);
-    clock.thread_unregister(ticket);
-    let report = check_kv_history(&run.history);
-    assert_eq!(
-        report.verdict,
-        Verdict::Linearizable,
-        "{} operations not linearizable",
-        run.history.len()
-    );
+        ..small_kv_workload(mutations)
+    });
 }
 
 /// Snapshots every 128 bytes of log (a handful of entries) on an unreliable network: a follower
@@ -131,23 +115,35 @@ pub fn snapshots(mutations: MutationSet) {
 /// servers snapshot from their apply loops while handlers install leaders' snapshots and the
 /// appliers block on the full channel.
 pub fn kv_snapshots(mutations: MutationSet) {
-    let sim = Sim::new(thread_rng().next_u64());
-    let clock = sim.clock();
-    let ticket = clock.thread_register("main");
-    let config = KvWorkloadConfig {
+    let run = linearizable_kv_run(KvWorkloadConfig {
+        apply_capacity: Some(1),
+        snapshot_threshold: Some(256),
+        ..small_kv_workload(mutations)
+    });
+    assert!(run.snapshots_taken > 0, "no snapshot taken");
+}
+
+/// 3 servers, 8 clerks over 2 keys for 3 simulated seconds, one clerk with the old leader.
+fn small_kv_workload(mutations: MutationSet) -> KvWorkloadConfig {
+    KvWorkloadConfig {
         nodes: 3,
         clients: 8,
         keys: 2,
         duration: Duration::from_secs(3),
         clients_with_old_leader: 1,
         mutations,
-        apply_capacity: Some(1),
-        snapshot_threshold: Some(256),
         ..KvWorkloadConfig::default()
-    };
+    }
+}
+
+/// Runs the key-value workload with this shuttle task as the simulation's main thread; panics
+/// unless the history is linearizable.
+fn linearizable_kv_run(config: KvWorkloadConfig) -> KvRun {
+    let sim = Sim::new(thread_rng().next_u64());
+    let clock = sim.clock();
+    let ticket = clock.thread_register("main");
     let run = run_kv_workload(&sim, &config);
     clock.thread_unregister(ticket);
-    assert!(run.snapshots_taken > 0, "no snapshot taken");
     let report = check_kv_history(&run.history);
     assert_eq!(
         report.verdict,
@@ -155,4 +151,5 @@ pub fn kv_snapshots(mutations: MutationSet) {
         "{} operations not linearizable",
         run.history.len()
     );
+    run
 }

@@ -249,3 +249,16 @@ fn kv_unreliable_recover_concurrent_partitions_linearizable() {
         );
     }
 }
+
+/// The bound on the stored log can fail: nodes whose services never snapshot keep every entry.
+#[test]
+#[should_panic(expected = "over the snapshot threshold of 256: its service did not compact")]
+fn the_stored_log_bound_fails_when_nothing_compacts() {
+    run_seeds("snapshots::bound_fails", &[1], |sim| {
+        let cluster = Cluster::new(sim, ClusterConfig::new(3));
+        for value in 1..=40 {
+            cluster.one(cmd(value), 3, true);
+        }
+        cluster.check_log_bounded(THRESHOLD);
+    });
+}

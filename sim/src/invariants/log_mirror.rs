@@ -76,14 +76,12 @@ impl LogMirrors {
             log.extend_from_slice(committed);
             return Ok(());
         }
-        if Self::holds_committed(log, index, committed) {
-            Ok(())
-        } else {
-            Err(format!(
+        Self::require_committed(log, index, committed, || {
+            format!(
                 "{node} compacted its log up to {index}, but its entry there is not the \
                  committed one"
-            ))
-        }
+            )
+        })
     }
 
     /// `node` installed a leader's snapshot up to `index`, keeping the entries after it or not;
@@ -102,26 +100,112 @@ impl LogMirrors {
             log.extend_from_slice(committed);
             return Ok(());
         }
-        if Self::holds_committed(log, index, committed) {
-            Ok(())
-        } else {
-            Err(format!(
+        Self::require_committed(log, index, committed, || {
+            format!(
                 "Log Matching: {node} kept its entries after a snapshot up to {index}, but its \
                  log differs from the committed one there"
-            ))
-        }
+            )
+        })
     }
 
-    /// Whether `log` holds the committed entry at `index` (and so, by its chain digest, every
-    /// committed entry before it).
-    fn holds_committed(log: &[Mirrored], index: LogIndex, committed: &[Mirrored]) -> bool {
+    /// `violation` unless `log` holds the committed entry at `index` (and so, by its chain
+    /// digest, every committed entry before it).
+    fn require_committed(
+        log: &[Mirrored],
+        index: LogIndex,
+        committed: &[Mirrored],
+        violation: impl FnOnce() -> String,
+    ) -> Result<(), String> {
         let position = (index.0 - 1) as usize;
-        log.get(position).is_some() && log.get(position) == committed.get(position)
+        match log.get(position) {
+            Some(entry) if committed.get(position) == Some(entry) => Ok(()),
+            _ => Err(violation()),
+        }
     }
 
     /// `node`'s entry at `index`, if its log reaches it.
     pub fn entry(&self, node: NodeId, index: LogIndex) -> Option<Mirrored> {
         let position = usize::try_from(index.0.checked_sub(1)?).ok()?;
         self.logs.get(&node)?.get(position).copied()
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+
+    fn logged(index: u64, term: u64, digest: u64) -> LoggedEntry {
+        LoggedEntry {
+            index: LogIndex(index),
+            term: Term(term),
+            digest,
+        }
+    }
+
+    /// n0's log of two entries, which the tests take as the committed ones.
+    fn committed_two() -> (LogMirrors, Vec<Mirrored>) {
+        let mut logs = LogMirrors::default();
+        let added = logs.on_changed(NodeId(0), None, &[logged(1, 1, 10), logged(2, 1, 11)]);
+        let committed = added.into_iter().map(|(_, entry)| entry).collect();
+        (logs, committed)
+    }
+
+    #[test]
+    fn compacting_anything_but_the_committed_prefix_is_a_violation() {
+        let (mut logs, committed) = committed_two();
+        assert!(logs
+            .on_compacted(NodeId(0), LogIndex(2), &committed)
+            .is_ok());
+        logs.on_changed(NodeId(1), None, &[logged(1, 1, 10), logged(2, 2, 99)]);
+        let violation = logs
+            .on_compacted(NodeId(1), LogIndex(2), &committed)
+            .unwrap_err();
+        assert!(
+            violation.contains(
+                "n1 compacted its log up to #2, but its entry there is not the committed one"
+            ),
+            "{violation}"
+        );
+        // A restarted node's empty mirror takes the committed prefix, and its log follows it.
+        logs.on_restart(NodeId(2));
+        assert!(logs
+            .on_compacted(NodeId(2), LogIndex(2), &committed)
+            .is_ok());
+        assert_eq!(logs.entry(NodeId(2), LogIndex(2)), Some(committed[1]));
+        logs.on_changed(NodeId(2), None, &[logged(3, 1, 12)]);
+    }
+
+    #[test]
+    fn an_install_that_keeps_entries_after_a_differing_prefix_is_a_violation() {
+        let (mut logs, committed) = committed_two();
+        // n1 agrees up to #2 and keeps #3.
+        logs.on_changed(
+            NodeId(1),
+            None,
+            &[logged(1, 1, 10), logged(2, 1, 11), logged(3, 1, 12)],
+        );
+        assert!(logs
+            .on_installed(NodeId(1), LogIndex(2), true, &committed)
+            .is_ok());
+        assert!(logs.entry(NodeId(1), LogIndex(3)).is_some());
+        // n2 differs at #2 but claims to keep what follows.
+        logs.on_changed(
+            NodeId(2),
+            None,
+            &[logged(1, 1, 10), logged(2, 1, 77), logged(3, 1, 12)],
+        );
+        let violation = logs
+            .on_installed(NodeId(2), LogIndex(2), true, &committed)
+            .unwrap_err();
+        assert!(
+            violation.starts_with("Log Matching: n2 kept its entries"),
+            "{violation}"
+        );
+        // Giving way whole replaces its log with the committed prefix.
+        assert!(logs
+            .on_installed(NodeId(2), LogIndex(2), false, &committed)
+            .is_ok());
+        assert_eq!(logs.entry(NodeId(2), LogIndex(2)), Some(committed[1]));
+        assert_eq!(logs.entry(NodeId(2), LogIndex(3)), None);
     }
 }
