@@ -1,5 +1,6 @@
 //! [`Clerk`]: the client library of the key-value service.
 
+use super::round_trips::RoundTrips;
 use super::{ClientId, KvOp, KvReply, KvRequest, KvResult, Seq};
 use crate::transport::TransportError;
 use crate::NodeId;
@@ -22,8 +23,13 @@ pub trait KvTransport: Send + Sync {
 /// Timing of a clerk.
 #[derive(Clone, Debug)]
 pub struct ClerkConfig {
-    /// How long one call waits for a reply (longer than the server's wait timeout).
+    /// The longest one call waits for a reply (longer than the server's wait timeout): the
+    /// wait before any reply came, and the most that unanswered calls back off to. Between
+    /// answers a call waits a few of the round trips seen ([`RoundTrips`]), measured apart for
+    /// gets and for writes.
     pub call_timeout: Duration,
+    /// The shortest a call waits, however short the round trips seen.
+    pub min_call_timeout: Duration,
     /// Pause after every server was tried once without success.
     pub retry_pause: Duration,
 }
@@ -32,6 +38,7 @@ impl Default for ClerkConfig {
     fn default() -> Self {
         ClerkConfig {
             call_timeout: Duration::from_millis(200),
+            min_call_timeout: Duration::from_millis(20),
             retry_pause: Duration::from_millis(50),
         }
     }
@@ -56,6 +63,9 @@ pub struct Clerk {
     transport: Arc<dyn KvTransport>,
     clock: ClockRef,
     config: ClerkConfig,
+    /// Round trips of answered gets, and of answered writes (which wait for a commit).
+    gets: RoundTrips,
+    writes: RoundTrips,
 }
 
 impl Clerk {
@@ -76,6 +86,8 @@ impl Clerk {
             transport,
             clock,
             config,
+            gets: RoundTrips::default(),
+            writes: RoundTrips::default(),
         }
     }
 
@@ -113,6 +125,7 @@ impl Clerk {
     pub fn execute(&mut self, op: KvOp, deadline: Option<Instant>) -> Result<KvResult, GaveUp> {
         let seq = self.next_seq;
         self.next_seq = seq.next();
+        let is_get = matches!(op, KvOp::Get(_));
         let request = KvRequest {
             client: self.id,
             seq,
@@ -126,9 +139,19 @@ impl Clerk {
             }
             attempts += 1;
             let server = self.servers[self.leader];
-            let reply = self
-                .transport
-                .call(server, request.clone(), self.config.call_timeout);
+            let trips = if is_get {
+                &mut self.gets
+            } else {
+                &mut self.writes
+            };
+            let wait = trips.wait(self.config.min_call_timeout, self.config.call_timeout);
+            let sent = self.clock.now();
+            let reply = self.transport.call(server, request.clone(), wait);
+            match &reply {
+                Ok(KvReply::Ok(_)) => trips.answered(self.clock.now().saturating_since(sent)),
+                Err(_) => trips.unanswered(),
+                Ok(_) => {}
+            }
             match reply {
                 Ok(KvReply::Ok(result)) => return Ok(result),
                 Ok(KvReply::WrongLeader {
@@ -161,11 +184,13 @@ mod tests {
     /// Answers each server's calls from a script (no answer once it runs out) and records
     /// every call.
     struct Scripted {
-        answers: Mutex<BTreeMap<NodeId, VecDeque<KvReply>>>,
+        answers: Mutex<BTreeMap<NodeId, VecDeque<Option<KvReply>>>>,
         calls: Mutex<Vec<(NodeId, KvRequest)>>,
         /// The real clock the clerks here run on, and when each call came by it.
         clock: ClockRef,
         times: Mutex<Vec<Instant>>,
+        /// How long each call was allowed to wait.
+        waits: Mutex<Vec<Duration>>,
     }
 
     impl Default for Scripted {
@@ -175,6 +200,7 @@ mod tests {
                 calls: Mutex::default(),
                 clock: Arc::new(SystemClock::new()),
                 times: Mutex::default(),
+                waits: Mutex::default(),
             }
         }
     }
@@ -185,7 +211,15 @@ mod tests {
                 .lock()
                 .entry(NodeId(server))
                 .or_default()
-                .push_back(reply);
+                .push_back(Some(reply));
+        }
+        /// The next call to `server` goes unanswered.
+        fn lose(&self, server: u32) {
+            self.answers
+                .lock()
+                .entry(NodeId(server))
+                .or_default()
+                .push_back(None);
         }
         fn servers_called(&self) -> Vec<u32> {
             self.calls
@@ -201,15 +235,17 @@ mod tests {
             &self,
             server: NodeId,
             request: KvRequest,
-            _timeout: Duration,
+            timeout: Duration,
         ) -> Result<KvReply, TransportError> {
             self.calls.lock().push((server, request));
+            self.waits.lock().push(timeout);
             self.times.lock().push(self.clock.now());
             let answer = self
                 .answers
                 .lock()
                 .get_mut(&server)
-                .and_then(VecDeque::pop_front);
+                .and_then(VecDeque::pop_front)
+                .flatten();
             answer.ok_or(TransportError::NoReply(server))
         }
     }
@@ -226,6 +262,7 @@ mod tests {
             script.clock.clone(),
             ClerkConfig {
                 call_timeout: Duration::from_millis(1),
+                min_call_timeout: Duration::from_millis(1),
                 retry_pause,
             },
         )
@@ -320,6 +357,41 @@ mod tests {
         assert!(
             times[2].saturating_since(times[0]) < pause / 2,
             "the clerk paused before trying every server"
+        );
+    }
+
+    #[test]
+    fn a_call_waits_a_few_round_trips_once_answered_and_twice_as_long_after_each_loss() {
+        let script = Arc::new(Scripted::default());
+        let mut clerk = Clerk::new(
+            ClientId(7),
+            vec![NodeId(0)],
+            script.clone(),
+            script.clock.clone(),
+            ClerkConfig {
+                call_timeout: Duration::from_millis(200),
+                min_call_timeout: Duration::from_millis(20),
+                retry_pause: Duration::ZERO,
+            },
+        );
+        let value = || KvReply::Ok(KvResult::Value("v".into()));
+        script.answer(0, value());
+        clerk.get("k", None).expect("answered");
+        script.lose(0);
+        script.lose(0);
+        script.answer(0, value());
+        clerk.get("k", None).expect("answered");
+        script.answer(0, KvReply::Ok(KvResult::Done));
+        clerk.put("k", "v", None).expect("answered");
+        script.answer(0, value());
+        clerk.get("k", None).expect("answered");
+        let ms = Duration::from_millis;
+        // No round trip seen: the longest. Then the round trips seen here (well under a
+        // millisecond) give the shortest, doubled by each loss. Writes have their own round
+        // trips (none yet), and an answer ends the doubling.
+        assert_eq!(
+            *script.waits.lock(),
+            vec![ms(200), ms(20), ms(40), ms(80), ms(200), ms(20)]
         );
     }
 }

@@ -12,12 +12,14 @@
 mod bytes;
 mod clerk;
 mod command;
+mod round_trips;
 mod server;
 mod snapshot;
 mod state_machine;
 
 pub use clerk::{Clerk, ClerkConfig, GaveUp, KvTransport};
 pub use command::{KvCommand, NotAKvCommand};
+pub use round_trips::RoundTrips;
 pub use server::{KvObserver, KvServer, KvServerConfig};
 pub use snapshot::BadSnapshot;
 pub use state_machine::KvStateMachine;
