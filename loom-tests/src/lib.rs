@@ -11,6 +11,18 @@
 /// whole process): see [`threadsim::isolated::run_ignored_test`].
 pub use threadsim::isolated::run_ignored_test as run_isolated;
 
+/// Runs the broken variant's model `child` (an `#[ignore]`d test of this binary) in a child
+/// process and requires loom to reject it, with `reason` in its output (a variant that fails
+/// for another reason is not shown caught).
+pub fn assert_rejected(child: &str, reason: &str) {
+    let (failed, output) = run_isolated(child);
+    assert!(failed, "{child} survived every interleaving:\n{output}");
+    assert!(
+        output.contains(reason),
+        "{child} failed, but not with {reason:?}:\n{output}"
+    );
+}
+
 /// The preemption bound of a model: `LOOM_MAX_PREEMPTIONS` if set, else `default`.
 pub fn preemption_bound(default: usize) -> usize {
     std::env::var("LOOM_MAX_PREEMPTIONS")

@@ -99,16 +99,8 @@ impl LeaderCompleteness {
 
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
+    use super::super::log_mirror::logged;
     use super::*;
-    use node::LoggedEntry;
-
-    fn logged(index: u64, term: u64, digest: u64) -> LoggedEntry {
-        LoggedEntry {
-            index: LogIndex(index),
-            term: Term(term),
-            digest,
-        }
-    }
 
     #[test]
     fn a_leader_elected_without_a_committed_entry_is_a_violation() {

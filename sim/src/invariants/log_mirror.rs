@@ -130,17 +130,20 @@ impl LogMirrors {
     }
 }
 
+/// An entry of index `index` and term `term` whose command has `digest`, for the invariants'
+/// tests.
+#[cfg(all(test, not(any(loom, shuttle))))]
+pub(super) fn logged(index: u64, term: u64, digest: u64) -> LoggedEntry {
+    LoggedEntry {
+        index: LogIndex(index),
+        term: Term(term),
+        digest,
+    }
+}
+
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
-
-    fn logged(index: u64, term: u64, digest: u64) -> LoggedEntry {
-        LoggedEntry {
-            index: LogIndex(index),
-            term: Term(term),
-            digest,
-        }
-    }
 
     /// n0's log of two entries, which the tests take as the committed ones.
     fn committed_two() -> (LogMirrors, Vec<Mirrored>) {
