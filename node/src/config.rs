@@ -20,6 +20,10 @@ pub struct Config {
     pub leader_quorum_timeout: Duration,
     /// The most entries one AppendEntries carries.
     pub max_entries_per_append: usize,
+    /// The most command bytes one AppendEntries carries (at most [`MAX_BYTES_PER_APPEND`]): a
+    /// lagging follower's catch-up comes in batches that fit a message, however long the
+    /// commands. One entry always goes, so a command longer than this travels alone.
+    pub max_bytes_per_append: usize,
     /// The most committed entries the applier takes per lock acquisition.
     pub max_entries_per_apply_batch: usize,
     /// The most any node's clock may run fast or slow, in parts per million of true time
@@ -44,6 +48,7 @@ impl Default for Config {
             rpc_timeout: Duration::from_millis(100),
             leader_quorum_timeout: Duration::from_millis(2400),
             max_entries_per_append: 256,
+            max_bytes_per_append: 4 << 20,
             max_entries_per_apply_batch: 64,
             max_clock_drift_ppm: 100_000,
             seed: 0,
@@ -51,6 +56,11 @@ impl Default for Config {
         }
     }
 }
+
+/// The largest [`Config::max_bytes_per_append`]: with one command of at most
+/// [`crate::persist::MAX_COMMAND_BYTES`] on top, an AppendEntries stays far below any transport's
+/// frame limit (64 MiB over TCP).
+pub const MAX_BYTES_PER_APPEND: usize = 16 << 20;
 
 /// A configuration that cannot work.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -87,6 +97,9 @@ pub enum ConfigError {
     /// A limit of zero would stop replication or apply.
     #[error("{0} must be at least 1")]
     ZeroLimit(&'static str),
+    /// A batch larger than a message can carry.
+    #[error("max_bytes_per_append {0} is over the limit of {MAX_BYTES_PER_APPEND}")]
+    AppendTooLarge(usize),
 }
 
 impl Config {
@@ -116,6 +129,12 @@ impl Config {
         }
         if self.max_entries_per_append == 0 {
             return Err(ConfigError::ZeroLimit("max_entries_per_append"));
+        }
+        if self.max_bytes_per_append == 0 {
+            return Err(ConfigError::ZeroLimit("max_bytes_per_append"));
+        }
+        if self.max_bytes_per_append > MAX_BYTES_PER_APPEND {
+            return Err(ConfigError::AppendTooLarge(self.max_bytes_per_append));
         }
         if self.max_entries_per_apply_batch == 0 {
             return Err(ConfigError::ZeroLimit("max_entries_per_apply_batch"));
@@ -148,5 +167,20 @@ mod tests {
             slow.validate(),
             Err(ConfigError::HeartbeatTooSlow { .. })
         ));
+        for (bytes, refused) in [
+            (0, true),
+            (MAX_BYTES_PER_APPEND, false),
+            (MAX_BYTES_PER_APPEND + 1, true),
+        ] {
+            let config = Config {
+                max_bytes_per_append: bytes,
+                ..Config::default()
+            };
+            assert_eq!(
+                config.validate().is_err(),
+                refused,
+                "{bytes} bytes per append"
+            );
+        }
     }
 }

@@ -82,7 +82,7 @@ pub mod transport;
 pub mod types;
 
 pub use config::Config;
-pub use core::ReadIndexError;
+pub use core::{ProposeError, ReadIndexError};
 pub use local_network::LocalNetwork;
 pub use mutation::{Mutation, MutationSet};
 pub use observer::{LoggedEntry, NoObserver, NodeEvent, Observer, Role};

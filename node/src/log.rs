@@ -126,17 +126,28 @@ impl RaftLog {
         (index.0 - self.snapshot_index.0 - 1) as usize
     }
 
-    /// Up to `limit` entries starting at `from` (which may be one past the end, and must be
-    /// after the snapshot).
-    pub fn slice_from(&self, from: LogIndex, limit: usize) -> Vec<Entry> {
+    /// Up to `max_entries` entries starting at `from` (which may be one past the end, and must
+    /// be after the snapshot), and no more than `max_bytes` of commands: the first entry is
+    /// always taken (when `max_entries` allows one), so a command longer than `max_bytes` still
+    /// travels, alone.
+    pub fn slice_from(&self, from: LogIndex, max_entries: usize, max_bytes: usize) -> Vec<Entry> {
         let start = self.position(from);
         assert!(
             start <= self.entries.len(),
             "slice from {from} past the end {}",
             self.last_index()
         );
-        let end = (start + limit).min(self.entries.len());
-        self.entries[start..end].to_vec()
+        let mut bytes = 0;
+        let taken = self.entries[start..]
+            .iter()
+            .take(max_entries)
+            .enumerate()
+            .take_while(|(position, entry)| {
+                bytes += entry.command.0.len();
+                *position == 0 || bytes <= max_bytes
+            })
+            .count();
+        self.entries[start..start + taken].to_vec()
     }
 
     /// Appends one entry and returns its index.
@@ -301,6 +312,30 @@ mod tests {
     }
 
     #[test]
+    fn a_slice_stops_at_its_byte_budget_but_always_carries_one_entry() {
+        let mut log = RaftLog::default();
+        for length in [3, 3, 10, 1] {
+            log.append(Entry {
+                term: Term(1),
+                command: Command(vec![b'x'; length]),
+            });
+        }
+        let lengths = |from, max_entries, max_bytes| -> Vec<usize> {
+            let slice: Vec<Entry> = log.slice_from(LogIndex(from), max_entries, max_bytes);
+            slice.iter().map(|entry| entry.command.0.len()).collect()
+        };
+        assert_eq!(lengths(1, 10, 6), [3, 3], "6 bytes hold the first two");
+        assert_eq!(lengths(1, 10, 5), [3], "the second would pass 5");
+        assert_eq!(
+            lengths(3, 10, 4),
+            [10],
+            "one over the budget still goes, alone"
+        );
+        assert_eq!(lengths(1, 3, usize::MAX), [3, 3, 10]);
+        assert!(lengths(1, 0, usize::MAX).is_empty(), "a heartbeat");
+    }
+
+    #[test]
     fn term_lookups() {
         let log = log_of(&[1, 1, 2, 2, 2, 4]);
         assert_eq!(log.term_at(LogIndex(0)), Some(Term(0)));
@@ -308,8 +343,11 @@ mod tests {
         assert_eq!(log.first_index_of_term_run(LogIndex(5)), LogIndex(3));
         assert_eq!(log.last_index_of_term(Term(2)), Some(LogIndex(5)));
         assert_eq!(log.last_index_of_term(Term(3)), None);
-        assert_eq!(log.slice_from(LogIndex(5), 10), vec![entry(2), entry(4)]);
-        assert!(log.slice_from(LogIndex(7), 10).is_empty());
+        assert_eq!(
+            log.slice_from(LogIndex(5), 10, usize::MAX),
+            vec![entry(2), entry(4)]
+        );
+        assert!(log.slice_from(LogIndex(7), 10, usize::MAX).is_empty());
     }
 
     #[test]
@@ -324,7 +362,10 @@ mod tests {
         assert_eq!(log.term_at(LogIndex(2)), None, "compacted");
         assert_eq!(log.entry(LogIndex(4)), Some(&entry(2)));
         assert_eq!(log.entry(LogIndex(3)), None);
-        assert_eq!(log.slice_from(LogIndex(4), 10), vec![entry(2), entry(3)]);
+        assert_eq!(
+            log.slice_from(LogIndex(4), 10, usize::MAX),
+            vec![entry(2), entry(3)]
+        );
         assert_eq!(
             log.removals(),
             1,

@@ -3,7 +3,7 @@
 //! about the node's state (for operators and the nemesis). Keys and values are UTF-8.
 
 use super::{Reader, WireError, Writer};
-use node::kv::{ClientId, KvOp, KvReply, KvRequest, KvResult, Seq};
+use node::kv::{ClientId, KvOp, KvReply, KvRequest, KvResult, Part, Refusal, Seq};
 use node::{LogIndex, NodeId, Term};
 
 /// What a client asks a server.
@@ -153,6 +153,7 @@ const RETRY: u8 = 4;
 const TIMEOUT: u8 = 5;
 const STATUS_REPORT: u8 = 6;
 const REFUSED: u8 = 7;
+const TOO_LARGE: u8 = 8;
 
 /// The frame for call `id` carrying `request`.
 fn encode_request(id: u64, request: &KvRequest) -> Vec<u8> {
@@ -213,6 +214,11 @@ fn encode_reply(id: u64, reply: &KvReply) -> Vec<u8> {
             .u32(leader_hint.map_or(0, |node| node.0)),
         KvReply::Retry => writer.u8(RETRY),
         KvReply::Timeout => writer.u8(TIMEOUT),
+        KvReply::Refused(refusal) => writer
+            .u8(TOO_LARGE)
+            .flag(refusal.part == Part::Value)
+            .u64(refusal.bytes)
+            .u64(refusal.limit),
     };
     writer.finish()
 }
@@ -233,6 +239,15 @@ fn decode_reply(frame: &[u8]) -> Result<(u64, KvReply), WireError> {
         }
         RETRY => KvReply::Retry,
         TIMEOUT => KvReply::Timeout,
+        TOO_LARGE => KvReply::Refused(Refusal {
+            part: if reader.flag("refused part is the value")? {
+                Part::Value
+            } else {
+                Part::Key
+            },
+            bytes: reader.u64("refused length")?,
+            limit: reader.u64("limit")?,
+        }),
         kind => {
             return Err(WireError::Bad {
                 field: "reply",
@@ -272,6 +287,16 @@ mod tests {
             KvReply::WrongLeader { leader_hint: None },
             KvReply::Retry,
             KvReply::Timeout,
+            KvReply::Refused(Refusal {
+                part: Part::Value,
+                bytes: 300_000,
+                limit: 262_144,
+            }),
+            KvReply::Refused(Refusal {
+                part: Part::Key,
+                bytes: 2_000,
+                limit: 1_024,
+            }),
         ]
     }
 

@@ -178,6 +178,23 @@ pub struct NotLeader {
     pub leader_hint: Option<NodeId>,
 }
 
+/// Why [`RaftCore::propose`] refused a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProposeError {
+    /// This node does not believe it leads.
+    #[error(transparent)]
+    NotLeader(#[from] NotLeader),
+    /// The command is longer than [`crate::persist::MAX_COMMAND_BYTES`]: no stored form or
+    /// message could carry it, so it is refused before it reaches the log.
+    #[error("a command of {bytes} bytes is over the limit of {limit} bytes")]
+    TooLarge {
+        /// The command's length.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
+}
+
 /// The protocol state of one node, and the Raft rules.
 #[derive(Clone, Debug)]
 pub struct RaftCore {
@@ -209,8 +226,8 @@ impl RaftCore {
     ) -> RaftCore {
         assert!(!peers.contains(&id), "{id} is listed among its own peers");
         assert!(
-            config.max_entries_per_append > 0,
-            "max_entries_per_append must be positive"
+            config.max_entries_per_append > 0 && config.max_bytes_per_append > 0,
+            "max_entries_per_append and max_bytes_per_append must be positive"
         );
         let mut unique = peers.clone();
         unique.sort();
@@ -327,12 +344,20 @@ impl RaftCore {
 
     /// Appends `command` if leader; returns its index and term, and what to do. The new entry is
     /// written before any follower receives it (see [`RaftCore::next_request`]); a node alone
-    /// commits it at once, so it is written now.
-    pub fn propose(&mut self, command: Command) -> Result<(LogIndex, Term, Effects), NotLeader> {
-        if self.leader().is_none() {
-            return Err(NotLeader {
-                leader_hint: self.leader_hint,
+    /// commits it at once, so it is written now. A command over
+    /// [`crate::persist::MAX_COMMAND_BYTES`] is refused whatever the role.
+    pub fn propose(&mut self, command: Command) -> Result<(LogIndex, Term, Effects), ProposeError> {
+        let limit = crate::persist::MAX_COMMAND_BYTES;
+        if command.0.len() > limit {
+            return Err(ProposeError::TooLarge {
+                bytes: command.0.len(),
+                limit,
             });
+        }
+        if self.leader().is_none() {
+            return Err(ProposeError::NotLeader(NotLeader {
+                leader_hint: self.leader_hint,
+            }));
         }
         let term = self.term();
         let index = self.state.log.append(crate::Entry { term, command });

@@ -46,6 +46,16 @@ impl RaftCore {
             effects.push(Effect::Persist);
         }
         let mut args = self.append_request(next_index, self.config.max_entries_per_append);
+        debug_assert!(
+            args.entries.len() <= 1
+                || args
+                    .entries
+                    .iter()
+                    .map(|e| e.command.0.len())
+                    .sum::<usize>()
+                    <= self.config.max_bytes_per_append,
+            "an AppendEntries over its byte budget"
+        );
         args.read_round = read_round;
         args.sent_at = now;
         Some((effects, Request::AppendEntries(args)))
@@ -68,7 +78,11 @@ impl RaftCore {
                 .log
                 .term_at(prev_log_index)
                 .expect("next_index within log + 1"),
-            entries: self.state.log.slice_from(next_index, max_entries),
+            entries: self.state.log.slice_from(
+                next_index,
+                max_entries,
+                self.config.max_bytes_per_append,
+            ),
             leader_commit: self.commit_index,
             read_round: 0,
             sent_at: threadsim::Instant::ZERO,

@@ -1,7 +1,7 @@
 //! [`Clerk`]: the client library of the key-value service.
 
 use super::round_trips::RoundTrips;
-use super::{ClientId, KvOp, KvReply, KvRequest, KvResult, Seq};
+use super::{ClientId, KvOp, KvReply, KvRequest, KvResult, Refusal, Seq};
 use crate::transport::TransportError;
 use crate::NodeId;
 use std::time::Duration;
@@ -53,6 +53,18 @@ pub struct GaveUp {
     pub attempts: u64,
 }
 
+/// Why an operation did not return a result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ClerkError {
+    /// The deadline passed: the operation may or may not take effect.
+    #[error(transparent)]
+    GaveUp(#[from] GaveUp),
+    /// The operation is over the size limits (refused by the clerk before sending, or by the
+    /// store for an append that would grow a value past them): it took no effect.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+}
+
 /// A client of the store: one operation at a time, each retried with the same sequence number
 /// until a server answers it or the caller's deadline passes.
 pub struct Clerk {
@@ -97,7 +109,7 @@ impl Clerk {
     }
 
     /// Reads `key`.
-    pub fn get(&mut self, key: &str, deadline: Option<Instant>) -> Result<String, GaveUp> {
+    pub fn get(&mut self, key: &str, deadline: Option<Instant>) -> Result<String, ClerkError> {
         match self.execute(KvOp::Get(key.to_string()), deadline)? {
             KvResult::Value(value) => Ok(value),
             KvResult::Done => unreachable!("a get answered without a value"),
@@ -105,7 +117,12 @@ impl Clerk {
     }
 
     /// Sets `key` to `value`.
-    pub fn put(&mut self, key: &str, value: &str, deadline: Option<Instant>) -> Result<(), GaveUp> {
+    pub fn put(
+        &mut self,
+        key: &str,
+        value: &str,
+        deadline: Option<Instant>,
+    ) -> Result<(), ClerkError> {
         self.execute(KvOp::Put(key.into(), value.into()), deadline)
             .map(|_| ())
     }
@@ -116,13 +133,15 @@ impl Clerk {
         key: &str,
         value: &str,
         deadline: Option<Instant>,
-    ) -> Result<(), GaveUp> {
+    ) -> Result<(), ClerkError> {
         self.execute(KvOp::Append(key.into(), value.into()), deadline)
             .map(|_| ())
     }
 
     /// Runs `op` until a server answers it, or gives up once `deadline` (if any) has passed.
-    pub fn execute(&mut self, op: KvOp, deadline: Option<Instant>) -> Result<KvResult, GaveUp> {
+    /// An operation over the size limits is refused here, without a call.
+    pub fn execute(&mut self, op: KvOp, deadline: Option<Instant>) -> Result<KvResult, ClerkError> {
+        op.check_size()?;
         let seq = self.next_seq;
         self.next_seq = seq.next();
         let is_get = matches!(op, KvOp::Get(_));
@@ -135,7 +154,7 @@ impl Clerk {
         let mut failures_in_a_row = 0;
         loop {
             if deadline.is_some_and(|deadline| self.clock.now() >= deadline) {
-                return Err(GaveUp { attempts });
+                return Err(GaveUp { attempts }.into());
             }
             attempts += 1;
             let server = self.servers[self.leader];
@@ -148,12 +167,15 @@ impl Clerk {
             let sent = self.clock.now();
             let reply = self.transport.call(server, request.clone(), wait);
             match &reply {
-                Ok(KvReply::Ok(_)) => trips.answered(self.clock.now().saturating_since(sent)),
+                Ok(KvReply::Ok(_) | KvReply::Refused(_)) => {
+                    trips.answered(self.clock.now().saturating_since(sent))
+                }
                 Err(_) => trips.unanswered(),
                 Ok(_) => {}
             }
             match reply {
                 Ok(KvReply::Ok(result)) => return Ok(result),
+                Ok(KvReply::Refused(refusal)) => return Err(refusal.into()),
                 Ok(KvReply::WrongLeader {
                     leader_hint: Some(hint),
                 }) if hint != server && self.servers.contains(&hint) => {
@@ -333,7 +355,24 @@ mod tests {
             .expect_err("no server answers");
         let calls = script.calls.lock().len() as u64;
         assert!(calls >= 3, "{calls} calls");
-        assert_eq!(gave_up, GaveUp { attempts: calls });
+        assert_eq!(gave_up, ClerkError::GaveUp(GaveUp { attempts: calls }));
+    }
+
+    #[test]
+    fn an_operation_over_the_limits_is_refused_without_a_call_and_a_server_refusal_is_final() {
+        let script = Arc::new(Scripted::default());
+        let mut clerk = clerk(&script);
+        let long = "v".repeat(crate::kv::MAX_VALUE_BYTES + 1);
+        let refused = clerk.put("k", &long, None).expect_err("too long");
+        assert!(matches!(refused, ClerkError::Refused(_)), "{refused:?}");
+        assert!(script.calls.lock().is_empty(), "nothing was sent");
+        let refusal = Refusal::check_value(crate::kv::MAX_VALUE_BYTES + 9).unwrap_err();
+        script.answer(0, KvReply::Refused(refusal));
+        assert_eq!(
+            clerk.append("k", "grows it past the limit", None),
+            Err(ClerkError::Refused(refusal))
+        );
+        assert_eq!(script.servers_called(), [0], "a refusal is not retried");
     }
 
     #[test]

@@ -12,17 +12,19 @@
 mod bytes;
 mod clerk;
 mod command;
+mod limits;
 mod round_trips;
 mod server;
 mod snapshot;
 mod state_machine;
 
-pub use clerk::{Clerk, ClerkConfig, GaveUp, KvTransport};
+pub use clerk::{Clerk, ClerkConfig, ClerkError, GaveUp, KvTransport};
 pub use command::{KvCommand, NotAKvCommand};
+pub use limits::{Part, Refusal, MAX_KEY_BYTES, MAX_VALUE_BYTES};
 pub use round_trips::RoundTrips;
 pub use server::{KvObserver, KvServer, KvServerConfig};
 pub use snapshot::BadSnapshot;
-pub use state_machine::KvStateMachine;
+pub use state_machine::{KvStateMachine, Outcome};
 
 use crate::NodeId;
 use std::fmt;
@@ -90,6 +92,9 @@ pub enum KvReply {
     Retry,
     /// The operation was proposed but not applied in time: it may still take effect.
     Timeout,
+    /// The operation was refused and changed nothing: a key or value over the limits
+    /// ([`MAX_KEY_BYTES`], [`MAX_VALUE_BYTES`]). A retry is refused again.
+    Refused(Refusal),
 }
 
 /// How a server answers gets.

@@ -1,12 +1,12 @@
 //! [`KvServer`]: the key-value service on one node.
 
 use super::{
-    ClientId, KvCommand, KvOp, KvReply, KvRequest, KvResult, KvStateMachine, ReadMode, Seq,
+    ClientId, KvCommand, KvOp, KvReply, KvRequest, KvResult, KvStateMachine, Outcome, ReadMode, Seq,
 };
 use crate::mutation::{Mutation, MutationSet};
 use crate::shell::{Applied, Delivery, Node};
-use crate::ReadIndexError;
 use crate::{LogIndex, NodeId, Term};
+use crate::{ProposeError, ReadIndexError};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use threadsim::channel::Receiver;
@@ -65,8 +65,8 @@ pub trait KvObserver: Send + Sync {
 /// How a waiting request handler's entry (or read index) settled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Settled {
-    /// The expected command was applied at the index with this result.
-    Applied(KvResult),
+    /// The expected command was applied at the index with this outcome.
+    Applied(Outcome),
     /// The index was applied (a read index was reached).
     Reached,
     /// Another command was applied at the index: leadership was lost.
@@ -179,6 +179,9 @@ impl Drop for KvServer {
 
 impl ServerShared {
     fn handle(&self, request: KvRequest) -> Option<KvReply> {
+        if let Err(refusal) = request.op.check_size() {
+            return Some(KvReply::Refused(refusal));
+        }
         match (&request.op, self.config.read_mode) {
             (KvOp::Get(key), ReadMode::UnsafeLocal) => self.read_locally_if_leader(key),
             (KvOp::Get(key), ReadMode::ReadIndex) => self.read_by_read_index(key),
@@ -286,16 +289,20 @@ impl ServerShared {
             }
             let index = match self.node.start(command.encode()) {
                 Ok((index, _term)) => index,
-                Err(not_leader) => {
+                Err(ProposeError::NotLeader(not_leader)) => {
                     return Some(KvReply::WrongLeader {
                         leader_hint: not_leader.leader_hint,
                     })
+                }
+                Err(too_large @ ProposeError::TooLarge { .. }) => {
+                    unreachable!("an operation within the size limits made a command: {too_large}")
                 }
             };
             self.register(&mut state, index, Some((request.client, request.seq)))
         };
         Some(match self.wait(waiter)? {
-            Some(Settled::Applied(result)) => KvReply::Ok(result),
+            Some(Settled::Applied(Ok(result))) => KvReply::Ok(result),
+            Some(Settled::Applied(Err(refusal))) => KvReply::Refused(refusal),
             Some(Settled::Displaced) => KvReply::WrongLeader { leader_hint: None },
             Some(Settled::Reached) => unreachable!("an expected command was only reached"),
             None => KvReply::Timeout,

@@ -5,17 +5,20 @@
 //! ```text
 //! version (1) | applied index (8)
 //! key count (8)     | key, value (each text: length (4) | UTF-8 bytes) ...
-//! session count (8) | client (8) | seq (8) | result: 0 done, or 1 and the value read ...
+//! session count (8) | client (8) | seq (8) | result: 0 done, 1 and the value read, or
+//!                     2 refused: part (1: 0 key, 1 value) | length (8) | limit (8) ...
 //! ```
 
 use super::bytes::{put_text, Reader};
+use super::limits::Part;
 use super::state_machine::Session;
-use super::{ClientId, KvResult, KvStateMachine, Seq};
+use super::{ClientId, KvResult, KvStateMachine, Refusal, Seq};
 use crate::LogIndex;
 
 const VERSION: u8 = 1;
 const DONE: u8 = 0;
 const VALUE: u8 = 1;
+const REFUSED: u8 = 2;
 
 /// Bytes that are not a key-value snapshot, and what is wrong with them.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -37,10 +40,19 @@ impl KvStateMachine {
             bytes.extend_from_slice(&client.0.to_le_bytes());
             bytes.extend_from_slice(&session.seq.0.to_le_bytes());
             match &session.result {
-                KvResult::Done => bytes.push(DONE),
-                KvResult::Value(value) => {
+                Ok(KvResult::Done) => bytes.push(DONE),
+                Ok(KvResult::Value(value)) => {
                     bytes.push(VALUE);
                     put_text(&mut bytes, value);
+                }
+                Err(refusal) => {
+                    bytes.push(REFUSED);
+                    bytes.push(match refusal.part {
+                        Part::Key => 0,
+                        Part::Value => 1,
+                    });
+                    bytes.extend_from_slice(&refusal.bytes.to_le_bytes());
+                    bytes.extend_from_slice(&refusal.limit.to_le_bytes());
                 }
             }
         }
@@ -78,8 +90,9 @@ fn read(reader: &mut Reader<'_>) -> Result<KvStateMachine, &'static str> {
         let client = ClientId(reader.u64()?);
         let seq = Seq(reader.u64()?);
         let result = match reader.byte()? {
-            DONE => KvResult::Done,
-            VALUE => KvResult::Value(reader.text()?),
+            DONE => Ok(KvResult::Done),
+            VALUE => Ok(KvResult::Value(reader.text()?)),
+            REFUSED => Err(read_refusal(reader)?),
             _ => return Err("unknown result tag"),
         };
         if machine
@@ -99,6 +112,19 @@ fn read(reader: &mut Reader<'_>) -> Result<KvStateMachine, &'static str> {
     Ok(machine)
 }
 
+fn read_refusal(reader: &mut Reader<'_>) -> Result<Refusal, &'static str> {
+    let part = match reader.byte()? {
+        0 => Part::Key,
+        1 => Part::Value,
+        _ => return Err("unknown refused part"),
+    };
+    Ok(Refusal {
+        part,
+        bytes: reader.u64()?,
+        limit: reader.u64()?,
+    })
+}
+
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
@@ -112,9 +138,11 @@ mod tests {
             (2, 1, KvOp::Append("a".into(), "é2".into())),
             (1, 2, KvOp::Get("a".into())),
             (3, 7, KvOp::Put("".into(), "empty key".into())),
+            (4, 1, KvOp::Get("k".repeat(crate::kv::MAX_KEY_BYTES + 1))),
         ];
         for (index, (client, seq, op)) in ops.into_iter().enumerate() {
-            machine.apply(
+            // The last one is refused: its session remembers the refusal.
+            let _ = machine.apply(
                 LogIndex(index as u64 + 1),
                 ClientId(client),
                 Seq(seq),
@@ -122,7 +150,7 @@ mod tests {
                 true,
             );
         }
-        machine.advance(LogIndex(5));
+        machine.advance(LogIndex(6));
         machine
     }
 
@@ -131,18 +159,24 @@ mod tests {
         let original = busy_machine();
         let mut restored = KvStateMachine::restore(&original.snapshot()).expect("restores");
         assert_eq!(restored, original);
-        assert_eq!(restored.applied(), LogIndex(5));
+        assert_eq!(restored.applied(), LogIndex(6));
         assert_eq!(restored.get("a"), "1é2");
         let put = KvOp::Put("a".into(), "new".into());
-        restored.apply(LogIndex(6), ClientId(3), Seq(8), &put, true);
+        restored
+            .apply(LogIndex(7), ClientId(3), Seq(8), &put, true)
+            .expect("within the limits");
         // Client 1's get (seq 2), retried after the restart, gets the first answer.
         let get = KvOp::Get("a".into());
-        let retried = restored.apply(LogIndex(7), ClientId(1), Seq(2), &get, true);
-        assert_eq!(retried, KvResult::Value("1é2".into()));
+        let retried = restored.apply(LogIndex(8), ClientId(1), Seq(2), &get, true);
+        assert_eq!(retried, Ok(KvResult::Value("1é2".into())));
         // Client 2's append (seq 1), retried, is not applied again.
         let append = KvOp::Append("a".into(), "é2".into());
-        let retried = restored.apply(LogIndex(8), ClientId(2), Seq(1), &append, true);
-        assert_eq!(retried, KvResult::Done);
+        let retried = restored.apply(LogIndex(9), ClientId(2), Seq(1), &append, true);
+        assert_eq!(retried, Ok(KvResult::Done));
+        // Client 4's refused get, retried, is refused again.
+        let long = KvOp::Get("k".into());
+        let retried = restored.apply(LogIndex(10), ClientId(4), Seq(1), &long, true);
+        assert_eq!(retried.unwrap_err().part, Part::Key);
         assert_eq!(restored.get("a"), "new");
         let empty = KvStateMachine::new();
         assert_eq!(KvStateMachine::restore(&empty.snapshot()), Ok(empty));

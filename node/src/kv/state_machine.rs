@@ -1,15 +1,18 @@
 //! [`KvStateMachine`]: the key-value map and the per-client sessions that make retries
 //! exactly-once.
 
-use super::{ClientId, KvOp, KvResult, Seq};
+use super::{ClientId, KvOp, KvResult, Refusal, Seq};
 use crate::LogIndex;
 use std::collections::BTreeMap;
 
-/// The last operation applied for one client, and its result.
+/// What applying one operation came to: its result, or a refusal that changed nothing.
+pub type Outcome = Result<KvResult, Refusal>;
+
+/// The last operation applied for one client, and its outcome.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Session {
     pub(super) seq: Seq,
-    pub(super) result: KvResult,
+    pub(super) result: Outcome,
 }
 
 /// The replicated state: a map from keys to values, plus the sessions. Applied strictly in log
@@ -72,10 +75,14 @@ impl KvStateMachine {
             digest.write_u64(client.0);
             digest.write_u64(session.seq.0);
             match &session.result {
-                KvResult::Done => digest.write(&[0]),
-                KvResult::Value(value) => {
+                Ok(KvResult::Done) => digest.write(&[0]),
+                Ok(KvResult::Value(value)) => {
                     digest.write(&[1]);
                     digest.write_str(value);
+                }
+                Err(refusal) => {
+                    digest.write(&[2]);
+                    digest.write_u64(refusal.bytes);
                 }
             }
         }
@@ -110,6 +117,9 @@ impl KvStateMachine {
     /// Applies `op` from `client` with sequence number `seq` at `index`. A sequence number the
     /// client's session already covers is a retry: it is not applied again and gets the first
     /// attempt's result (unless `suppress_duplicates` is off, the deliberately broken variant).
+    /// An operation over the size limits, or an append that would grow a value past
+    /// [`super::MAX_VALUE_BYTES`], is refused and changes nothing (its session remembers the
+    /// refusal, so a retry gets it too).
     pub fn apply(
         &mut self,
         index: LogIndex,
@@ -117,7 +127,7 @@ impl KvStateMachine {
         seq: Seq,
         op: &KvOp,
         suppress_duplicates: bool,
-    ) -> KvResult {
+    ) -> Outcome {
         self.advance(index);
         if let Some(session) = self.sessions.get(&client) {
             if suppress_duplicates && seq <= session.seq {
@@ -125,23 +135,30 @@ impl KvStateMachine {
                 return session.result.clone();
             }
         }
-        let result = match op {
-            KvOp::Get(key) => KvResult::Value(self.get(key)),
-            KvOp::Put(key, value) => {
-                self.data.insert(key.clone(), value.clone());
-                KvResult::Done
-            }
-            KvOp::Append(key, value) => {
-                self.data.entry(key.clone()).or_default().push_str(value);
-                KvResult::Done
-            }
-        };
+        let result = op.check_size().and_then(|()| self.apply_sized(op));
         let session = Session {
             seq,
             result: result.clone(),
         };
         self.sessions.insert(client, session);
         result
+    }
+
+    /// Applies an operation whose key and value are within the limits.
+    fn apply_sized(&mut self, op: &KvOp) -> Outcome {
+        Ok(match op {
+            KvOp::Get(key) => KvResult::Value(self.get(key)),
+            KvOp::Put(key, value) => {
+                self.data.insert(key.clone(), value.clone());
+                KvResult::Done
+            }
+            KvOp::Append(key, value) => {
+                let old = self.data.get(key).map_or(0, String::len);
+                Refusal::check_value(old + value.len())?;
+                self.data.entry(key.clone()).or_default().push_str(value);
+                KvResult::Done
+            }
+        })
     }
 }
 
@@ -157,29 +174,73 @@ mod tests {
     fn a_retried_append_is_applied_once_and_answered_with_the_first_result() {
         let mut machine = KvStateMachine::new();
         let (a, b) = (ClientId(1), ClientId(2));
-        machine.apply(LogIndex(1), a, Seq(1), &append("x"), true);
-        machine.apply(LogIndex(2), b, Seq(1), &append("y"), true);
-        machine.apply(LogIndex(3), a, Seq(1), &append("x"), true);
+        machine
+            .apply(LogIndex(1), a, Seq(1), &append("x"), true)
+            .expect("within the limits");
+        machine
+            .apply(LogIndex(2), b, Seq(1), &append("y"), true)
+            .expect("within the limits");
+        machine
+            .apply(LogIndex(3), a, Seq(1), &append("x"), true)
+            .expect("within the limits");
         assert_eq!(machine.get("k"), "xy");
         let get = KvOp::Get("k".into());
         assert_eq!(
             machine.apply(LogIndex(4), a, Seq(2), &get, true),
-            KvResult::Value("xy".into())
+            Ok(KvResult::Value("xy".into()))
         );
-        machine.apply(LogIndex(5), b, Seq(2), &append("z"), true);
+        machine
+            .apply(LogIndex(5), b, Seq(2), &append("z"), true)
+            .expect("within the limits");
         // The retry of a's get answers what the first attempt saw.
         assert_eq!(
             machine.apply(LogIndex(6), a, Seq(2), &get, true),
-            KvResult::Value("xy".into())
+            Ok(KvResult::Value("xy".into()))
         );
         assert_eq!(machine.applied(), LogIndex(6));
     }
 
     #[test]
+    fn an_append_past_the_value_limit_changes_nothing_and_its_retry_is_refused_again() {
+        let mut machine = KvStateMachine::new();
+        let (a, b) = (ClientId(1), ClientId(2));
+        let half = "x".repeat(super::super::MAX_VALUE_BYTES / 2);
+        assert_eq!(
+            machine.apply(LogIndex(1), a, Seq(1), &append(&half), true),
+            Ok(KvResult::Done)
+        );
+        assert_eq!(
+            machine.apply(LogIndex(2), b, Seq(1), &append(&half), true),
+            Ok(KvResult::Done)
+        );
+        let refused = machine.apply(LogIndex(3), a, Seq(2), &append("y"), true);
+        let refusal = refused.clone().unwrap_err();
+        assert_eq!(refusal.bytes, super::super::MAX_VALUE_BYTES as u64 + 1);
+        assert_eq!(
+            machine.get("k").len(),
+            super::super::MAX_VALUE_BYTES,
+            "unchanged"
+        );
+        assert_eq!(
+            machine.apply(LogIndex(4), a, Seq(2), &append("y"), true),
+            refused
+        );
+        let too_long_key = KvOp::Put("k".repeat(super::super::MAX_KEY_BYTES + 1), "v".into());
+        assert!(machine
+            .apply(LogIndex(5), b, Seq(2), &too_long_key, true)
+            .is_err());
+        assert_eq!(machine.data().len(), 1, "the long key was not stored");
+    }
+
+    #[test]
     fn without_suppression_a_retry_is_applied_twice() {
         let mut machine = KvStateMachine::new();
-        machine.apply(LogIndex(1), ClientId(1), Seq(1), &append("x"), false);
-        machine.apply(LogIndex(2), ClientId(1), Seq(1), &append("x"), false);
+        machine
+            .apply(LogIndex(1), ClientId(1), Seq(1), &append("x"), false)
+            .expect("within the limits");
+        machine
+            .apply(LogIndex(2), ClientId(1), Seq(1), &append("x"), false)
+            .expect("within the limits");
         assert_eq!(machine.get("k"), "xx");
     }
 

@@ -29,7 +29,7 @@ mod ticker;
 
 use crate::broken;
 use crate::config::{Config, ConfigError};
-use crate::core::{NotLeader, RaftCore, ReadIndexError};
+use crate::core::{ProposeError, RaftCore, ReadIndexError};
 use crate::mutation::Mutation;
 use crate::observer::{Observer, Role};
 use crate::persist::{PersistentState, Persister, StorageError};
@@ -358,8 +358,9 @@ impl Node {
     }
 
     /// Appends `command` to the log if this node believes it is leader. Returns the index and
-    /// term the entry will have if it is committed; there is no guarantee that it will be.
-    pub fn start(&self, command: Command) -> Result<(LogIndex, Term), NotLeader> {
+    /// term the entry will have if it is committed; there is no guarantee that it will be. A
+    /// command over [`crate::persist::MAX_COMMAND_BYTES`] is refused.
+    pub fn start(&self, command: Command) -> Result<(LogIndex, Term), ProposeError> {
         self.shell.start(command)
     }
 

@@ -3,7 +3,7 @@
 
 use super::{Delivery, NodeParams, NodeStatus, ReplicationStats};
 use crate::config::Config;
-use crate::core::{NotLeader, RaftCore, ReadOutcome, ReadTicket};
+use crate::core::{NotLeader, ProposeError, RaftCore, ReadOutcome, ReadTicket};
 use crate::mutation::Mutation;
 use crate::observer::Observer;
 use crate::persist::{Persister, StateEncoder};
@@ -144,13 +144,13 @@ impl Shell {
         self.locked.lock()
     }
 
-    pub fn start(&self, command: Command) -> Result<(LogIndex, Term), NotLeader> {
+    pub fn start(&self, command: Command) -> Result<(LogIndex, Term), ProposeError> {
         if self.config.mutations.has(Mutation::LostApplierWakeup) {
             broken::lost_applier_wakeup::wake_too_early(&self.applier_wake);
         }
         let mut locked = self.lock();
         if locked.stopped || locked.paused {
-            return Err(NotLeader { leader_hint: None });
+            return Err(ProposeError::NotLeader(NotLeader { leader_hint: None }));
         }
         let (index, term, effects) = locked.core.propose(command)?;
         self.execute(&mut locked, effects);

@@ -128,10 +128,28 @@ fn propose_on_a_follower_is_refused_with_a_hint() {
     follower.handle_request(t(10), &heartbeat_from(0, 1));
     assert_eq!(
         follower.propose(Command::default()).unwrap_err(),
-        NotLeader {
+        ProposeError::NotLeader(NotLeader {
             leader_hint: Some(n(0))
+        })
+    );
+}
+
+#[test]
+fn a_command_over_the_stored_limit_is_refused_before_the_log_and_one_at_it_is_taken() {
+    let mut solo = core(0, 1);
+    solo.start_election(t(500));
+    let limit = crate::persist::MAX_COMMAND_BYTES;
+    let last = solo.persistent().log.last_index();
+    assert_eq!(
+        solo.propose(Command(vec![0; limit + 1])).unwrap_err(),
+        ProposeError::TooLarge {
+            bytes: limit + 1,
+            limit
         }
     );
+    assert_eq!(solo.persistent().log.last_index(), last, "nothing appended");
+    let (index, _, _) = solo.propose(Command(vec![0; limit])).expect("at the limit");
+    assert_eq!(index, last.next());
 }
 
 #[test]

@@ -1,0 +1,122 @@
+//! The largest key and value the store takes, and [`Refusal`], what a client is told past them.
+//!
+//! The limits sit below what every path can carry: a put of the largest key and value is a
+//! command under [`crate::persist::MAX_COMMAND_BYTES`] (so it can be stored and replicated), and a
+//! get's reply holds one value. An append that would grow a value past the limit is refused when
+//! it is applied, the same way on every replica, and changes nothing.
+
+use super::KvOp;
+
+/// The longest key, in bytes.
+pub const MAX_KEY_BYTES: usize = 1 << 10;
+/// The longest value, in bytes: what a put carries, and what an append may grow a value to.
+pub const MAX_VALUE_BYTES: usize = 256 << 10;
+
+/// A command's bytes besides the key and value: tags, client, sequence number, two lengths.
+const COMMAND_OVERHEAD: usize = 1 + 8 + 8 + 1 + 4 + 4;
+const _: () = assert!(
+    COMMAND_OVERHEAD + MAX_KEY_BYTES + MAX_VALUE_BYTES <= crate::persist::MAX_COMMAND_BYTES,
+    "the largest put must fit in one command"
+);
+
+/// Which part of an operation is too long.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// The key.
+    Key,
+    /// The value (a put's or append's, or the value an append would make).
+    Value,
+}
+
+impl Part {
+    fn name(self) -> &'static str {
+        match self {
+            Part::Key => "key",
+            Part::Value => "value",
+        }
+    }
+}
+
+/// An operation the store refuses, with nothing changed: its key or value is over the limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("refused: a {} of {bytes} bytes is over the limit of {limit} bytes", part.name())]
+pub struct Refusal {
+    /// What is too long.
+    pub part: Part,
+    /// Its length.
+    pub bytes: u64,
+    /// The limit it passes.
+    pub limit: u64,
+}
+
+impl Refusal {
+    fn check(part: Part, bytes: usize, limit: usize) -> Result<(), Refusal> {
+        if bytes <= limit {
+            return Ok(());
+        }
+        Err(Refusal {
+            part,
+            bytes: bytes as u64,
+            limit: limit as u64,
+        })
+    }
+
+    /// A value of `bytes` bytes (an append's result, say) refused if over [`MAX_VALUE_BYTES`].
+    pub fn check_value(bytes: usize) -> Result<(), Refusal> {
+        Refusal::check(Part::Value, bytes, MAX_VALUE_BYTES)
+    }
+}
+
+impl KvOp {
+    /// Refuses an operation whose key or value is over its limit (checked by the clerk before
+    /// it sends, by the server before it proposes, and by the state machine as it applies).
+    pub fn check_size(&self) -> Result<(), Refusal> {
+        let (key, value) = match self {
+            KvOp::Get(key) => (key, ""),
+            KvOp::Put(key, value) | KvOp::Append(key, value) => (key, value.as_str()),
+        };
+        Refusal::check(Part::Key, key.len(), MAX_KEY_BYTES)?;
+        Refusal::check_value(value.len())
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+    use crate::kv::{ClientId, KvCommand, Seq};
+
+    #[test]
+    fn operations_at_the_limits_pass_and_one_byte_more_is_refused_with_what_and_how_much() {
+        let key = "k".repeat(MAX_KEY_BYTES);
+        let value = "v".repeat(MAX_VALUE_BYTES);
+        assert_eq!(KvOp::Put(key.clone(), value.clone()).check_size(), Ok(()));
+        let refusal = KvOp::Get(format!("{key}k")).check_size().unwrap_err();
+        assert_eq!(refusal.part, Part::Key);
+        assert_eq!(refusal.bytes, MAX_KEY_BYTES as u64 + 1);
+        let refusal = KvOp::Append("k".into(), format!("{value}v"))
+            .check_size()
+            .unwrap_err();
+        assert_eq!(
+            refusal.to_string(),
+            format!(
+                "refused: a value of {} bytes is over the limit of {MAX_VALUE_BYTES} bytes",
+                MAX_VALUE_BYTES + 1
+            )
+        );
+    }
+
+    #[test]
+    fn the_largest_put_is_a_command_the_node_stores() {
+        let command = KvCommand::Op {
+            client: ClientId(u64::MAX),
+            seq: Seq(u64::MAX),
+            op: KvOp::Put("k".repeat(MAX_KEY_BYTES), "v".repeat(MAX_VALUE_BYTES)),
+        }
+        .encode();
+        assert_eq!(
+            command.0.len(),
+            COMMAND_OVERHEAD + MAX_KEY_BYTES + MAX_VALUE_BYTES
+        );
+        assert!(command.0.len() <= crate::persist::MAX_COMMAND_BYTES);
+    }
+}
