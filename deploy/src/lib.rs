@@ -29,6 +29,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod fail_stop;
 mod file_persister;
 mod local_cluster;
 mod local_configs;
@@ -45,6 +46,7 @@ mod threads;
 mod transport;
 pub mod wire;
 
+pub use fail_stop::{exit_on_panic, PANIC_EXIT};
 #[cfg(feature = "mutations")]
 pub use file_persister::BrokenWrite;
 pub use file_persister::{FilePersister, OpenError};

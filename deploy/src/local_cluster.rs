@@ -55,6 +55,8 @@ pub struct LocalCluster {
     /// Each node's `--members`: its own address, and where it reaches each other node.
     members: BTreeMap<NodeId, String>,
     clients: BTreeMap<NodeId, SocketAddr>,
+    /// Where each node listens for the other nodes.
+    rpc_addresses: BTreeMap<NodeId, SocketAddr>,
     /// With proxies: the link from the first node to the second.
     links: BTreeMap<(NodeId, NodeId), LinkProxy>,
     children: BTreeMap<NodeId, Child>,
@@ -105,10 +107,15 @@ impl LocalCluster {
             .iter()
             .map(|&id| (id, addresses[(nodes + id.0) as usize]))
             .collect();
+        let rpc_addresses = ids
+            .iter()
+            .map(|&id| (id, addresses[id.0 as usize]))
+            .collect();
         let mut cluster = LocalCluster {
             spec,
             members,
             clients,
+            rpc_addresses,
             links,
             children: BTreeMap::new(),
         };
@@ -185,6 +192,16 @@ impl LocalCluster {
         })?;
         self.children.insert(id, child);
         Ok(())
+    }
+
+    /// Where `id` listens for the other nodes (what a peer, or a stranger, connects to).
+    pub fn rpc_address(&self, id: NodeId) -> SocketAddr {
+        self.rpc_addresses[&id]
+    }
+
+    /// `id`'s process id, while it runs.
+    pub fn pid(&self, id: NodeId) -> Option<u32> {
+        self.children.get(&id).map(Child::id)
     }
 
     /// Whether `id`'s process has been started and not yet seen to exit.

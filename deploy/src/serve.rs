@@ -7,7 +7,8 @@ use tracing_subscriber::EnvFilter;
 
 /// Sets up logging (to standard error: colours on a terminal, plain text in a file) and the
 /// SIGTERM and Ctrl-C handlers, starts the server `args` describe and serves until it is asked
-/// to stop (exit 0) or its node fails (exit 1); exit 2 on bad arguments, 1 when it cannot start.
+/// to stop (exit 0) or its node fails (exit 1); exit 2 on bad arguments, 1 when it cannot start,
+/// and 1 when any of its threads panics ([`crate::fail_stop`]).
 /// `program` names the program in error messages.
 pub fn serve(args: &ServerArgs, program: &str) -> ExitCode {
     tracing_subscriber::fmt()
@@ -23,6 +24,7 @@ pub fn serve(args: &ServerArgs, program: &str) -> ExitCode {
         }
     };
     crate::stop_on_term_or_interrupt();
+    crate::fail_stop::exit_on_panic();
     let server = match Server::start(&config) {
         Ok(server) => server,
         Err(error) => {

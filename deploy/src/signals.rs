@@ -1,4 +1,4 @@
-//! SIGTERM and SIGINT (Ctrl-C) ask a running server to stop cleanly: close its listeners, stop
+//! SIGTERM, SIGINT (Ctrl-C) and SIGHUP (a closed terminal) ask a running server to stop cleanly: close its listeners, stop
 //! its node and join every thread. SIGKILL, of course, cannot be asked anything; the state
 //! files are made for it.
 
@@ -10,9 +10,9 @@ extern "C" fn ask_to_stop(_signal: libc::c_int) {
     STOP_ASKED.store(true, Ordering::SeqCst);
 }
 
-/// From now on SIGTERM and SIGINT set [`stop_asked`] instead of ending the process.
+/// From now on SIGTERM, SIGINT and SIGHUP set [`stop_asked`] instead of ending the process.
 pub fn stop_on_term_or_interrupt() {
-    for signal in [libc::SIGTERM, libc::SIGINT] {
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
         // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
         unsafe {
             libc::signal(
@@ -23,7 +23,7 @@ pub fn stop_on_term_or_interrupt() {
     }
 }
 
-/// Whether SIGTERM or SIGINT arrived since [`stop_on_term_or_interrupt`].
+/// Whether SIGTERM, SIGINT or SIGHUP arrived since [`stop_on_term_or_interrupt`].
 pub fn stop_asked() -> bool {
     STOP_ASKED.load(Ordering::SeqCst)
 }

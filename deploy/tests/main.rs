@@ -4,6 +4,7 @@
 mod cluster;
 mod crash;
 mod data_directory;
+mod hostile;
 mod linearizable;
 mod processes;
 mod proxy;

@@ -24,7 +24,7 @@ pub struct Processes {
 }
 
 impl Processes {
-    fn new(nodes: u32, name: &str, extra_args: &[&str]) -> Processes {
+    pub fn new(nodes: u32, name: &str, extra_args: &[&str]) -> Processes {
         Processes::start_all(nodes, name, extra_args, false)
     }
 
@@ -59,7 +59,7 @@ impl Processes {
         }
     }
 
-    fn cluster(&mut self) -> &mut LocalCluster {
+    pub fn cluster(&mut self) -> &mut LocalCluster {
         self.cluster.as_mut().expect("running")
     }
 
@@ -79,7 +79,7 @@ impl Processes {
         self.cluster.as_ref().expect("running").isolate(node, fault);
     }
 
-    fn log(&self, id: NodeId) -> String {
+    pub fn log(&self, id: NodeId) -> String {
         self.cluster.as_ref().expect("running").log(id)
     }
 

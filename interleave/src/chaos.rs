@@ -286,7 +286,8 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
         }
         if interrupted_seeds {
             println!(
-                "interrupted by Ctrl-C: {done} of {} seeds ran{}",
+                "interrupted by {}: {done} of {} seeds ran{}",
+                crate::interrupt::interruption(),
                 range.count,
                 if !failures.is_empty() && !args.no_shrink {
                     "; the first failure was not shrunk (`interleave shrink FOLDER` shrinks it)"
@@ -330,7 +331,7 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
         }
     }
     if crate::interrupt::interrupted() {
-        ExitCode::from(crate::interrupt::INTERRUPTED_EXIT)
+        ExitCode::from(crate::interrupt::interrupted_exit())
     } else if !failures.is_empty() {
         ExitCode::from(1)
     } else if !status_ok {

@@ -3,7 +3,7 @@
 
 use crate::cli::DeployArgs;
 use crate::failure_folder::write_whole;
-use crate::interrupt::{interrupted, stop_on_ctrl_c, INTERRUPTED_EXIT};
+use crate::interrupt::{interrupted, interrupted_exit, stop_on_ctrl_c};
 use deploy::nemesis::{self, FaultRecord, NemesisConfig, NemesisRun, Workload};
 use deploy::ServerProgram;
 use models::{check_partitions, partition_by_key, CheckOptions, KeyValue, Report, Verdict};
@@ -198,7 +198,7 @@ impl Summary {
 
     fn exit_code(&self) -> u8 {
         if self.interrupted {
-            INTERRUPTED_EXIT
+            interrupted_exit()
         } else if self.verdict == Verdict::NotLinearizable || !self.findings.is_empty() {
             1
         } else if self.verdict == Verdict::Linearizable {
@@ -231,7 +231,10 @@ impl Summary {
             }
         );
         if self.interrupted {
-            text.push_str("stopped early by Ctrl-C: the history is of the part that ran\n");
+            text.push_str(&format!(
+                "stopped early by {}: the history is of the part that ran\n",
+                crate::interrupt::interruption()
+            ));
         }
         for finding in &self.findings {
             text.push_str(&format!("server misbehaved: {finding}\n"));

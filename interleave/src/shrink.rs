@@ -226,13 +226,16 @@ impl ShrinkReport {
                 _ => String::new(),
             },
             if self.shrunk.minimal {
-                ", 1-minimal (no single event can go)"
+                ", 1-minimal (no single event can go)".to_string()
             } else if self.shrunk.out_of_time && crate::interrupt::interrupted() {
-                ", stopped by Ctrl-C (not minimal)"
+                format!(
+                    ", stopped by {} (not minimal)",
+                    crate::interrupt::interruption()
+                )
             } else if self.shrunk.out_of_time {
-                ", budget spent (not minimal)"
+                ", budget spent (not minimal)".to_string()
             } else {
-                ""
+                String::new()
             },
             if self.verified {
                 format!("replay verified: it fails with {} again", self.kind)

@@ -74,7 +74,7 @@ pub fn shrink(args: &ShrinkArgs) -> ExitCode {
     }
     println!("replay: {}", replay_schedule_line(&out));
     if crate::interrupt::interrupted() {
-        ExitCode::from(crate::interrupt::INTERRUPTED_EXIT)
+        ExitCode::from(crate::interrupt::interrupted_exit())
     } else if report.verified {
         ExitCode::SUCCESS
     } else {

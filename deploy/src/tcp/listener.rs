@@ -1,11 +1,16 @@
 //! [`Listener`]: the serving side. Accepts connections on one address; reads each
 //! connection's requests in order and handles each on a thread of its own (at most
-//! [`MAX_IN_FLIGHT`] per connection), writing each reply when it is ready. A connection that
-//! sends a malformed frame is closed.
+//! [`MAX_IN_FLIGHT`] per connection), writing each reply when it is ready. Within the
+//! [`ListenerLimits`] of its protocol: a connection over the limit is closed at once, one idle
+//! for too long is closed, a frame must arrive whole within a deadline once it has begun, and
+//! the bytes of the frames being read or handled on all connections together have a budget. A
+//! connection that passes a limit or sends a malformed frame is closed; the caller's side
+//! makes a new one on its next call.
 
+use super::frame_reader::{read_request_frame, FrameBudget, FrameEnd};
 use super::Protocol;
 use crate::threads::{join_all, join_finished};
-use crate::wire::frame::{read_frame, write_frame};
+use crate::wire::frame::write_frame;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,15 +23,36 @@ pub const MAX_IN_FLIGHT: usize = 64;
 /// How long writing one reply may take before the connection is given up.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// What one listener allows its connections (see the module's documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListenerLimits {
+    /// Connections served at once; one more is closed as soon as it is accepted.
+    pub max_connections: usize,
+    /// The largest request frame.
+    pub max_request_bytes: usize,
+    /// The bytes of request frames being read or handled, on every connection together; a
+    /// frame that would pass it closes its connection.
+    pub max_buffered_bytes: usize,
+    /// How long a frame may take to arrive once its first byte has.
+    pub frame_deadline: Duration,
+    /// How long a connection may stay silent between frames before it is closed.
+    pub idle_timeout: Duration,
+}
+
 /// What handles a request: `None` answers nothing (the node is dead).
 pub type Handler<P> =
     Arc<dyn Fn(<P as Protocol>::Request) -> Option<<P as Protocol>::Reply> + Send + Sync>;
 
 /// A served connection: its stream (to shut it) and the thread reading it.
 struct Served {
-    stream: TcpStream,
+    stream: Shutter,
     thread: JoinHandle<()>,
 }
+
+/// A second handle on a served connection, to shut it from outside, that its own thread drops
+/// when it ends: a handle kept past that would hold the socket open (half closed, its peer's
+/// writes unanswered) until the next connection is accepted.
+type Shutter = Arc<Mutex<Option<TcpStream>>>;
 
 /// Serves one address (see the module's documentation). Dropping it stops it.
 pub struct Listener {
@@ -38,8 +64,17 @@ pub struct Listener {
 
 impl Listener {
     /// Listens on `address` (port 0 picks a free one) and serves every connection with
-    /// `handler`.
+    /// `handler`, within the protocol's limits ([`Protocol::LIMITS`]).
     pub fn bind<P: Protocol>(address: SocketAddr, handler: Handler<P>) -> io::Result<Listener> {
+        Listener::bind_with_limits::<P>(address, handler, P::LIMITS)
+    }
+
+    /// [`Listener::bind`] with limits of its own (tests shorten the timeouts).
+    pub fn bind_with_limits<P: Protocol>(
+        address: SocketAddr,
+        handler: Handler<P>,
+        limits: ListenerLimits,
+    ) -> io::Result<Listener> {
         let listener = TcpListener::bind(address)?;
         let address = listener.local_addr()?;
         let stopping = Arc::new(AtomicBool::new(false));
@@ -49,7 +84,7 @@ impl Listener {
             let served = served.clone();
             std::thread::Builder::new()
                 .name(format!("accept-{address}"))
-                .spawn(move || accept::<P>(&listener, &stopping, &served, &handler))?
+                .spawn(move || accept::<P>(&listener, &stopping, &served, &handler, limits))?
         };
         Ok(Listener {
             address,
@@ -75,7 +110,9 @@ impl Listener {
         join_all(vec![accepter]);
         let served = std::mem::take(&mut *self.served.lock());
         for connection in &served {
-            let _ = connection.stream.shutdown(Shutdown::Both);
+            if let Some(stream) = connection.stream.lock().as_ref() {
+                let _ = stream.shutdown(Shutdown::Both);
+            }
         }
         join_all(
             served
@@ -97,20 +134,15 @@ fn accept<P: Protocol>(
     stopping: &AtomicBool,
     served: &Mutex<Vec<Served>>,
     handler: &Handler<P>,
+    limits: ListenerLimits,
 ) {
+    let budget = Arc::new(FrameBudget::new(limits.max_buffered_bytes));
     for stream in listener.incoming() {
         if stopping.load(Ordering::SeqCst) {
             return;
         }
         // A connection that failed before it was accepted changes nothing.
         let Ok(stream) = stream else { continue };
-        let Ok(shutter) = stream.try_clone() else {
-            continue;
-        };
-        let handler = handler.clone();
-        let thread = std::thread::Builder::new()
-            .name("tcp-requests".into())
-            .spawn(move || serve::<P>(stream, &handler));
         let mut served = served.lock();
         let (finished, running): (Vec<_>, Vec<_>) = std::mem::take(&mut *served)
             .into_iter()
@@ -122,6 +154,28 @@ fn accept<P: Protocol>(
                 .map(|connection| connection.thread)
                 .collect(),
         );
+        if served.len() >= limits.max_connections {
+            tracing::debug!(
+                connections = served.len(),
+                "a connection over the limit of {} closed",
+                limits.max_connections
+            );
+            let _ = stream.shutdown(Shutdown::Both);
+            continue;
+        }
+        let Ok(shutter) = stream.try_clone() else {
+            continue;
+        };
+        let shutter: Shutter = Arc::new(Mutex::new(Some(shutter)));
+        let own_shutter = shutter.clone();
+        let handler = handler.clone();
+        let budget = budget.clone();
+        let thread = std::thread::Builder::new()
+            .name("tcp-requests".into())
+            .spawn(move || {
+                serve::<P>(stream, &handler, &budget, limits);
+                own_shutter.lock().take();
+            });
         if let Ok(thread) = thread {
             served.push(Served {
                 stream: shutter,
@@ -131,8 +185,14 @@ fn accept<P: Protocol>(
     }
 }
 
-/// Reads requests until the connection ends or misbehaves, handling each on its own thread.
-fn serve<P: Protocol>(stream: TcpStream, handler: &Handler<P>) {
+/// Reads requests until the connection ends, misbehaves or passes a limit, handling each on its
+/// own thread.
+fn serve<P: Protocol>(
+    stream: TcpStream,
+    handler: &Handler<P>,
+    budget: &Arc<FrameBudget>,
+    limits: ListenerLimits,
+) {
     let Ok(writer) = stream
         .set_nodelay(true)
         .and_then(|()| stream.set_write_timeout(Some(WRITE_TIMEOUT)))
@@ -143,10 +203,19 @@ fn serve<P: Protocol>(stream: TcpStream, handler: &Handler<P>) {
     let writer = Arc::new(Mutex::new(BufWriter::new(writer)));
     let mut handlers = Vec::new();
     let mut reader = BufReader::new(&stream);
-    while let Ok(Some(frame)) = read_frame(&mut reader) {
+    loop {
+        let (frame, reserved) = match read_request_frame(&mut reader, &stream, budget, &limits) {
+            Ok(read) => read,
+            Err(FrameEnd::Closed) => break,
+            Err(passed) => {
+                tracing::debug!("a connection closed: {passed}");
+                break;
+            }
+        };
         let Ok((id, request)) = P::decode_request(&frame) else {
             break;
         };
+        drop(frame);
         join_finished(&mut handlers);
         if handlers.len() >= MAX_IN_FLIGHT {
             join_all(vec![handlers.remove(0)]);
@@ -156,6 +225,8 @@ fn serve<P: Protocol>(stream: TcpStream, handler: &Handler<P>) {
         let spawned = std::thread::Builder::new()
             .name("tcp-handler".into())
             .spawn(move || {
+                // The request's bytes stay counted until it is answered.
+                let _reserved = reserved;
                 let Some(reply) = handler(request) else {
                     return;
                 };
@@ -175,4 +246,69 @@ fn serve<P: Protocol>(stream: TcpStream, handler: &Handler<P>) {
     }
     let _ = stream.shutdown(Shutdown::Both);
     join_all(handlers);
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+    use crate::tcp::{Caller, ClientProtocol};
+    use crate::wire::kv::{ClientReply, ClientRequest, StatusReport};
+    use std::io::Read;
+
+    /// A listener that answers every status request, with timeouts short enough for a test.
+    fn quick_listener() -> Listener {
+        let limits = ListenerLimits {
+            frame_deadline: Duration::from_millis(300),
+            idle_timeout: Duration::from_millis(300),
+            ..ClientProtocol::LIMITS
+        };
+        let status = StatusReport {
+            term: node::Term(1),
+            leader: true,
+            commit_index: node::LogIndex(0),
+            last_applied: node::LogIndex(0),
+            last_log_index: node::LogIndex(0),
+        };
+        let handler: Handler<ClientProtocol> =
+            Arc::new(move |_: ClientRequest| Some(ClientReply::Status(status)));
+        Listener::bind_with_limits::<ClientProtocol>(
+            "127.0.0.1:0".parse().unwrap(),
+            handler,
+            limits,
+        )
+        .expect("bind")
+    }
+
+    /// How long until the server closes `stream` (at most 5 s).
+    fn closed_after(mut stream: &TcpStream) -> Duration {
+        let start = crate::real_time::now();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut byte = [0u8; 1];
+        assert!(
+            matches!(stream.read(&mut byte), Ok(0) | Err(_)),
+            "the server sent something"
+        );
+        crate::real_time::now() - start
+    }
+
+    #[test]
+    fn an_idle_connection_and_a_stalled_frame_are_closed_and_an_honest_call_is_answered() {
+        let listener = quick_listener();
+        let idle = TcpStream::connect(listener.local_addr()).unwrap();
+        let waited = closed_after(&idle);
+        assert!(waited < Duration::from_secs(2), "idle for {waited:?}");
+        let mut stalled = TcpStream::connect(listener.local_addr()).unwrap();
+        // Half a length, then nothing: the frame has begun and must end within its deadline.
+        stalled.write_all(&[9, 0]).unwrap();
+        let waited = closed_after(&stalled);
+        assert!(waited < Duration::from_secs(2), "stalled for {waited:?}");
+        let caller = Caller::<ClientProtocol>::new(listener.local_addr());
+        assert!(matches!(
+            caller.call(&ClientRequest::Status, Duration::from_secs(2)),
+            Some(ClientReply::Status(_))
+        ));
+        caller.close();
+    }
 }

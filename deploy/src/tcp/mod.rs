@@ -5,9 +5,10 @@
 //! ([`ClientProtocol`]).
 
 mod caller;
+mod frame_reader;
 mod listener;
 mod protocol;
 
 pub use caller::Caller;
-pub use listener::Listener;
+pub use listener::{Listener, ListenerLimits};
 pub use protocol::{ClientProtocol, Protocol, RaftRpc};

@@ -1,8 +1,11 @@
 //! Which messages a connection carries, and how they are framed.
 
+use super::ListenerLimits;
+use crate::wire::frame::MAX_FRAME_BYTES;
 use crate::wire::kv::{ClientReply, ClientRequest};
 use crate::wire::{self, WireError};
 use node::messages::{Request, Response};
+use std::time::Duration;
 
 /// A request-reply protocol: its messages and their frames (a call id, then the message).
 pub trait Protocol: Send + Sync + 'static {
@@ -10,6 +13,8 @@ pub trait Protocol: Send + Sync + 'static {
     type Request: Send + 'static;
     /// What comes back.
     type Reply: Send + 'static;
+    /// What a listener serving it allows its connections.
+    const LIMITS: ListenerLimits;
     /// The frame of call `id`.
     fn encode_request(id: u64, request: &Self::Request) -> Vec<u8>;
     /// A call's id and request.
@@ -27,6 +32,17 @@ pub struct RaftRpc;
 impl Protocol for RaftRpc {
     type Request = Request;
     type Reply = Response;
+    /// A handful of peers (and the proxies of a test cluster) keep one connection each; an
+    /// AppendEntries batch is at most `Config::max_bytes_per_append` of commands plus one, and
+    /// a snapshot goes whole, within the frame limit; a paused or slow peer gets half a minute
+    /// per frame.
+    const LIMITS: ListenerLimits = ListenerLimits {
+        max_connections: 64,
+        max_request_bytes: MAX_FRAME_BYTES,
+        max_buffered_bytes: 4 * MAX_FRAME_BYTES,
+        frame_deadline: Duration::from_secs(30),
+        idle_timeout: Duration::from_secs(120),
+    };
     fn encode_request(id: u64, request: &Request) -> Vec<u8> {
         wire::rpc::encode_request(id, request)
     }
@@ -41,6 +57,13 @@ impl Protocol for RaftRpc {
     }
 }
 
+/// The largest client request frame.
+pub const MAX_CLIENT_REQUEST_BYTES: usize = 1 << 20;
+const _: () = assert!(
+    node::kv::MAX_KEY_BYTES + node::kv::MAX_VALUE_BYTES + 64 <= MAX_CLIENT_REQUEST_BYTES,
+    "the largest put fits a client frame"
+);
+
 /// The client protocol: get, put and append, and the node's status.
 #[derive(Debug)]
 pub struct ClientProtocol;
@@ -48,6 +71,15 @@ pub struct ClientProtocol;
 impl Protocol for ClientProtocol {
     type Request = ClientRequest;
     type Reply = ClientReply;
+    /// A request holds at most a key and a value within the store's limits (1 KiB and 256
+    /// KiB): 1 MiB a frame leaves room; clients in one process share a connection per server.
+    const LIMITS: ListenerLimits = ListenerLimits {
+        max_connections: 128,
+        max_request_bytes: MAX_CLIENT_REQUEST_BYTES,
+        max_buffered_bytes: 64 * MAX_CLIENT_REQUEST_BYTES,
+        frame_deadline: Duration::from_secs(10),
+        idle_timeout: Duration::from_secs(120),
+    };
     fn encode_request(id: u64, request: &ClientRequest) -> Vec<u8> {
         wire::kv::encode_client_request(id, request)
     }

@@ -1,0 +1,201 @@
+//! Hostile clients against real `interleave-server` processes: oversized values, garbage frames,
+//! huge announced lengths, more connections than a server takes, and frames that would hold
+//! more memory than it allows. Every one is refused or closed; honest clerks go on being served
+//! throughout, the servers' memory stays within their frame budget, and SIGTERM still stops
+//! every server cleanly (exit 0).
+
+use crate::processes::Processes;
+use deploy::tcp::{ClientProtocol, Protocol, RaftRpc};
+use deploy::TcpKvTransport;
+use node::kv::{
+    Clerk, ClerkConfig, ClerkError, ClientId, KvOp, KvReply, KvRequest, KvTransport, Part, Seq,
+    MAX_VALUE_BYTES,
+};
+use node::NodeId;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+use threadsim::SystemClock;
+
+fn honest_clerk(processes: &Processes, id: u64) -> Clerk {
+    Clerk::new(
+        ClientId(id),
+        processes.clients.keys().copied().collect(),
+        Arc::new(TcpKvTransport::new(&processes.clients)),
+        Arc::new(SystemClock::new()),
+        ClerkConfig::default(),
+    )
+}
+
+/// Whether the server closes `stream` (a read ends or fails) within `limit`.
+fn closed_within(mut stream: &TcpStream, limit: Duration) -> bool {
+    stream.set_read_timeout(Some(limit)).expect("timeout");
+    let mut byte = [0u8; 1];
+    match stream.read(&mut byte) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(error) => !matches!(
+            error.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+    }
+}
+
+/// A connection to `address` that has sent `bytes`.
+fn send_raw(address: SocketAddr, bytes: &[u8]) -> TcpStream {
+    let mut stream = TcpStream::connect(address).expect("connect");
+    // The server may close before everything is written: that is the point.
+    let _ = stream.write_all(bytes);
+    stream
+}
+
+/// The server's peak resident memory (VmHWM), in MiB.
+fn peak_memory_mib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let line = status
+        .lines()
+        .find(|line| line.starts_with("VmHWM:"))
+        .expect("VmHWM");
+    let kib: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .expect("a number");
+    kib / 1024
+}
+
+#[test]
+fn oversized_values_are_refused_with_what_and_how_much_and_the_cluster_goes_on() {
+    let mut processes = Processes::new(3, "hostile-values", &[]);
+    let mut clerk = honest_clerk(&processes, 1);
+    clerk.put("k", "before", None).expect("no deadline");
+    let transport = TcpKvTransport::new(&processes.clients);
+    // Past the clerk's own check: every server refuses a put over the value limit, leader or
+    // not, and says what and how much.
+    let over = KvRequest {
+        client: ClientId(99),
+        seq: Seq(1),
+        op: KvOp::Put("big".into(), "v".repeat(MAX_VALUE_BYTES + 1)),
+    };
+    for id in processes.clients.keys() {
+        match transport.call(*id, over.clone(), Duration::from_secs(5)) {
+            Ok(KvReply::Refused(refusal)) => {
+                assert_eq!(refusal.part, Part::Value);
+                assert_eq!(refusal.bytes, MAX_VALUE_BYTES as u64 + 1);
+            }
+            other => panic!("{id} answered {other:?}"),
+        }
+    }
+    // A 2 MB put (what once wedged the cluster) is over the client frame: its connection is
+    // closed, with no answer.
+    let two_mb = KvRequest {
+        op: KvOp::Put("big".into(), "v".repeat(2 << 20)),
+        ..over
+    };
+    assert!(transport
+        .call(NodeId(0), two_mb, Duration::from_secs(2))
+        .is_err());
+    // Appends grow a value up to the limit and not past it.
+    clerk
+        .put("grown", &"x".repeat(MAX_VALUE_BYTES - 10), None)
+        .expect("at the limit");
+    clerk
+        .append("grown", "0123456789", None)
+        .expect("exactly at the limit");
+    let refused = clerk
+        .append("grown", "y", None)
+        .expect_err("past the limit");
+    assert!(matches!(refused, ClerkError::Refused(_)), "{refused:?}");
+    assert_eq!(
+        clerk.get("grown", None).expect("served").len(),
+        MAX_VALUE_BYTES
+    );
+    assert_eq!(clerk.get("k", None).expect("served"), "before");
+    for (id, status) in processes.cluster().stop_all(Duration::from_secs(10)) {
+        let status = status.unwrap_or_else(|| panic!("{id} did not stop on SIGTERM"));
+        assert!(status.success(), "{id}: {status}\n{}", processes.log(id));
+    }
+}
+
+#[test]
+fn garbage_huge_lengths_many_connections_and_memory_hogs_are_closed_and_honest_clients_go_on() {
+    let mut processes = Processes::new(1, "hostile-frames", &[]);
+    let mut clerk = honest_clerk(&processes, 1);
+    clerk.put("k", "v", None).expect("no deadline");
+    let client_port = processes.clients[&NodeId(0)];
+    let rpc_port = processes.cluster().rpc_address(NodeId(0));
+    let pid = processes.cluster().pid(NodeId(0)).expect("running");
+    // Garbage, a length of 4 GiB, and one just over each port's largest request: closed.
+    let just_over = |limit: usize| {
+        let mut bytes = u32::try_from(limit + 1)
+            .expect("small")
+            .to_le_bytes()
+            .to_vec();
+        bytes.extend_from_slice(&[7; 64]);
+        bytes
+    };
+    for (address, limit) in [
+        (client_port, ClientProtocol::LIMITS.max_request_bytes),
+        (rpc_port, RaftRpc::LIMITS.max_request_bytes),
+    ] {
+        let garbage: Vec<u8> = (0..200u32).map(|i| (i * 37 % 251) as u8).collect();
+        for bytes in [garbage, u32::MAX.to_le_bytes().to_vec(), just_over(limit)] {
+            let stream = send_raw(address, &bytes);
+            assert!(
+                closed_within(&stream, Duration::from_secs(5)),
+                "{address} kept a connection that sent {} bad bytes",
+                bytes.len()
+            );
+        }
+    }
+    // More connections than the client port takes: the ones past the limit are closed at
+    // once, and the honest clerk, whose connection came first, is served while they stand.
+    let limit = ClientProtocol::LIMITS.max_connections;
+    let idle: Vec<TcpStream> = (0..limit + 20)
+        .map(|_| TcpStream::connect(client_port).expect("connect"))
+        .collect();
+    crate::processes::pause(500);
+    let closed = idle
+        .iter()
+        .filter(|stream| closed_within(stream, Duration::from_millis(1)))
+        .count();
+    assert!(
+        closed >= 20,
+        "{closed} of {} connections closed",
+        idle.len()
+    );
+    clerk
+        .put("k", "with many connections open", None)
+        .expect("served");
+    drop(idle);
+    // Eight connections each announcing 60 MiB on the node port and sending 40 MiB: the
+    // frames the server may hold at once (4 x 64 MiB) close the later ones, so its memory
+    // stays near the budget instead of 8 x 40 MiB.
+    let before = peak_memory_mib(pid);
+    let announced = 60usize << 20;
+    let chunk = vec![0u8; 1 << 20];
+    let mut hogs: Vec<TcpStream> = Vec::new();
+    for _ in 0..8 {
+        let mut stream = send_raw(rpc_port, &(announced as u32).to_le_bytes());
+        for _ in 0..40 {
+            if stream.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+        hogs.push(stream);
+    }
+    let peak = peak_memory_mib(pid);
+    let budget_mib = (RaftRpc::LIMITS.max_buffered_bytes >> 20) as u64;
+    assert!(
+        peak <= before + budget_mib,
+        "peak memory {peak} MiB, from {before} MiB before, over the frame budget of {budget_mib} MiB"
+    );
+    drop(hogs);
+    clerk.put("k", "after the hogs", None).expect("served");
+    assert_eq!(clerk.get("k", None).expect("served"), "after the hogs");
+    for (id, status) in processes.cluster().stop_all(Duration::from_secs(10)) {
+        let status = status.unwrap_or_else(|| panic!("{id} did not stop on SIGTERM"));
+        assert!(status.success(), "{id}: {status}\n{}", processes.log(id));
+    }
+}
