@@ -248,15 +248,12 @@ impl Persister for FilePersister {
 
     fn load(&self) -> Result<Option<Vec<u8>>, StorageError> {
         let _no_save_meanwhile = self.owed.lock();
-        let file = match fs::read(&self.state) {
+        // The body's limit, and the header and trailer around it.
+        let limit = crate::MAX_STATE_BYTES + 64;
+        let file = match userfiles::read_limited(&self.state, limit) {
             Ok(file) => file,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(error) => {
-                return Err(StorageError::Io(format!(
-                    "reading {}: {error}",
-                    self.state.display()
-                )))
-            }
+            Err(error) if error.is_not_found() => return Ok(None),
+            Err(error) => return Err(StorageError::Io(error.to_string())),
         };
         decode_state_file(&file)
             .map(|body| Some(body.to_vec()))

@@ -50,7 +50,7 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
         return ExitCode::from(2);
     }
     // The folder is the tool's own, like a build directory: a new run clears the last one's.
-    let _out_lock = match crate::out_dir::claim(&args.out) {
+    let _out_lock = match crate::out_dir::claim(&args.out, crate::out_dir::is_seed_folder) {
         Ok((lock, _removed)) => lock,
         Err(message) => {
             eprintln!("interleave: {message}");
@@ -247,6 +247,12 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
                 "range": range.to_string(),
                 "first_seed": whole.first,
                 "shard": args.shard.map(|shard| shard.to_string()),
+                // What makes shards one run: gather refuses a set that differs in any of these.
+                "run": {
+                    "range": whole.to_string(),
+                    "flags": crate::replay_line::flags(&args.workload, &args.engine),
+                    "tool": env!("CARGO_PKG_VERSION"),
+                },
                 "interrupted": crate::interrupt::interrupted(),
                 "engine": engine.describe(),
                 "failures": failures,
@@ -521,10 +527,10 @@ fn shrink_first(
     );
     let file = folder.and_then(|dir| {
         let file = dir.join("schedule.shrunk.txt");
-        match crate::failure_folder::write_whole(&file, report.shrunk.schedule.to_string()) {
+        match userfiles::write_whole(&file, report.shrunk.schedule.to_string()) {
             Ok(()) => Some(file),
             Err(error) => {
-                eprintln!("interleave: cannot write {}: {error}", file.display());
+                eprintln!("interleave: {error}");
                 None
             }
         }

@@ -2,13 +2,13 @@
 //! checked for linearizability, and a folder that shows what happened.
 
 use crate::cli::DeployArgs;
-use crate::failure_folder::write_whole;
 use crate::interrupt::{interrupted, interrupted_exit, stop_on_ctrl_c};
 use deploy::nemesis::{self, FaultRecord, NemesisConfig, NemesisRun, Workload};
 use deploy::ServerProgram;
 use models::{check_partitions, partition_by_key, CheckOptions, KeyValue, Report, Verdict};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use userfiles::write_whole;
 
 /// What a run's folder holds besides its lock; a new run removes these first.
 const RUN_FILES: [&str; 5] = [
@@ -103,21 +103,7 @@ pub fn deploy(args: &DeployArgs) -> ExitCode {
 
 /// Creates `out`, takes its lock, and removes what an earlier run left there.
 fn claim(out: &Path) -> Result<crate::out_dir::OutLock, String> {
-    let (lock, _) = crate::out_dir::claim(out)?;
-    for name in RUN_FILES {
-        let path = out.join(name);
-        let removed = if path.is_dir() {
-            std::fs::remove_dir_all(&path)
-        } else {
-            std::fs::remove_file(&path)
-        };
-        match removed {
-            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
-                return Err(format!("cannot remove {}: {error}", path.display()))
-            }
-            _ => {}
-        }
-    }
+    let (lock, _) = crate::out_dir::claim(out, |name| RUN_FILES.contains(&name))?;
     Ok(lock)
 }
 
@@ -129,7 +115,8 @@ fn write_folder(
 ) -> std::io::Result<()> {
     sim::kv_workload::write_failure(out, "history", &run.history, report)?;
     write_whole(&out.join("faults.txt"), faults_text(&run.faults))?;
-    write_whole(&out.join("summary.txt"), summary.text())
+    write_whole(&out.join("summary.txt"), summary.text())?;
+    Ok(())
 }
 
 fn faults_text(faults: &[FaultRecord]) -> String {

@@ -15,17 +15,9 @@ use crate::cli::ChaosArgs;
 use crate::engines::EngineChoice;
 use crate::outcome::SeedOutcome;
 use crate::verify::Verification;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// Writes `contents` to `path` whole or not at all: into a temporary file beside it, then renamed
-/// over it, so an interrupted write never leaves half a file.
-pub fn write_whole(path: &Path, contents: impl AsRef<[u8]>) -> std::io::Result<()> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".partial");
-    let temporary = PathBuf::from(temporary);
-    std::fs::write(&temporary, contents)?;
-    std::fs::rename(&temporary, path)
-}
+use userfiles::write_whole;
 
 /// Writes the folder of `outcome` under `out` and returns it.
 pub fn save(

@@ -20,6 +20,9 @@ struct Failure {
 struct Gathered {
     /// Each shard's name ("3/8", or the file when unsharded) and its range's first and last seed.
     shards: Vec<(String, Option<(u64, u64)>)>,
+    /// Each shard's run as its summary names it (the whole range, the flags, the tool's
+    /// version), with the shards that name it: shards of one run name one.
+    runs: BTreeMap<String, Vec<String>>,
     /// Seeds that ran, with how many times.
     seeds: BTreeMap<u64, u32>,
     failures: Vec<Failure>,
@@ -30,15 +33,18 @@ struct Gathered {
     simulated: f64,
 }
 
+/// The largest shard file read (256 MiB): a shard of 10,000 seeds writes a few megabytes.
+const MAX_SHARD_BYTES: u64 = 256 << 20;
+
 /// Reads the files and prints the summary: exit 0 every seed of the range ran once and passed, 1
 /// some failed, 2 a file is unreadable or malformed, or the shards miss or repeat seeds.
 pub fn gather(args: &GatherArgs) -> ExitCode {
     let mut gathered = Gathered::default();
     for file in &args.files {
-        let text = match std::fs::read_to_string(file) {
+        let text = match userfiles::read_text(file, MAX_SHARD_BYTES) {
             Ok(text) => text,
             Err(error) => {
-                eprintln!("interleave: cannot read {}: {error}", file.display());
+                eprintln!("interleave: {error}");
                 return ExitCode::from(2);
             }
         };
@@ -115,6 +121,18 @@ fn read_shard(gathered: &mut Gathered, name: &str, text: &str) -> Result<(), Str
     if summary["interrupted"] == true {
         gathered.interrupted.push(shard.clone());
     }
+    let run = &summary["run"];
+    let identity = format!(
+        "seeds {}, flags `{}`, interleave {}",
+        run["range"].as_str().unwrap_or("(not said)"),
+        run["flags"].as_str().unwrap_or("(not said)"),
+        run["tool"].as_str().unwrap_or("(not said)"),
+    );
+    gathered
+        .runs
+        .entry(identity)
+        .or_default()
+        .push(shard.clone());
     gathered.shards.push((shard, range));
     let wall = summary["wall_s"].as_f64().unwrap_or(0.0);
     gathered.wall_sum += wall;
@@ -139,8 +157,56 @@ fn parse_range(text: &str) -> Option<(u64, u64)> {
     Some((first.parse().ok()?, last.parse().ok()?))
 }
 
-/// Ok when the seeds that ran are exactly one contiguous range, each once; else what is wrong.
+/// Ok when the shards are one run's (one range, flags and build) and, where they are numbered
+/// ("2/8"), every one of them is there once.
+fn check_shards(gathered: &Gathered) -> Result<(), String> {
+    if gathered.runs.len() > 1 {
+        let runs: Vec<String> = (gathered.runs.iter())
+            .map(|(run, shards)| format!("{} of {run}", shards.join(", ")))
+            .collect();
+        return Err(format!("shards of different runs: {}", runs.join("; ")));
+    }
+    let numbered: Vec<(u64, u64)> = (gathered.shards.iter())
+        .filter_map(|(name, _)| {
+            let (index, count) = name.split_once('/')?;
+            Some((index.parse().ok()?, count.parse().ok()?))
+        })
+        .collect();
+    let Some(&(_, count)) = numbered.first() else {
+        return Ok(());
+    };
+    if numbered.len() != gathered.shards.len() || numbered.iter().any(|&(_, c)| c != count) {
+        return Err("shards of different splits: every shard must be one of the same N".into());
+    }
+    let repeated: Vec<String> = (1..=count)
+        .filter(|index| numbered.iter().filter(|&&(i, _)| i == *index).count() > 1)
+        .map(|index| format!("{index}/{count}"))
+        .collect();
+    if !repeated.is_empty() {
+        return Err(format!(
+            "shard(s) given more than once: {}",
+            repeated.join(", ")
+        ));
+    }
+    let missing: Vec<String> = (1..=count)
+        .filter(|index| !numbered.iter().any(|&(i, _)| i == *index))
+        .map(|index| format!("{index}/{count}"))
+        .take(10)
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "{} of {count} shards given; missing: {}",
+            numbered.len(),
+            missing.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// Ok when the shards are one whole run ([`check_shards`]) and the seeds that ran are exactly
+/// one contiguous range, each once; else what is wrong.
 fn check_coverage(gathered: &Gathered) -> Result<(u64, u64), String> {
+    check_shards(gathered)?;
     let repeated: Vec<u64> = (gathered.seeds.iter())
         .filter(|(_, &times)| times > 1)
         .map(|(&seed, _)| seed)
@@ -248,6 +314,10 @@ mod tests {
     use super::*;
 
     fn shard(seeds: &[u64], shard: &str, range: &str) -> String {
+        shard_of(seeds, shard, range, "--rounds 5")
+    }
+
+    fn shard_of(seeds: &[u64], shard: &str, range: &str, flags: &str) -> String {
         let mut text = String::new();
         for seed in seeds {
             text.push_str(&format!(
@@ -255,7 +325,7 @@ mod tests {
             ));
         }
         text.push_str(&format!(
-            "{{\"summary\":{{\"version\":1,\"range\":\"{range}\",\"shard\":\"{shard}\",\"wall_s\":2.0,\"simulated_s\":10.0,\"interrupted\":false}}}}\n"
+            "{{\"summary\":{{\"version\":1,\"range\":\"{range}\",\"shard\":\"{shard}\",\"wall_s\":2.0,\"simulated_s\":10.0,\"interrupted\":false,\"run\":{{\"range\":\"1..=5\",\"flags\":\"{flags}\",\"tool\":\"0.1.0\"}}}}}}\n"
         ));
         text
     }
@@ -283,6 +353,29 @@ mod tests {
         assert!(check_coverage(&twice)
             .unwrap_err()
             .contains("more than once"));
+    }
+
+    #[test]
+    fn one_shard_of_two_and_shards_of_different_runs_are_refused() {
+        let one = shard(&[1, 2], "1/2", "1..=2");
+        let alone = gather_texts(std::slice::from_ref(&one)).unwrap();
+        assert_eq!(
+            check_coverage(&alone),
+            Err("1 of 2 shards given; missing: 2/2".to_string())
+        );
+        let other_flags = shard_of(&[3, 4, 5], "2/2", "3..=5", "--rounds 50");
+        let mixed = gather_texts(&[one.clone(), other_flags]).unwrap();
+        let problem = check_coverage(&mixed).unwrap_err();
+        assert!(
+            problem.starts_with("shards of different runs: "),
+            "{problem}"
+        );
+        assert!(problem.contains("--rounds 50"), "{problem}");
+        let other_split = shard(&[3, 4, 5], "2/3", "3..=5");
+        let split = gather_texts(&[one, other_split]).unwrap();
+        assert!(check_coverage(&split)
+            .unwrap_err()
+            .contains("different splits"));
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub fn check_path(path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err(format!("the JUnit report {} is a folder", path.display()));
     }
-    Ok(())
+    userfiles::check_replaceable(path).map_err(|error| error.to_string())
 }
 
 /// Writes a report holding one suite named `suite` with `cases` to `path`.
@@ -66,8 +66,7 @@ pub fn write(path: &Path, suite: &str, cases: &[Case], time: Duration) -> Result
     let xml = report
         .to_string()
         .map_err(|error| format!("cannot render the JUnit report: {error}"))?;
-    crate::failure_folder::write_whole(path, xml)
-        .map_err(|error| format!("cannot write {}: {error}", path.display()))
+    userfiles::write_whole(path, xml).map_err(|error| error.to_string())
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]

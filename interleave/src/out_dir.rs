@@ -1,12 +1,13 @@
-//! The `--out` folder of a chaos run: one run writes to it at a time, and the seed folders an
-//! earlier run left there are removed when a new run starts, so what the folder holds is the
-//! failing seeds of the last run, and nothing else.
+//! The `--out` folder of a run: one run writes to it at a time, and what an earlier run wrote
+//! there is removed when a new run starts, so the folder holds the last run's output. Only a
+//! folder an interleave run claimed before (it holds the run's lock file, `.interleave.lock`)
+//! has anything removed, and only the names the command writes: in a folder of the user's, a
+//! file of one of those names is a refusal, never a deletion.
 
 use std::path::Path;
 
-/// A file every seed folder holds (see [`crate::failure_folder`]): how a folder is known to be
-/// one this tool wrote.
-const SEED_FOLDER_MARK: &str = "violation.txt";
+/// The lock file: held while a run writes into the folder, and the mark that a run has.
+const LOCK_FILE: &str = ".interleave.lock";
 
 /// Held while a run may write into the folder; released when dropped or when the process ends
 /// (however it ends: the lock is the operating system's).
@@ -15,9 +16,11 @@ pub struct OutLock {
     _file: std::fs::File,
 }
 
-/// Creates `dir`, takes its lock, and removes the seed folders an earlier run left in it;
-/// returns the lock and how many folders were removed. Refuses when another run holds the lock.
-pub fn claim(dir: &Path) -> Result<(OutLock, usize), String> {
+/// Creates `dir`, takes its lock, and removes what an earlier run left in it: the entries whose
+/// names `is_output` accepts. Returns the lock and how many entries were removed. Refuses when
+/// another run holds the lock, and when the folder holds such entries but no run claimed it
+/// before (they are not this tool's to delete).
+pub fn claim(dir: &Path, is_output: impl Fn(&str) -> bool) -> Result<(OutLock, usize), String> {
     let shown = dir.display();
     if dir.exists() && !dir.is_dir() {
         return Err(format!(
@@ -25,11 +28,30 @@ pub fn claim(dir: &Path) -> Result<(OutLock, usize), String> {
         ));
     }
     std::fs::create_dir_all(dir).map_err(|error| format!("cannot create {shown}: {error}"))?;
+    let claimed_before = std::fs::symlink_metadata(dir.join(LOCK_FILE))
+        .is_ok_and(|metadata| metadata.file_type().is_file());
+    let mut outputs: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)
+        .map_err(|error| format!("cannot read {shown}: {error}"))?
+        .flatten()
+        .filter(|entry| entry.file_name().to_str().is_some_and(&is_output))
+        .collect();
+    outputs.sort_by_key(std::fs::DirEntry::file_name);
+    if !claimed_before && !outputs.is_empty() {
+        let names: Vec<String> = outputs
+            .iter()
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .collect();
+        return Err(format!(
+            "{shown} holds {} that no interleave run wrote (it has no {LOCK_FILE}): \
+             give the run a folder of its own with --out, or move them away",
+            names.join(", ")
+        ));
+    }
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(dir.join(".interleave.lock"))
+        .open(dir.join(LOCK_FILE))
         .map_err(|error| format!("cannot lock {shown}: {error}"))?;
     lock_exclusively(&file).map_err(|error| match error.kind() {
         std::io::ErrorKind::WouldBlock => {
@@ -37,23 +59,23 @@ pub fn claim(dir: &Path) -> Result<(OutLock, usize), String> {
         }
         _ => format!("cannot lock {shown}: {error}"),
     })?;
-    let mut removed = 0;
-    let entries =
-        std::fs::read_dir(dir).map_err(|error| format!("cannot read {shown}: {error}"))?;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let is_seed_folder = name
-            .to_str()
-            .and_then(|name| name.strip_prefix("seed-"))
-            .is_some_and(|seed| !seed.is_empty() && seed.bytes().all(|b| b.is_ascii_digit()))
-            && entry.path().join(SEED_FOLDER_MARK).is_file();
-        if is_seed_folder {
-            std::fs::remove_dir_all(entry.path())
-                .map_err(|error| format!("cannot remove {}: {error}", entry.path().display()))?;
-            removed += 1;
-        }
+    for entry in &outputs {
+        let path = entry.path();
+        let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+        let removed = if is_dir {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        removed.map_err(|error| format!("cannot remove {}: {error}", path.display()))?;
     }
-    Ok((OutLock { _file: file }, removed))
+    Ok((OutLock { _file: file }, outputs.len()))
+}
+
+/// Whether `name` is a seed's folder, as `chaos` writes them (`seed-12`).
+pub fn is_seed_folder(name: &str) -> bool {
+    name.strip_prefix("seed-")
+        .is_some_and(|seed| !seed.is_empty() && seed.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(unix)]
@@ -78,22 +100,55 @@ fn lock_exclusively(_file: &std::fs::File) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_second_claim_is_refused_and_old_seed_folders_go() {
-        let dir = std::env::temp_dir().join(format!("interleave-out-{}", std::process::id()));
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("interleave-out-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_second_claim_is_refused_and_an_earlier_runs_seed_folders_go() {
+        let dir = scratch("claimed");
+        std::fs::write(dir.join(LOCK_FILE), "").unwrap(); // an earlier run's
         std::fs::create_dir_all(dir.join("seed-12")).unwrap();
-        std::fs::write(dir.join("seed-12").join(SEED_FOLDER_MARK), "old").unwrap();
         std::fs::create_dir_all(dir.join("seed-notes")).unwrap();
-        std::fs::create_dir_all(dir.join("seed-13")).unwrap(); // not ours: no mark
-        let (lock, removed) = claim(&dir).unwrap();
+        std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+        let (lock, removed) = claim(&dir, is_seed_folder).unwrap();
         assert_eq!(removed, 1);
         assert!(!dir.join("seed-12").exists());
-        assert!(dir.join("seed-notes").exists() && dir.join("seed-13").exists());
-        let second = claim(&dir).unwrap_err();
+        assert!(dir.join("seed-notes").exists() && dir.join("notes.txt").exists());
+        let second = claim(&dir, is_seed_folder).unwrap_err();
         assert!(second.contains("another interleave run"), "{second}");
         drop(lock);
-        assert!(claim(&dir).is_ok(), "the lock goes with its holder");
+        assert!(
+            claim(&dir, is_seed_folder).is_ok(),
+            "the lock goes with its holder"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_folder_no_run_claimed_keeps_its_files_and_the_run_is_refused() {
+        let dir = scratch("users");
+        std::fs::write(dir.join("summary.txt"), "the user's own").unwrap();
+        let refused = claim(&dir, |name| name == "summary.txt").unwrap_err();
+        assert!(
+            refused.contains("holds summary.txt that no interleave run wrote"),
+            "{refused}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("summary.txt")).unwrap(),
+            "the user's own"
+        );
+        assert!(!dir.join(LOCK_FILE).exists(), "not claimed");
+        // A folder of the user's with nothing of the command's names is taken as it is.
+        std::fs::remove_file(dir.join("summary.txt")).unwrap();
+        std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+        let (_lock, removed) = claim(&dir, |name| name == "summary.txt").unwrap();
+        assert_eq!(removed, 0);
+        assert!(dir.join("notes.txt").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -76,8 +76,8 @@ pub fn replay(args: &ReplayArgs, engine: EngineChoice) -> ExitCode {
     let trace = first.trace.render(level);
     match &args.out {
         Some(path) => {
-            if let Err(error) = crate::failure_folder::write_whole(path, &trace) {
-                eprintln!("interleave: cannot write {}: {error}", path.display());
+            if let Err(error) = userfiles::write_whole(path, &trace) {
+                eprintln!("interleave: {error}");
                 return ExitCode::from(2);
             }
         }
@@ -98,7 +98,7 @@ pub fn replay(args: &ReplayArgs, engine: EngineChoice) -> ExitCode {
             verdict.lines().next().unwrap_or_default()
         );
         if let Err(error) = crate::report::write(path, &first, title, lines, None) {
-            eprintln!("interleave: cannot write {}: {error}", path.display());
+            eprintln!("interleave: {error}");
             return ExitCode::from(2);
         }
     }

@@ -73,10 +73,14 @@ pub fn replay_args_of(schedule: &Schedule) -> Result<(u64, ReplayArgs), String> 
     }
 }
 
-/// Reads a schedule file, with a clear error naming it.
+/// The largest schedule file read (16 MiB): a shrunk schedule takes a few hundred bytes, a full
+/// one of a long run some hundred kilobytes.
+pub const MAX_SCHEDULE_BYTES: u64 = 16 << 20;
+
+/// Reads a schedule file (a regular file within [`MAX_SCHEDULE_BYTES`]), with a clear error
+/// naming it.
 pub fn read_schedule(path: &Path) -> Result<Schedule, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    let text = userfiles::read_text(path, MAX_SCHEDULE_BYTES).map_err(|error| error.to_string())?;
     text.parse()
         .map_err(|error| format!("{}: {error}", path.display()))
 }

@@ -67,9 +67,8 @@ pub fn shrink(args: &ShrinkArgs) -> ExitCode {
     );
     print!("{}", report.describe());
     let out = file.with_file_name("schedule.shrunk.txt");
-    if let Err(error) = crate::failure_folder::write_whole(&out, report.shrunk.schedule.to_string())
-    {
-        eprintln!("interleave: cannot write {}: {error}", out.display());
+    if let Err(error) = userfiles::write_whole(&out, report.shrunk.schedule.to_string()) {
+        eprintln!("interleave: {error}");
         return ExitCode::from(2);
     }
     println!("replay: {}", replay_schedule_line(&out));

@@ -339,6 +339,83 @@ fn a_report_or_output_folder_that_cannot_be_written_is_refused_before_the_run() 
 }
 
 #[test]
+fn files_a_user_names_are_read_within_limits_and_only_regular_files_are_replaced() {
+    let dir = support::fresh_dir("user-files");
+    std::fs::create_dir_all(&dir).unwrap();
+    let schedule = run(&["replay", "--schedule", "/dev/zero"], &[]);
+    assert_eq!(schedule.code, 2, "{}", schedule.stderr);
+    assert!(
+        schedule
+            .stderr
+            .contains("cannot read /dev/zero: it is a device, not a regular file"),
+        "{}",
+        schedule.stderr
+    );
+    // A FIFO with no writer would hang a plain read: refused at once.
+    let fifo = dir.join("shard.jsonl");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: creates a FIFO in this test's own folder.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let gathered = run(&["gather", fifo.to_str().unwrap()], &[]);
+    assert_eq!(gathered.code, 2);
+    assert!(
+        gathered.stderr.contains("it is a FIFO"),
+        "{}",
+        gathered.stderr
+    );
+    // A report path that is a link is refused before the run, and the file it names is kept.
+    let precious = dir.join("precious.txt");
+    std::fs::write(&precious, "keep me").unwrap();
+    let link = dir.join("report.xml");
+    std::os::unix::fs::symlink(&precious, &link).unwrap();
+    let junit = run(
+        &["chaos", "--seeds", "1", "--junit", link.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(junit.code, 2);
+    assert!(
+        junit.stderr.contains("it is a symbolic link"),
+        "{}",
+        junit.stderr
+    );
+    assert!(
+        junit.stdout.is_empty(),
+        "refused before the run: {}",
+        junit.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me");
+    // A folder of the user's that holds a name the run writes is not emptied: refused.
+    let out = dir.join("mine");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("summary.txt"), "my notes").unwrap();
+    let deploy = run(
+        &["deploy", "--duration", "5", "--out", out.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(deploy.code, 2, "{}", deploy.stderr);
+    assert!(
+        deploy
+            .stderr
+            .contains("holds summary.txt that no interleave run wrote"),
+        "{}",
+        deploy.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("summary.txt")).unwrap(),
+        "my notes"
+    );
+    // One shard of two is not the whole run.
+    let mut args = vec!["chaos", "--seeds", "4", "--shard", "1/2"];
+    args.extend(SHORT);
+    let shard = dir.join("shard-1.jsonl");
+    std::fs::write(&shard, run_ok(&args, &[])).unwrap();
+    let one = run(&["gather", shard.to_str().unwrap()], &[]);
+    assert_eq!(one.code, 2, "{}", one.stdout);
+    assert!(one.stdout.contains("missing: 2/2"), "{}", one.stdout);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn check_reports_its_errors_under_the_name_the_user_typed() {
     let missing = run(
         &[

@@ -13,9 +13,19 @@ use std::process::Stdio;
 /// Reads `child`'s standard error until a line `ready` accepts (`what`: the process must not end
 /// first), sends it SIGINT, and waits for it to end.
 fn interrupt_when(
+    child: std::process::Child,
+    ready: impl Fn(&str) -> bool,
+    what: &str,
+) -> std::process::Output {
+    signal_when(child, ready, what, libc::SIGINT)
+}
+
+/// [`interrupt_when`] with another signal.
+fn signal_when(
     mut child: std::process::Child,
     ready: impl Fn(&str) -> bool,
     what: &str,
+    signal: libc::c_int,
 ) -> std::process::Output {
     let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
     let mut line = String::new();
@@ -27,8 +37,8 @@ fn interrupt_when(
         );
     }
     let pid = libc::pid_t::try_from(child.id()).expect("a pid");
-    // SAFETY: sends SIGINT to the child this test started and has not yet waited for.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    // SAFETY: signals the child this test started and has not yet waited for.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
     child.wait_with_output().expect("wait")
 }
 
@@ -56,6 +66,34 @@ fn ctrl_c_stops_chaos_at_a_boundary_reports_what_ran_and_exits_130() {
         stdout.contains("found nothing: every invariant held on every seed that ran"),
         "{stdout}"
     );
+}
+
+#[test]
+fn sigterm_and_sighup_stop_chaos_as_ctrl_c_does_and_exit_128_plus_the_signal() {
+    for (signal, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGHUP, "SIGHUP")] {
+        let child = support::interleave_command()
+            .args(["chaos", "--seeds", "1000000", "--workers", "1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run interleave");
+        let output = signal_when(
+            child,
+            |line| line.starts_with('['),
+            "its first progress line",
+            signal,
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(128 + signal), "{name}: {stdout}");
+        assert!(
+            stdout.contains(&format!("interrupted by {name}: ")),
+            "{name}: {stdout}"
+        );
+        assert!(
+            stdout.contains("found nothing: every invariant held on every seed that ran"),
+            "{name}: {stdout}"
+        );
+    }
 }
 
 #[test]

@@ -179,19 +179,16 @@ fn parse_input_limit(text: &str) -> Result<u64, String> {
     }
 }
 
-/// Reads the history file at `path` (shown as `name`): at most `limit` bytes of UTF-8 text.
+/// Reads the history file at `path` (shown as `name`): at most `limit` bytes of UTF-8 text, from
+/// a regular file or a pipe (never a device).
 fn read_history(path: &Path, name: &str, limit: u64) -> Result<String, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
-    let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {name}: {e}"))?;
-    if bytes.len() as u64 > limit {
-        return Err(format!(
-            "{name} is larger than {limit} bytes (--max-input-bytes raises the limit)"
-        ));
-    }
+    let bytes = userfiles::read_limited_or_pipe(path, limit).map_err(|error| match error {
+        userfiles::ReadError::TooLarge { .. } => {
+            format!("{name} is larger than {limit} bytes (--max-input-bytes raises the limit)")
+        }
+        userfiles::ReadError::Io { source, .. } => format!("cannot read {name}: {source}"),
+        other => other.to_string(),
+    })?;
     formats::decode_text(name, bytes).map_err(|e| e.to_string())
 }
 
@@ -298,15 +295,11 @@ fn check_file(
     })
 }
 
-/// Writes `page` as `<dir>/<stem>.html` through a temporary file, so a failure leaves no
-/// half-written page.
+/// Writes `page` as `<dir>/<stem>.html`, whole or not at all, and never over anything but a
+/// regular file.
 fn write_atomically(dir: &Path, stem: &str, page: &str) -> Result<PathBuf, String> {
     let target = dir.join(format!("{stem}.html"));
-    let temporary = dir.join(format!(".{stem}.html.tmp"));
-    std::fs::write(&temporary, page)
-        .map_err(|e| format!("cannot write {}: {e}", temporary.display()))?;
-    std::fs::rename(&temporary, &target)
-        .map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+    userfiles::write_whole(&target, page).map_err(|error| error.to_string())?;
     Ok(target)
 }
 

@@ -576,10 +576,10 @@ pub fn write_failure(
 ) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let file = dir.join(format!("{name}.jsonl"));
-    std::fs::write(&file, models::formats::json::write_kv(history))?;
+    userfiles::write_whole(&file, models::formats::json::write_kv(history))?;
     if let Some((partition, counterexample)) = report.counterexample() {
         let page = models::html::render(name, &partition.name, counterexample);
-        std::fs::write(dir.join(format!("{name}.html")), page)?;
+        userfiles::write_whole(&dir.join(format!("{name}.html")), page)?;
     }
     Ok(file)
 }

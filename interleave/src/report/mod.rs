@@ -30,5 +30,6 @@ pub fn write(
         history_page: history_page.map(str::to_string),
     };
     let page = html::render(&header, &picture, operations.as_deref());
-    crate::failure_folder::write_whole(path, page)
+    userfiles::write_whole(path, page)?;
+    Ok(())
 }
