@@ -38,14 +38,18 @@ fn three_entries_two_committed() -> Request {
     })
 }
 
-/// The leader's snapshot up to 3.
+/// The leader's snapshot up to 3, whole in one chunk.
 fn snapshot_up_to_three() -> Request {
+    let data = b"state at 3".to_vec();
     Request::InstallSnapshot(InstallSnapshotArgs {
         term: Term(1),
         leader: NodeId(0),
         last_included_index: LogIndex(3),
         last_included_term: Term(1),
-        data: b"state at 3".to_vec(),
+        offset: 0,
+        total_bytes: data.len() as u64,
+        checksum: node::persist::checksum(&data),
+        data,
         read_round: 0,
         sent_at: threadsim::Instant::ZERO,
     })

@@ -73,7 +73,11 @@ pub struct AppendEntriesReply {
 }
 
 /// A leader sends a follower the snapshot its log's compacted prefix became, when the entries
-/// the follower needs next are compacted (Raft section 7, InstallSnapshot; sent whole).
+/// the follower needs next are compacted (Raft section 7, InstallSnapshot), one chunk at a
+/// time: each message carries the bytes from `offset`, at most `Config::max_bytes_per_append`
+/// of them; the follower assembles them in order and installs the snapshot once it holds all
+/// `total_bytes` and they match `checksum`. A leader resumes from what the follower says it
+/// holds ([`InstallSnapshotReply::received`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InstallSnapshotArgs {
     /// The leader's term.
@@ -84,7 +88,15 @@ pub struct InstallSnapshotArgs {
     pub last_included_index: LogIndex,
     /// The term of the entry at `last_included_index`.
     pub last_included_term: Term,
-    /// The service's state after every entry up to `last_included_index`.
+    /// Where `data` starts in the snapshot.
+    pub offset: u64,
+    /// The snapshot's whole length.
+    pub total_bytes: u64,
+    /// The whole snapshot's checksum ([`crate::persist::checksum`]): the follower installs only
+    /// bytes that match it.
+    pub checksum: u64,
+    /// A chunk of the service's state after every entry up to `last_included_index`: its
+    /// bytes from `offset`.
     pub data: Vec<u8>,
     /// As in [`AppendEntriesArgs::read_round`].
     pub read_round: u64,
@@ -97,6 +109,9 @@ pub struct InstallSnapshotArgs {
 pub struct InstallSnapshotReply {
     /// The follower's current term.
     pub term: Term,
+    /// How many bytes of the request's snapshot the follower holds now, in order: the whole
+    /// length once it has installed it (or needs none of it), where to go on otherwise.
+    pub received: u64,
     /// The request's `read_round`, echoed.
     pub read_round: u64,
 }

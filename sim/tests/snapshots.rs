@@ -34,8 +34,12 @@ enum Victim {
 /// entries without it, the leader compacts past them, and the victim comes back and must catch
 /// up (through an InstallSnapshot when its next entries are compacted).
 fn snapshot_rounds(test: &'static str, victim_fate: Victim, unreliable: bool) {
+    snapshot_rounds_with(test, victim_fate, snapshotting(3, unreliable));
+}
+
+fn snapshot_rounds_with(test: &'static str, victim_fate: Victim, config: ClusterConfig) {
     run_seeds(test, SEEDS, move |sim| {
-        let cluster = Cluster::new(sim, snapshotting(3, unreliable));
+        let cluster = Cluster::new(sim, config.clone());
         let mut value = 0;
         let mut next = || {
             value += 1;
@@ -101,6 +105,15 @@ fn install_a_follower_cut_off_catches_up_through_a_snapshot() {
 #[test]
 fn install_unreliable() {
     snapshot_rounds("snapshots::install_unreliable", Victim::Disconnected, true);
+}
+
+#[test]
+fn install_unreliable_in_chunks_of_four_bytes() {
+    // The checking service's 16-byte snapshots go in four chunks (and entries one a message),
+    // any of which the network may lose: the follower must assemble them and catch up.
+    let mut config = snapshotting(3, true);
+    config.node.max_bytes_per_append = 4;
+    snapshot_rounds_with("snapshots::install_in_chunks", Victim::Disconnected, config);
 }
 
 #[test]

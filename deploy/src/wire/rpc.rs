@@ -52,6 +52,9 @@ pub fn encode_request(id: u64, request: &Request) -> Vec<u8> {
                 .u32(args.leader.0)
                 .u64(args.last_included_index.0)
                 .u64(args.last_included_term.0)
+                .u64(args.offset)
+                .u64(args.total_bytes)
+                .u64(args.checksum)
                 .bytes(&args.data)
                 .u64(args.read_round)
                 .u64(micros(args.sent_at.since_epoch()));
@@ -103,7 +106,10 @@ pub fn decode_request(frame: &[u8]) -> Result<(u64, Request), WireError> {
             leader: NodeId(reader.u32("leader")?),
             last_included_index: LogIndex(reader.u64("snapshot's last index")?),
             last_included_term: Term(reader.u64("snapshot's last term")?),
-            data: reader.bytes("snapshot")?.to_vec(),
+            offset: reader.u64("snapshot offset")?,
+            total_bytes: reader.u64("snapshot length")?,
+            checksum: reader.u64("snapshot checksum")?,
+            data: reader.bytes("snapshot chunk")?.to_vec(),
             read_round: reader.u64("read round")?,
             sent_at: threadsim::Instant::from_epoch(Duration::from_micros(reader.u64("sent at")?)),
         }),
@@ -147,6 +153,7 @@ pub fn encode_response(id: u64, response: &Response) -> Vec<u8> {
             writer
                 .u8(INSTALL_SNAPSHOT)
                 .u64(reply.term.0)
+                .u64(reply.received)
                 .u64(reply.read_round);
         }
     }
@@ -184,6 +191,7 @@ pub fn decode_response(frame: &[u8]) -> Result<(u64, Response), WireError> {
         }
         INSTALL_SNAPSHOT => Response::InstallSnapshot(InstallSnapshotReply {
             term: Term(reader.u64("term")?),
+            received: reader.u64("snapshot bytes received")?,
             read_round: reader.u64("read round")?,
         }),
         kind => {
@@ -239,6 +247,9 @@ mod tests {
                 leader: NodeId(1),
                 last_included_index: LogIndex(300),
                 last_included_term: Term(8),
+                offset: 4096,
+                total_bytes: 9000,
+                checksum: 0xfeed,
                 data: b"the service's state".to_vec(),
                 read_round: 6,
                 sent_at: threadsim::Instant::from_epoch(Duration::from_micros(7)),
@@ -271,6 +282,7 @@ mod tests {
             })),
             Response::InstallSnapshot(InstallSnapshotReply {
                 term: Term(9),
+                received: 4096,
                 read_round: 6,
             }),
         ]

@@ -221,6 +221,7 @@ impl RaftCore {
         let progress = Progress {
             next_index,
             match_index: LogIndex(0),
+            snapshot_sent: None,
         };
         self.role = RoleState::Leader(LeaderState {
             progress: each_peer(&self.peers, progress),

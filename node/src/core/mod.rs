@@ -142,6 +142,9 @@ pub struct Progress {
     pub next_index: LogIndex,
     /// The highest index known to be replicated on the follower.
     pub match_index: LogIndex,
+    /// While a snapshot goes to the follower in chunks: the snapshot's last index and how many
+    /// of its bytes the follower said it holds.
+    pub snapshot_sent: Option<(LogIndex, u64)>,
 }
 
 /// What a leader keeps about each follower.
@@ -212,6 +215,8 @@ pub struct RaftCore {
     own_entries_unsaved: bool,
     /// As leader: reads may be served locally until this time (see `lease.rs`).
     lease_until: Option<Instant>,
+    /// As follower: the chunks of a snapshot received so far (see `snapshot.rs`).
+    incoming_snapshot: Option<snapshot::IncomingSnapshot>,
 }
 
 impl RaftCore {
@@ -252,6 +257,7 @@ impl RaftCore {
             timers,
             own_entries_unsaved: false,
             lease_until: None,
+            incoming_snapshot: None,
         }
     }
 

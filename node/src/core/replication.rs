@@ -35,8 +35,10 @@ impl RaftCore {
         }
         let read_round = leader.reads.stamp(peer);
         if next_index <= self.state.log.snapshot_index() {
-            // What the peer needs next is compacted: it gets the snapshot instead.
-            let mut args = self.snapshot_request();
+            // What the peer needs next is compacted: it gets the snapshot instead, the next
+            // chunk of it.
+            let sent = leader.progress[&peer].snapshot_sent;
+            let mut args = self.snapshot_request(sent);
             args.read_round = read_round;
             args.sent_at = now;
             return Some((Effects::default(), Request::InstallSnapshot(args)));

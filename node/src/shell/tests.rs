@@ -166,6 +166,7 @@ fn agreeable(_: NodeId, request: &Request) -> Option<Response> {
         Request::InstallSnapshot(args) => {
             Response::InstallSnapshot(crate::messages::InstallSnapshotReply {
                 term: args.term,
+                received: args.total_bytes,
                 read_round: args.read_round,
             })
         }

@@ -12,7 +12,11 @@ fn leader_with_four_committed() -> RaftCore {
 /// [`leader_with_four_committed`], the entries sent only to `peers` (the others never
 /// answered anything).
 fn leader_with_four_committed_by(peers: &[u32]) -> RaftCore {
-    let mut leader = core(0, 3);
+    four_committed_by(core(0, 3), peers)
+}
+
+/// `leader` (node 0 of 3) elected, with entries 1..=4 of its term committed by `peers`.
+fn four_committed_by(mut leader: RaftCore, peers: &[u32]) -> RaftCore {
     elect(&mut leader);
     for i in 0..4 {
         leader
@@ -29,14 +33,37 @@ fn leader_with_four_committed_by(peers: &[u32]) -> RaftCore {
 }
 
 fn install(term: u64, index: u64, last_term: u64) -> Request {
-    Request::InstallSnapshot(InstallSnapshotArgs {
+    Request::InstallSnapshot(chunk(term, index, last_term, b"state", 0, 5))
+}
+
+/// The chunk of `whole` from `offset`, `len` bytes long, of the snapshot up to `index`.
+fn chunk(
+    term: u64,
+    index: u64,
+    last_term: u64,
+    whole: &[u8],
+    offset: usize,
+    len: usize,
+) -> InstallSnapshotArgs {
+    InstallSnapshotArgs {
         term: Term(term),
         leader: n(0),
         last_included_index: LogIndex(index),
         last_included_term: Term(last_term),
-        data: b"state".to_vec(),
+        offset: offset as u64,
+        total_bytes: whole.len() as u64,
+        checksum: crate::persist::checksum(whole),
+        data: whole[offset..offset + len].to_vec(),
         read_round: 0,
         sent_at: Instant::ZERO,
+    }
+}
+
+fn snapshot_reply(term: Term, received: u64) -> Response {
+    Response::InstallSnapshot(InstallSnapshotReply {
+        term,
+        received,
+        read_round: 0,
     })
 }
 
@@ -114,6 +141,7 @@ fn a_follower_that_needs_compacted_entries_gets_the_snapshot_and_then_the_rest()
     assert_eq!(args.data, b"up to 3");
     let reply = Response::InstallSnapshot(InstallSnapshotReply {
         term: leader.term(),
+        received: args.total_bytes,
         read_round: args.read_round,
     });
     let effects = leader.handle_response(t(3_001), n(2), &request, Some(&reply));
@@ -140,13 +168,7 @@ fn a_lagging_follower_takes_the_snapshot_in_place_of_its_log() {
             kept_suffix: false
         }
     );
-    assert_eq!(
-        reply_of(&effects),
-        Response::InstallSnapshot(InstallSnapshotReply {
-            term: Term(6),
-            read_round: 0
-        })
-    );
+    assert_eq!(reply_of(&effects), snapshot_reply(Term(6), 5));
     let state = follower.persistent();
     assert_eq!(
         state.log,
@@ -203,13 +225,7 @@ fn a_snapshot_from_an_old_term_is_refused_with_the_newer_term() {
     let mut follower = follower_with(&[1], 7);
     let effects = follower.handle_request(t(10), &install(6, 5, 6));
     assert_eq!(effects.as_slice().len(), 1, "{effects:?}");
-    assert_eq!(
-        reply_of(&effects),
-        Response::InstallSnapshot(InstallSnapshotReply {
-            term: Term(7),
-            read_round: 0
-        })
-    );
+    assert_eq!(reply_of(&effects), snapshot_reply(Term(7), 0));
     assert_eq!(follower.persistent().log.last_index(), LogIndex(1));
 }
 
@@ -271,11 +287,92 @@ fn a_higher_term_in_a_snapshot_reply_deposes_the_leader() {
         unreachable!()
     };
     let request = Request::InstallSnapshot(args);
-    let reply = Response::InstallSnapshot(InstallSnapshotReply {
-        term: Term(term.0 + 1),
-        read_round: 0,
-    });
+    let reply = snapshot_reply(Term(term.0 + 1), 0);
     leader.handle_response(t(2_000), n(1), &request, Some(&reply));
     assert_eq!(leader.role(), Role::Follower);
     assert_eq!(leader.term(), Term(term.0 + 1));
+}
+
+#[test]
+fn a_snapshot_goes_in_chunks_of_the_byte_budget_and_the_leader_resumes_where_the_follower_is() {
+    let config = Config {
+        max_bytes_per_append: 8,
+        ..Config::default()
+    };
+    let node_0 = RaftCore::new(
+        n(0),
+        vec![n(1), n(2)],
+        PersistentState::default(),
+        config,
+        t(0),
+    );
+    let mut leader = four_committed_by(node_0, &[1]);
+    let snapshot = b"0123456789abcdefghij".to_vec();
+    leader.compact(LogIndex(3), snapshot.clone());
+    let mut follower = follower_with(&[], leader.term().0);
+    let mut chunks = Vec::new();
+    loop {
+        let (_, request) = leader.next_request(n(2), t(3_000)).expect("a chunk");
+        let Request::InstallSnapshot(args) = &request else {
+            panic!("{request:?}")
+        };
+        chunks.push((args.offset, args.data.len()));
+        let effects = follower.handle_request(t(3_001), &request);
+        let reply = reply_of(&effects);
+        leader.handle_response(t(3_002), n(2), &request, Some(&reply));
+        if leader.progress(n(2)).unwrap().match_index == LogIndex(3) {
+            break;
+        }
+        assert!(chunks.len() < 10, "{chunks:?}");
+    }
+    assert_eq!(chunks, [(0, 8), (8, 8), (16, 4)]);
+    assert_eq!(follower.persistent().snapshot, snapshot);
+    assert_eq!(follower.commit_index(), LogIndex(3));
+}
+
+#[test]
+fn a_chunk_out_of_order_is_not_taken_and_damaged_bytes_are_never_installed() {
+    let whole = b"0123456789";
+    let mut follower = follower_with(&[1], 2);
+    let effects = follower.handle_request(
+        t(10),
+        &Request::InstallSnapshot(chunk(2, 4, 2, whole, 4, 4)),
+    );
+    assert_eq!(
+        reply_of(&effects),
+        snapshot_reply(Term(2), 0),
+        "start from 0"
+    );
+    let effects = follower.handle_request(
+        t(11),
+        &Request::InstallSnapshot(chunk(2, 4, 2, whole, 0, 4)),
+    );
+    assert_eq!(reply_of(&effects), snapshot_reply(Term(2), 4));
+    let effects = follower.handle_request(
+        t(12),
+        &Request::InstallSnapshot(chunk(2, 4, 2, whole, 8, 2)),
+    );
+    assert_eq!(
+        reply_of(&effects),
+        snapshot_reply(Term(2), 4),
+        "go on from 4"
+    );
+    // The last chunks arrive, but bytes 4..8 were damaged on the way: nothing is installed and
+    // the follower starts over.
+    let mut damaged = chunk(2, 4, 2, whole, 4, 4);
+    damaged.data[0] ^= 1;
+    follower.handle_request(t(13), &Request::InstallSnapshot(damaged));
+    let effects = follower.handle_request(
+        t(14),
+        &Request::InstallSnapshot(chunk(2, 4, 2, whole, 8, 2)),
+    );
+    assert!(
+        !effects
+            .as_slice()
+            .iter()
+            .any(|e| matches!(e, Effect::SnapshotInstalled { .. } | Effect::Persist)),
+        "{effects:?}"
+    );
+    assert_eq!(reply_of(&effects), snapshot_reply(Term(2), 0));
+    assert_eq!(follower.persistent().log.snapshot_index(), LogIndex(0));
 }
