@@ -37,6 +37,10 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(message) = crate::cli::check_duration(args.engine.scheduler, &args.workload) {
+        eprintln!("interleave: {message}");
+        return ExitCode::from(2);
+    }
     let range = args.shard.map_or(whole, |shard| whole.shard(shard));
     let workers = args
         .workers

@@ -86,17 +86,19 @@ pub fn deploy(args: &DeployArgs) -> ExitCode {
         &CheckOptions::default(),
     );
     let summary = Summary::of(args, seed, &run, &report);
+    // The verdict first, on standard output, so a folder that cannot be written (a full disk)
+    // loses the files and not the verdict.
+    if args.json {
+        println!("{}", summary.json());
+    } else {
+        print!("{}", summary.text());
+    }
     if let Err(error) = write_folder(&args.out, &run, &report, &summary) {
         eprintln!(
             "interleave: cannot write the run's folder {}: {error}",
             args.out.display()
         );
         return ExitCode::from(2);
-    }
-    if args.json {
-        println!("{}", summary.json());
-    } else {
-        print!("{}", summary.text());
     }
     ExitCode::from(summary.exit_code())
 }
@@ -113,9 +115,10 @@ fn write_folder(
     report: &Report,
     summary: &Summary,
 ) -> std::io::Result<()> {
-    sim::kv_workload::write_failure(out, "history", &run.history, report)?;
-    write_whole(&out.join("faults.txt"), faults_text(&run.faults))?;
+    // Smallest and most telling first; each file whole or not at all.
     write_whole(&out.join("summary.txt"), summary.text())?;
+    write_whole(&out.join("faults.txt"), faults_text(&run.faults))?;
+    sim::kv_workload::write_failure(out, "history", &run.history, report)?;
     Ok(())
 }
 

@@ -16,7 +16,10 @@ fn main() -> ExitCode {
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         if let Some(message) = interleave::interrupt::output_failure(info) {
-            eprintln!("interleave: {message}");
+            // Said where it can be: when standard error is what failed, `eprintln!` would panic
+            // again inside this hook, and the process would abort.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "interleave: {message}");
             std::process::exit(interleave::interrupt::OUTPUT_FAILED_EXIT.into());
         }
         if std::thread::current().name() == Some("main") {

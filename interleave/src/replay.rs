@@ -58,7 +58,11 @@ fn what_to_run(args: &ReplayArgs, engine: EngineChoice) -> Result<Run, String> {
 /// several attempts how many failed and how many were identical to the first. Exit 1 if the first
 /// run failed, 0 if not, 2 on bad input or if the trace cannot be written.
 pub fn replay(args: &ReplayArgs, engine: EngineChoice) -> ExitCode {
-    let run = match what_to_run(args, engine) {
+    let checked = what_to_run(args, engine).and_then(|run| {
+        crate::cli::check_duration(run.engine.scheduler, &run.workload)?;
+        Ok(run)
+    });
+    let run = match checked {
         Ok(run) => run,
         Err(message) => {
             eprintln!("interleave: {message}");

@@ -416,6 +416,26 @@ fn files_a_user_names_are_read_within_limits_and_only_regular_files_are_replaced
 }
 
 #[test]
+fn a_deterministic_run_longer_than_its_memory_allows_is_refused_with_the_way_out() {
+    for command in ["chaos", "replay"] {
+        let mut args = vec![command, "--workload", "kv", "--duration", "601"];
+        if command == "replay" {
+            args.extend(["--seed", "1"]);
+        }
+        let refused = run(&args, &[]);
+        assert_eq!(refused.code, 2, "{command}: {}", refused.stderr);
+        assert!(
+            refused
+                .stderr
+                .contains("--duration 601 s is over the 600 s a deterministic run may last")
+                && refused.stderr.contains("--scheduler os"),
+            "{command}: {}",
+            refused.stderr
+        );
+    }
+}
+
+#[test]
 fn check_reports_its_errors_under_the_name_the_user_typed() {
     let missing = run(
         &[

@@ -177,4 +177,22 @@ fn an_output_that_cannot_be_written_is_reported_in_one_line() {
         );
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+    // Standard error full too (or alone): exit 74, not an abort.
+    for args in [
+        &["chaos", "--seeds", "2", "--rounds", "5"][..],
+        &["chaos", "--bogus"],
+    ] {
+        let output = support::interleave_command()
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(full.try_clone().expect("clone"))
+            .output()
+            .expect("run interleave");
+        assert_eq!(
+            output.status.code(),
+            Some(74),
+            "{args:?}: {:?}",
+            output.status
+        );
+    }
 }

@@ -41,6 +41,8 @@ impl std::fmt::Display for TraceEvent {
 #[derive(Default)]
 struct Log {
     events: Vec<TraceEvent>,
+    /// The bytes the kept events take (their text and the event itself).
+    bytes: usize,
     digest: Digest,
     dropped: u64,
 }
@@ -89,6 +91,11 @@ impl TraceLog {
 /// Events kept per run by default (later ones are only digested).
 pub const DEFAULT_TRACE_LIMIT: usize = 1_000_000;
 
+/// The most memory a trace's kept events take (64 MiB): past it, later events are only
+/// digested, however many fewer than [`DEFAULT_TRACE_LIMIT`] were kept, so a long run's trace
+/// costs a bounded amount of memory.
+pub const MAX_TRACE_BYTES: usize = 64 << 20;
+
 impl Trace {
     /// An empty trace keeping at most `limit` events.
     pub fn with_limit(limit: usize) -> Trace {
@@ -114,7 +121,9 @@ impl Trace {
         let mut log = self.log();
         log.digest.write_u64(at.since_epoch().as_micros() as u64);
         log.digest.write_str(&text);
-        if log.events.len() < self.limit {
+        let bytes = std::mem::size_of::<TraceEvent>() + text.len();
+        if log.events.len() < self.limit && log.bytes + bytes <= MAX_TRACE_BYTES {
+            log.bytes += bytes;
             log.events.push(TraceEvent { at, level, text });
         } else {
             log.dropped += 1;
@@ -150,6 +159,25 @@ mod tests {
 
     fn at(ms: u64) -> Instant {
         Instant::from_epoch(Duration::from_millis(ms))
+    }
+
+    #[test]
+    fn the_kept_events_stop_at_the_byte_limit_and_the_rest_are_still_digested() {
+        let trace = Trace::with_limit(usize::MAX);
+        let text = "x".repeat(1 << 20);
+        let count = MAX_TRACE_BYTES / (text.len() + std::mem::size_of::<TraceEvent>()) + 5;
+        for i in 0..count {
+            trace.record(
+                Instant::ZERO + Duration::from_micros(i as u64),
+                Level::Debug,
+                text.clone(),
+            );
+        }
+        let log = trace.take();
+        assert_eq!(log.events.len() as u64 + log.dropped, count as u64);
+        assert!(log.dropped >= 5, "{} dropped", log.dropped);
+        let kept: usize = log.events.iter().map(|e| e.text.len()).sum();
+        assert!(kept <= MAX_TRACE_BYTES, "{kept} bytes kept");
     }
 
     #[test]
