@@ -216,7 +216,7 @@ fn encode_reply(id: u64, reply: &KvReply) -> Vec<u8> {
         KvReply::Timeout => writer.u8(TIMEOUT),
         KvReply::Refused(refusal) => writer
             .u8(TOO_LARGE)
-            .flag(refusal.part == Part::Value)
+            .u8(refusal.part.code())
             .u64(refusal.bytes)
             .u64(refusal.limit),
     };
@@ -240,10 +240,12 @@ fn decode_reply(frame: &[u8]) -> Result<(u64, KvReply), WireError> {
         RETRY => KvReply::Retry,
         TIMEOUT => KvReply::Timeout,
         TOO_LARGE => KvReply::Refused(Refusal {
-            part: if reader.flag("refused part is the value")? {
-                Part::Value
-            } else {
-                Part::Key
+            part: {
+                let code = reader.u8("refused part")?;
+                Part::from_code(code).ok_or(WireError::Bad {
+                    field: "refused part",
+                    value: code.into(),
+                })?
             },
             bytes: reader.u64("refused length")?,
             limit: reader.u64("limit")?,
@@ -296,6 +298,11 @@ mod tests {
                 part: Part::Key,
                 bytes: 2_000,
                 limit: 1_024,
+            }),
+            KvReply::Refused(Refusal {
+                part: Part::Store,
+                bytes: 70_000_000,
+                limit: 67_108_864,
             }),
         ]
     }

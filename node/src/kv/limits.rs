@@ -11,6 +11,13 @@ use super::KvOp;
 pub const MAX_KEY_BYTES: usize = 1 << 10;
 /// The longest value, in bytes: what a put carries, and what an append may grow a value to.
 pub const MAX_VALUE_BYTES: usize = 256 << 10;
+/// The most bytes of keys and values the store holds: a write that would pass it is refused,
+/// so a snapshot of the data stays far below the stored limit.
+pub const MAX_STORE_BYTES: usize = 64 << 20;
+const _: () = assert!(
+    2 * MAX_STORE_BYTES <= crate::persist::MAX_SNAPSHOT_BYTES,
+    "a snapshot of a full store fits the stored limit with room for its sessions"
+);
 
 /// A command's bytes besides the key and value: tags, client, sequence number, two lengths.
 const COMMAND_OVERHEAD: usize = 1 + 8 + 8 + 1 + 4 + 4;
@@ -26,20 +33,39 @@ pub enum Part {
     Key,
     /// The value (a put's or append's, or the value an append would make).
     Value,
+    /// The whole store: the keys and values it would hold after the write.
+    Store,
 }
 
 impl Part {
-    fn name(self) -> &'static str {
+    /// The part as one byte, for a message or a snapshot.
+    pub fn code(self) -> u8 {
         match self {
-            Part::Key => "key",
-            Part::Value => "value",
+            Part::Key => 0,
+            Part::Value => 1,
+            Part::Store => 2,
         }
+    }
+
+    /// The part [`Part::code`] gave `code`, if any.
+    pub fn from_code(code: u8) -> Option<Part> {
+        [Part::Key, Part::Value, Part::Store]
+            .into_iter()
+            .find(|part| part.code() == code)
     }
 }
 
-/// An operation the store refuses, with nothing changed: its key or value is over the limit.
+/// An operation the store refuses, with nothing changed: its key or value is over the limit, or
+/// the store would hold more than [`MAX_STORE_BYTES`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("refused: a {} of {bytes} bytes is over the limit of {limit} bytes", part.name())]
+#[error(
+    "refused: {} of {bytes} bytes is over the limit of {limit} bytes",
+    match part {
+        Part::Key => "a key",
+        Part::Value => "a value",
+        Part::Store => "a store",
+    }
+)]
 pub struct Refusal {
     /// What is too long.
     pub part: Part,
@@ -64,6 +90,11 @@ impl Refusal {
     /// A value of `bytes` bytes (an append's result, say) refused if over [`MAX_VALUE_BYTES`].
     pub fn check_value(bytes: usize) -> Result<(), Refusal> {
         Refusal::check(Part::Value, bytes, MAX_VALUE_BYTES)
+    }
+
+    /// A store of `bytes` bytes of keys and values refused if over [`MAX_STORE_BYTES`].
+    pub fn check_store(bytes: usize) -> Result<(), Refusal> {
+        Refusal::check(Part::Store, bytes, MAX_STORE_BYTES)
     }
 }
 

@@ -20,7 +20,7 @@ mod state_machine;
 
 pub use clerk::{Clerk, ClerkConfig, ClerkError, GaveUp, KvTransport};
 pub use command::{KvCommand, NotAKvCommand};
-pub use limits::{Part, Refusal, MAX_KEY_BYTES, MAX_VALUE_BYTES};
+pub use limits::{Part, Refusal, MAX_KEY_BYTES, MAX_STORE_BYTES, MAX_VALUE_BYTES};
 pub use round_trips::RoundTrips;
 pub use server::{KvObserver, KvServer, KvServerConfig};
 pub use snapshot::BadSnapshot;

@@ -6,7 +6,7 @@
 //! version (1) | applied index (8)
 //! key count (8)     | key, value (each text: length (4) | UTF-8 bytes) ...
 //! session count (8) | client (8) | seq (8) | result: 0 done, 1 and the value read, or
-//!                     2 refused: part (1: 0 key, 1 value) | length (8) | limit (8) ...
+//!                     2 refused: part (1: 0 key, 1 value, 2 store) | length (8) | limit (8) ...
 //! ```
 
 use super::bytes::{put_text, Reader};
@@ -47,10 +47,7 @@ impl KvStateMachine {
                 }
                 Err(refusal) => {
                     bytes.push(REFUSED);
-                    bytes.push(match refusal.part {
-                        Part::Key => 0,
-                        Part::Value => 1,
-                    });
+                    bytes.push(refusal.part.code());
                     bytes.extend_from_slice(&refusal.bytes.to_le_bytes());
                     bytes.extend_from_slice(&refusal.limit.to_le_bytes());
                 }
@@ -83,7 +80,7 @@ fn read(reader: &mut Reader<'_>) -> Result<KvStateMachine, &'static str> {
         {
             return Err("keys out of order");
         }
-        machine.data_mut().insert(key, value);
+        machine.insert_restored(key, value);
     }
     // A session takes at least a client, a sequence number and a tag.
     for _ in 0..reader.count(17)? {
@@ -113,11 +110,7 @@ fn read(reader: &mut Reader<'_>) -> Result<KvStateMachine, &'static str> {
 }
 
 fn read_refusal(reader: &mut Reader<'_>) -> Result<Refusal, &'static str> {
-    let part = match reader.byte()? {
-        0 => Part::Key,
-        1 => Part::Value,
-        _ => return Err("unknown refused part"),
-    };
+    let part = Part::from_code(reader.byte()?).ok_or("unknown refused part")?;
     Ok(Refusal {
         part,
         bytes: reader.u64()?,

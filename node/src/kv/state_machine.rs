@@ -20,6 +20,8 @@ pub(super) struct Session {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KvStateMachine {
     data: BTreeMap<String, String>,
+    /// The bytes of every key and value in `data` (what [`super::MAX_STORE_BYTES`] bounds).
+    stored_bytes: usize,
     sessions: BTreeMap<ClientId, Session>,
     applied: LogIndex,
 }
@@ -47,8 +49,10 @@ impl KvStateMachine {
         &self.data
     }
 
-    pub(super) fn data_mut(&mut self) -> &mut BTreeMap<String, String> {
-        &mut self.data
+    /// Puts back a key a snapshot holds.
+    pub(super) fn insert_restored(&mut self, key: String, value: String) {
+        self.stored_bytes += key.len() + value.len();
+        self.data.insert(key, value);
     }
 
     pub(super) fn sessions(&self) -> &BTreeMap<ClientId, Session> {
@@ -149,13 +153,20 @@ impl KvStateMachine {
         Ok(match op {
             KvOp::Get(key) => KvResult::Value(self.get(key)),
             KvOp::Put(key, value) => {
+                let old = self.data.get(key).map_or(0, |old| key.len() + old.len());
+                let stored = self.stored_bytes - old + key.len() + value.len();
+                Refusal::check_store(stored)?;
                 self.data.insert(key.clone(), value.clone());
+                self.stored_bytes = stored;
                 KvResult::Done
             }
             KvOp::Append(key, value) => {
-                let old = self.data.get(key).map_or(0, String::len);
-                Refusal::check_value(old + value.len())?;
+                let old = self.data.get(key).map(String::len);
+                Refusal::check_value(old.unwrap_or(0) + value.len())?;
+                let added = value.len() + if old.is_some() { 0 } else { key.len() };
+                Refusal::check_store(self.stored_bytes + added)?;
                 self.data.entry(key.clone()).or_default().push_str(value);
+                self.stored_bytes += added;
                 KvResult::Done
             }
         })
@@ -230,6 +241,35 @@ mod tests {
             .apply(LogIndex(5), b, Seq(2), &too_long_key, true)
             .is_err());
         assert_eq!(machine.data().len(), 1, "the long key was not stored");
+    }
+
+    #[test]
+    fn a_write_that_would_pass_the_store_limit_is_refused_and_a_smaller_one_still_goes() {
+        use super::super::{MAX_STORE_BYTES, MAX_VALUE_BYTES};
+        let mut machine = KvStateMachine::new();
+        let value = "v".repeat(MAX_VALUE_BYTES);
+        let mut index = 0;
+        let mut put = |machine: &mut KvStateMachine, key: String, value: &str| {
+            index += 1;
+            let op = KvOp::Put(key, value.to_string());
+            machine.apply(LogIndex(index), ClientId(1), Seq(index), &op, true)
+        };
+        let fits = MAX_STORE_BYTES / (MAX_VALUE_BYTES + 4);
+        for i in 0..fits {
+            put(&mut machine, format!("k{i:03}"), &value).expect("within the store's limit");
+        }
+        let refused = put(&mut machine, "one-more".into(), &value).unwrap_err();
+        assert_eq!(refused.part, super::super::Part::Store);
+        assert!(
+            refused.to_string().starts_with("refused: a store of "),
+            "{refused}"
+        );
+        assert_eq!(machine.data().len(), fits, "nothing stored");
+        // Replacing a value by a shorter one frees room; the count follows it.
+        put(&mut machine, "k000".into(), "short").expect("smaller");
+        put(&mut machine, "one-more".into(), "fits now").expect("room again");
+        let restored = KvStateMachine::restore(&machine.snapshot()).expect("restores");
+        assert_eq!(restored, machine, "the count is rebuilt from a snapshot");
     }
 
     #[test]

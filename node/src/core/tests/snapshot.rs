@@ -334,38 +334,23 @@ fn a_snapshot_goes_in_chunks_of_the_byte_budget_and_the_leader_resumes_where_the
 fn a_chunk_out_of_order_is_not_taken_and_damaged_bytes_are_never_installed() {
     let whole = b"0123456789";
     let mut follower = follower_with(&[1], 2);
-    let effects = follower.handle_request(
-        t(10),
-        &Request::InstallSnapshot(chunk(2, 4, 2, whole, 4, 4)),
-    );
-    assert_eq!(
-        reply_of(&effects),
-        snapshot_reply(Term(2), 0),
-        "start from 0"
-    );
-    let effects = follower.handle_request(
-        t(11),
-        &Request::InstallSnapshot(chunk(2, 4, 2, whole, 0, 4)),
-    );
-    assert_eq!(reply_of(&effects), snapshot_reply(Term(2), 4));
-    let effects = follower.handle_request(
-        t(12),
-        &Request::InstallSnapshot(chunk(2, 4, 2, whole, 8, 2)),
-    );
-    assert_eq!(
-        reply_of(&effects),
-        snapshot_reply(Term(2), 4),
-        "go on from 4"
-    );
+    // Sends the chunk at `offset` of `len` bytes (damaged or not) at `ms`; the effects.
+    let mut send = |ms: u64, offset: usize, len: usize, damaged: bool| {
+        let mut args = chunk(2, 4, 2, whole, offset, len);
+        if damaged {
+            args.data[0] ^= 1;
+        }
+        follower.handle_request(t(ms), &Request::InstallSnapshot(args))
+    };
+    let start_from_0 = send(10, 4, 4, false);
+    assert_eq!(reply_of(&start_from_0), snapshot_reply(Term(2), 0));
+    assert_eq!(reply_of(&send(11, 0, 4, false)), snapshot_reply(Term(2), 4));
+    let go_on_from_4 = send(12, 8, 2, false);
+    assert_eq!(reply_of(&go_on_from_4), snapshot_reply(Term(2), 4));
     // The last chunks arrive, but bytes 4..8 were damaged on the way: nothing is installed and
     // the follower starts over.
-    let mut damaged = chunk(2, 4, 2, whole, 4, 4);
-    damaged.data[0] ^= 1;
-    follower.handle_request(t(13), &Request::InstallSnapshot(damaged));
-    let effects = follower.handle_request(
-        t(14),
-        &Request::InstallSnapshot(chunk(2, 4, 2, whole, 8, 2)),
-    );
+    send(13, 4, 4, true);
+    let effects = send(14, 8, 2, false);
     assert!(
         !effects
             .as_slice()

@@ -1,0 +1,13 @@
+//! The history formats `check` reads (native JSON for registers and key-value stores, Jepsen's
+//! EDN, the 6.5840 key-value log): refused with a message or read, never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use models::formats::{jepsen, json, kvlog};
+
+fuzz_target!(|text: &str| {
+    let _ = json::parse_register("fuzz", text);
+    let _ = json::parse_kv("fuzz", text);
+    let _ = jepsen::parse("fuzz", text);
+    let _ = kvlog::parse("fuzz", text);
+});
