@@ -4,7 +4,6 @@
 mod cluster;
 mod crash;
 mod data_directory;
-mod hostile;
 mod linearizable;
 mod processes;
 mod proxy;

@@ -24,7 +24,7 @@ pub struct Processes {
 }
 
 impl Processes {
-    pub fn new(nodes: u32, name: &str, extra_args: &[&str]) -> Processes {
+    fn new(nodes: u32, name: &str, extra_args: &[&str]) -> Processes {
         Processes::start_all(nodes, name, extra_args, false)
     }
 
@@ -59,7 +59,7 @@ impl Processes {
         }
     }
 
-    pub fn cluster(&mut self) -> &mut LocalCluster {
+    fn cluster(&mut self) -> &mut LocalCluster {
         self.cluster.as_mut().expect("running")
     }
 
@@ -79,7 +79,7 @@ impl Processes {
         self.cluster.as_ref().expect("running").isolate(node, fault);
     }
 
-    pub fn log(&self, id: NodeId) -> String {
+    fn log(&self, id: NodeId) -> String {
         self.cluster.as_ref().expect("running").log(id)
     }
 

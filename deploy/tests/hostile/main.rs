@@ -2,11 +2,12 @@
 //! huge announced lengths, more connections than a server takes, and frames that would hold
 //! more memory than it allows. Every one is refused or closed; honest clerks go on being served
 //! throughout, the servers' memory stays within their frame budget, and SIGTERM still stops
-//! every server cleanly (exit 0).
+//! every server cleanly (exit 0). A test binary of its own: the load it makes must not run
+//! beside the process tests that measure elections.
+#![cfg(not(any(loom, shuttle)))]
 
-use crate::processes::Processes;
 use deploy::tcp::{ClientProtocol, Protocol, RaftRpc};
-use deploy::TcpKvTransport;
+use deploy::{LocalCluster, LocalClusterSpec, ServerProgram, TcpKvTransport};
 use node::kv::{
     Clerk, ClerkConfig, ClerkError, ClientId, KvOp, KvReply, KvRequest, KvTransport, Part, Seq,
     MAX_VALUE_BYTES,
@@ -14,15 +15,57 @@ use node::kv::{
 use node::NodeId;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use threadsim::SystemClock;
 
-fn honest_clerk(processes: &Processes, id: u64) -> Clerk {
+/// `nodes` `interleave-server` processes in a folder of their own, removed when dropped (after
+/// every server is killed).
+struct Servers {
+    cluster: LocalCluster,
+    root: PathBuf,
+}
+
+impl Servers {
+    fn start(nodes: u32, name: &str) -> Servers {
+        let root = std::env::temp_dir().join(format!("interleave-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let cluster = LocalCluster::start(LocalClusterSpec {
+            nodes,
+            server: ServerProgram {
+                program: env!("CARGO_BIN_EXE_interleave-server").into(),
+                leading_args: Vec::new(),
+            },
+            server_args: vec!["--read-mode".into(), "read-index".into()],
+            root: root.clone(),
+            proxied: false,
+        })
+        .expect("the cluster starts");
+        Servers { cluster, root }
+    }
+
+    /// Stops every server with SIGTERM: each must exit 0.
+    fn stop_cleanly(&mut self) {
+        for (id, status) in self.cluster.stop_all(Duration::from_secs(10)) {
+            let status = status.unwrap_or_else(|| panic!("{id} did not stop on SIGTERM"));
+            assert!(status.success(), "{id}: {status}\n{}", self.cluster.log(id));
+        }
+    }
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+fn honest_clerk(servers: &Servers, id: u64) -> Clerk {
+    let clients = servers.cluster.clients();
     Clerk::new(
         ClientId(id),
-        processes.clients.keys().copied().collect(),
-        Arc::new(TcpKvTransport::new(&processes.clients)),
+        clients.keys().copied().collect(),
+        Arc::new(TcpKvTransport::new(clients)),
         Arc::new(SystemClock::new()),
         ClerkConfig::default(),
     )
@@ -67,10 +110,10 @@ fn peak_memory_mib(pid: u32) -> u64 {
 
 #[test]
 fn oversized_values_are_refused_with_what_and_how_much_and_the_cluster_goes_on() {
-    let mut processes = Processes::new(3, "hostile-values", &[]);
-    let mut clerk = honest_clerk(&processes, 1);
+    let mut servers = Servers::start(3, "hostile-values");
+    let mut clerk = honest_clerk(&servers, 1);
     clerk.put("k", "before", None).expect("no deadline");
-    let transport = TcpKvTransport::new(&processes.clients);
+    let transport = TcpKvTransport::new(servers.cluster.clients());
     // Past the clerk's own check: every server refuses a put over the value limit, leader or
     // not, and says what and how much.
     let over = KvRequest {
@@ -78,7 +121,7 @@ fn oversized_values_are_refused_with_what_and_how_much_and_the_cluster_goes_on()
         seq: Seq(1),
         op: KvOp::Put("big".into(), "v".repeat(MAX_VALUE_BYTES + 1)),
     };
-    for id in processes.clients.keys() {
+    for id in servers.cluster.clients().keys() {
         match transport.call(*id, over.clone(), Duration::from_secs(5)) {
             Ok(KvReply::Refused(refusal)) => {
                 assert_eq!(refusal.part, Part::Value);
@@ -112,20 +155,17 @@ fn oversized_values_are_refused_with_what_and_how_much_and_the_cluster_goes_on()
         MAX_VALUE_BYTES
     );
     assert_eq!(clerk.get("k", None).expect("served"), "before");
-    for (id, status) in processes.cluster().stop_all(Duration::from_secs(10)) {
-        let status = status.unwrap_or_else(|| panic!("{id} did not stop on SIGTERM"));
-        assert!(status.success(), "{id}: {status}\n{}", processes.log(id));
-    }
+    servers.stop_cleanly();
 }
 
 #[test]
 fn garbage_huge_lengths_many_connections_and_memory_hogs_are_closed_and_honest_clients_go_on() {
-    let mut processes = Processes::new(1, "hostile-frames", &[]);
-    let mut clerk = honest_clerk(&processes, 1);
+    let mut servers = Servers::start(1, "hostile-frames");
+    let mut clerk = honest_clerk(&servers, 1);
     clerk.put("k", "v", None).expect("no deadline");
-    let client_port = processes.clients[&NodeId(0)];
-    let rpc_port = processes.cluster().rpc_address(NodeId(0));
-    let pid = processes.cluster().pid(NodeId(0)).expect("running");
+    let client_port = servers.cluster.clients()[&NodeId(0)];
+    let rpc_port = servers.cluster.rpc_address(NodeId(0));
+    let pid = servers.cluster.pid(NodeId(0)).expect("running");
     // Garbage, a length of 4 GiB, and one just over each port's largest request: closed.
     let just_over = |limit: usize| {
         let mut bytes = u32::try_from(limit + 1)
@@ -155,7 +195,8 @@ fn garbage_huge_lengths_many_connections_and_memory_hogs_are_closed_and_honest_c
     let idle: Vec<TcpStream> = (0..limit + 20)
         .map(|_| TcpStream::connect(client_port).expect("connect"))
         .collect();
-    crate::processes::pause(500);
+    #[allow(clippy::disallowed_methods)] // real processes, real time
+    std::thread::sleep(Duration::from_millis(500));
     let closed = idle
         .iter()
         .filter(|stream| closed_within(stream, Duration::from_millis(1)))
@@ -194,8 +235,5 @@ fn garbage_huge_lengths_many_connections_and_memory_hogs_are_closed_and_honest_c
     drop(hogs);
     clerk.put("k", "after the hogs", None).expect("served");
     assert_eq!(clerk.get("k", None).expect("served"), "after the hogs");
-    for (id, status) in processes.cluster().stop_all(Duration::from_secs(10)) {
-        let status = status.unwrap_or_else(|| panic!("{id} did not stop on SIGTERM"));
-        assert!(status.success(), "{id}: {status}\n{}", processes.log(id));
-    }
+    servers.stop_cleanly();
 }
