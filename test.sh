@@ -42,6 +42,15 @@ else
   echo "skipped: cargo-mutants is not installed (cargo install cargo-mutants)"
 fi
 
+step "fuzzing: every decoder a peer, a client or a file reaches (INTERLEAVE_FUZZ_SECONDS each)"
+# Building the fuzz targets takes minutes of the suite's 20, so the short run is asked for by
+# seconds, and needs cargo-fuzz and a nightly toolchain (scripts/fuzz says what is missing).
+if [ -n "${INTERLEAVE_FUZZ_SECONDS:-}" ]; then
+  scripts/fuzz "$INTERLEAVE_FUZZ_SECONDS"
+else
+  echo "skipped: set INTERLEAVE_FUZZ_SECONDS (scripts/fuzz 10 runs every target for 10 s)"
+fi
+
 step "a sharded run as the CI matrix file runs it, small: 200 seeds in 4 shards, gathered"
 CHAOS_FLAGS="--rounds 20" scripts/chaos-shards 200 4 2
 
