@@ -29,6 +29,15 @@ mod write;
 pub use read::{read_limited, read_limited_or_pipe, read_text, ReadError};
 pub use write::{check_replaceable, write_whole, WriteError};
 
+/// An empty folder of this test's own, `name` telling tests apart.
+#[cfg(all(test, not(any(loom, shuttle))))]
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("userfiles-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// What stands at a path, in words, for an error message.
 fn kind_of(file_type: std::fs::FileType) -> &'static str {
     #[cfg(unix)]

@@ -117,14 +117,7 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, ReadError> {
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
-
-    fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("userfiles-read-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
+    use crate::scratch;
 
     #[test]
     fn a_file_within_the_limit_is_read_and_one_byte_more_is_refused() {

@@ -90,14 +90,7 @@ fn temporary_beside(path: &Path) -> PathBuf {
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
-
-    fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("userfiles-write-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
+    use crate::scratch;
 
     #[test]
     fn a_regular_file_is_replaced_whole_and_nothing_is_left_beside_it() {
