@@ -54,8 +54,10 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
         return ExitCode::from(2);
     }
     // The folder is the tool's own, like a build directory: a new run clears the last one's.
-    let _out_lock = match crate::out_dir::claim(&args.out, crate::out_dir::is_seed_folder) {
-        Ok((lock, _removed)) => lock,
+    let claimed = crate::out_dir::claim(&args.out, crate::out_dir::is_seed_folder)
+        .and_then(|mut claim| claim.clear(|_| true).map(|_| claim));
+    let _out_lock = match claimed {
+        Ok(claim) => claim,
         Err(message) => {
             eprintln!("interleave: {message}");
             return ExitCode::from(2);

@@ -22,8 +22,8 @@ const RUN_FILES: [&str; 5] = [
 /// Runs `interleave deploy`.
 pub fn deploy(args: &DeployArgs) -> ExitCode {
     let seed = args.seed.resolve();
-    let _lock = match claim(&args.out) {
-        Ok(lock) => lock,
+    let mut claimed = match claim(&args.out) {
+        Ok(claim) => claim,
         Err(message) => {
             eprintln!("interleave: {message}");
             return ExitCode::from(2);
@@ -56,7 +56,7 @@ pub fn deploy(args: &DeployArgs) -> ExitCode {
         nodes: args.nodes,
         server,
         server_args,
-        root: args.out.join("cluster"),
+        root: args.out.join(PARTIAL_CLUSTER),
         plan: nemesis::plan(seed, &args.faults.0, args.nodes, args.duration),
         duration: args.duration,
         seed,
@@ -77,9 +77,17 @@ pub fn deploy(args: &DeployArgs) -> ExitCode {
         Ok(run) => run,
         Err(message) => {
             eprintln!("interleave: {message}");
+            eprintln!(
+                "interleave: the last run's files in {} are kept",
+                args.out.display()
+            );
             return ExitCode::from(2);
         }
     };
+    if let Err(message) = replace_last_run(&args.out, &mut claimed) {
+        eprintln!("interleave: {message}");
+        return ExitCode::from(2);
+    }
     let report = check_partitions(
         &KeyValue,
         partition_by_key(&run.history),
@@ -103,10 +111,31 @@ pub fn deploy(args: &DeployArgs) -> ExitCode {
     ExitCode::from(summary.exit_code())
 }
 
-/// Creates `out`, takes its lock, and removes what an earlier run left there.
-fn claim(out: &Path) -> Result<crate::out_dir::OutLock, String> {
-    let (lock, _) = crate::out_dir::claim(out, |name| RUN_FILES.contains(&name))?;
-    Ok(lock)
+/// Where a run's servers keep their files until the run has a result: only then does it
+/// replace the last run's `cluster` (a run that cannot start leaves the last run's files as they
+/// were, and its own servers' logs here).
+const PARTIAL_CLUSTER: &str = "cluster.partial";
+
+/// Creates `out`, takes its lock, and removes what a run that never ended left there.
+fn claim(out: &Path) -> Result<crate::out_dir::Claim, String> {
+    let mut claim = crate::out_dir::claim(out, |name| {
+        RUN_FILES.contains(&name) || name == PARTIAL_CLUSTER
+    })?;
+    claim.clear(|name| name == PARTIAL_CLUSTER)?;
+    Ok(claim)
+}
+
+/// Puts the run's files in place of the last run's.
+fn replace_last_run(out: &Path, claim: &mut crate::out_dir::Claim) -> Result<(), String> {
+    claim.clear(|_| true)?;
+    let (from, to) = (out.join(PARTIAL_CLUSTER), out.join("cluster"));
+    std::fs::rename(&from, &to).map_err(|error| {
+        format!(
+            "cannot move {} to {}: {error}",
+            from.display(),
+            to.display()
+        )
+    })
 }
 
 fn write_folder(

@@ -9,18 +9,21 @@ use std::path::Path;
 /// The lock file: held while a run writes into the folder, and the mark that a run has.
 const LOCK_FILE: &str = ".interleave.lock";
 
-/// Held while a run may write into the folder; released when dropped or when the process ends
-/// (however it ends: the lock is the operating system's).
+/// A folder claimed for a run: held while the run may write into it, released when dropped or
+/// when the process ends (however it ends: the lock is the operating system's); it knows what
+/// an earlier run left there, for [`Claim::clear`] to remove when the run is ready to replace it.
 #[derive(Debug)]
-pub struct OutLock {
-    _file: std::fs::File,
+pub struct Claim {
+    _lock: std::fs::File,
+    /// What an earlier run left, not yet removed.
+    left: Vec<std::fs::DirEntry>,
 }
 
-/// Creates `dir`, takes its lock, and removes what an earlier run left in it: the entries whose
-/// names `is_output` accepts. Returns the lock and how many entries were removed. Refuses when
-/// another run holds the lock, and when the folder holds such entries but no run claimed it
-/// before (they are not this tool's to delete).
-pub fn claim(dir: &Path, is_output: impl Fn(&str) -> bool) -> Result<(OutLock, usize), String> {
+/// Creates `dir` and takes its lock; what an earlier run left in it (the entries whose names
+/// `is_output` accepts) stays until [`Claim::clear`]. Refuses when another run holds the lock,
+/// and when the folder holds such entries but no run claimed it before (they are not this
+/// tool's to delete).
+pub fn claim(dir: &Path, is_output: impl Fn(&str) -> bool) -> Result<Claim, String> {
     let shown = dir.display();
     if dir.exists() && !dir.is_dir() {
         return Err(format!(
@@ -30,14 +33,14 @@ pub fn claim(dir: &Path, is_output: impl Fn(&str) -> bool) -> Result<(OutLock, u
     std::fs::create_dir_all(dir).map_err(|error| format!("cannot create {shown}: {error}"))?;
     let claimed_before = std::fs::symlink_metadata(dir.join(LOCK_FILE))
         .is_ok_and(|metadata| metadata.file_type().is_file());
-    let mut outputs: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)
+    let mut left: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)
         .map_err(|error| format!("cannot read {shown}: {error}"))?
         .flatten()
         .filter(|entry| entry.file_name().to_str().is_some_and(&is_output))
         .collect();
-    outputs.sort_by_key(std::fs::DirEntry::file_name);
-    if !claimed_before && !outputs.is_empty() {
-        let names: Vec<String> = outputs
+    left.sort_by_key(std::fs::DirEntry::file_name);
+    if !claimed_before && !left.is_empty() {
+        let names: Vec<String> = left
             .iter()
             .map(|entry| entry.file_name().to_string_lossy().into_owned())
             .collect();
@@ -59,17 +62,32 @@ pub fn claim(dir: &Path, is_output: impl Fn(&str) -> bool) -> Result<(OutLock, u
         }
         _ => format!("cannot lock {shown}: {error}"),
     })?;
-    for entry in &outputs {
-        let path = entry.path();
-        let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
-        let removed = if is_dir {
-            std::fs::remove_dir_all(&path)
-        } else {
-            std::fs::remove_file(&path)
-        };
-        removed.map_err(|error| format!("cannot remove {}: {error}", path.display()))?;
+    Ok(Claim { _lock: file, left })
+}
+
+impl Claim {
+    /// Removes what the earlier run left whose names `which` accepts; returns how many.
+    pub fn clear(&mut self, which: impl Fn(&str) -> bool) -> Result<usize, String> {
+        let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.left)
+            .into_iter()
+            .partition(|entry| entry.file_name().to_str().is_some_and(&which));
+        self.left = kept;
+        for entry in &gone {
+            let path = entry.path();
+            let removed = if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            match removed {
+                Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(format!("cannot remove {}: {error}", path.display()))
+                }
+                _ => {}
+            }
+        }
+        Ok(gone.len())
     }
-    Ok((OutLock { _file: file }, outputs.len()))
 }
 
 /// Whether `name` is a seed's folder, as `chaos` writes them (`seed-12`).
@@ -115,8 +133,9 @@ mod tests {
         std::fs::create_dir_all(dir.join("seed-12")).unwrap();
         std::fs::create_dir_all(dir.join("seed-notes")).unwrap();
         std::fs::write(dir.join("notes.txt"), "mine").unwrap();
-        let (lock, removed) = claim(&dir, is_seed_folder).unwrap();
-        assert_eq!(removed, 1);
+        let mut lock = claim(&dir, is_seed_folder).unwrap();
+        assert!(dir.join("seed-12").exists(), "kept until the run clears it");
+        assert_eq!(lock.clear(|_| true), Ok(1));
         assert!(!dir.join("seed-12").exists());
         assert!(dir.join("seed-notes").exists() && dir.join("notes.txt").exists());
         let second = claim(&dir, is_seed_folder).unwrap_err();
@@ -146,8 +165,8 @@ mod tests {
         // A folder of the user's with nothing of the command's names is taken as it is.
         std::fs::remove_file(dir.join("summary.txt")).unwrap();
         std::fs::write(dir.join("notes.txt"), "mine").unwrap();
-        let (_lock, removed) = claim(&dir, |name| name == "summary.txt").unwrap();
-        assert_eq!(removed, 0);
+        let mut lock = claim(&dir, |name| name == "summary.txt").unwrap();
+        assert_eq!(lock.clear(|_| true), Ok(0));
         assert!(dir.join("notes.txt").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -404,6 +404,33 @@ fn files_a_user_names_are_read_within_limits_and_only_regular_files_are_replaced
         std::fs::read_to_string(out.join("summary.txt")).unwrap(),
         "my notes"
     );
+    // A run that cannot start keeps the last run's files (a folder a run claimed before).
+    let claimed = dir.join("claimed");
+    std::fs::create_dir_all(&claimed).unwrap();
+    std::fs::write(claimed.join(".interleave.lock"), "").unwrap();
+    std::fs::write(claimed.join("summary.txt"), "the last run").unwrap();
+    let failed = run(
+        &[
+            "deploy",
+            "--duration",
+            "5",
+            "--server",
+            "/nonexistent",
+            "--out",
+            claimed.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(failed.code, 2, "{}", failed.stderr);
+    assert!(
+        failed.stderr.contains("the last run's files in"),
+        "{}",
+        failed.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(claimed.join("summary.txt")).unwrap(),
+        "the last run"
+    );
     // One shard of two is not the whole run.
     let mut args = vec!["chaos", "--seeds", "4", "--shard", "1/2"];
     args.extend(SHORT);
