@@ -70,6 +70,11 @@ pub struct CheckArgs {
     /// check (beyond 50,000 states per thread, partitions are searched one at a time).
     #[arg(long, default_value_t = 5_000_000, value_name = "N")]
     pub max_states: usize,
+    /// Memory budget for the search, bytes with an optional K, M or G (binary units): the whole
+    /// check's memo, model states and transitions stay within it (its states can be far larger
+    /// than its memo: a key's value after many appends). The verdict is "unknown" past it.
+    #[arg(long, default_value = "2G", value_name = "SIZE", value_parser = parse_memory)]
+    pub max_memory: usize,
     /// Time budget per file, in seconds (the verdict is "unknown" when it runs out).
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS", value_parser = parse_time_limit)]
     pub time_limit: f64,
@@ -179,6 +184,31 @@ fn parse_input_limit(text: &str) -> Result<u64, String> {
     }
 }
 
+/// The largest `--max-memory`: 1 TiB.
+const MAX_MEMORY: u64 = 1 << 40;
+
+/// A size in bytes: digits and an optional binary unit, `K`, `M` or `G` (`512M`, `2G`), between
+/// 1 MiB and [`MAX_MEMORY`].
+fn parse_memory(text: &str) -> Result<usize, String> {
+    let error = || format!("{text:?} is not a size between 1M and 1024G (bytes, or K, M or G)");
+    let (digits, shift) = match text.trim().as_bytes().last().map(u8::to_ascii_uppercase) {
+        Some(b'K') => (&text.trim()[..text.trim().len() - 1], 10),
+        Some(b'M') => (&text.trim()[..text.trim().len() - 1], 20),
+        Some(b'G') => (&text.trim()[..text.trim().len() - 1], 30),
+        _ => (text.trim(), 0),
+    };
+    let number: u64 = digits.parse().map_err(|_| error())?;
+    let bytes = number
+        .checked_shl(shift)
+        .filter(|bytes| bytes >> shift == number);
+    match bytes {
+        Some(bytes) if ((1 << 20)..=MAX_MEMORY).contains(&bytes) => {
+            usize::try_from(bytes).map_err(|_| error())
+        }
+        _ => Err(error()),
+    }
+}
+
 /// Reads the history file at `path` (shown as `name`): at most `limit` bytes of UTF-8 text, from
 /// a regular file or a pipe (never a device).
 fn read_history(path: &Path, name: &str, limit: u64) -> Result<String, String> {
@@ -227,7 +257,8 @@ fn check_file(
         budget: Budget::new(
             cli.max_states,
             (!cli.no_time_limit).then(|| Duration::from_secs_f64(cli.time_limit)),
-        ),
+        )
+        .with_max_bytes(cli.max_memory),
         threads: cli
             .threads
             .unwrap_or_else(|| CheckOptions::default().threads)
@@ -392,5 +423,26 @@ mod tests {
             .map(PathBuf::from)
             .collect();
         assert_eq!(super::page_stems(&files), ["h-1", "h-2", "other", "h-3"]);
+    }
+
+    #[test]
+    fn a_memory_size_is_bytes_or_binary_units_within_bounds() {
+        use super::parse_memory;
+        assert_eq!(parse_memory("2G"), Ok(2 << 30));
+        assert_eq!(parse_memory("512m"), Ok(512 << 20));
+        assert_eq!(parse_memory("4096K"), Ok(4 << 20));
+        assert_eq!(parse_memory("1048576"), Ok(1 << 20));
+        for bad in [
+            "",
+            "G",
+            "1K",
+            "2T",
+            "-1G",
+            "1.5G",
+            "1025G",
+            "99999999999999999999G",
+        ] {
+            assert!(parse_memory(bad).is_err(), "{bad:?} accepted");
+        }
     }
 }

@@ -45,7 +45,8 @@ fn apply(value: &str, input: &KvInput) -> (Option<String>, KvOutput) {
     match input {
         KvInput::Get(_) => (None, KvOutput::Value(value.to_string())),
         KvInput::Put(_, new) => (Some(new.clone()), KvOutput::Done),
-        KvInput::Append(_, suffix) => (Some(format!("{value}{suffix}")), KvOutput::Done),
+        // Exactly as long as it needs to be: the checker keeps every value it reaches.
+        KvInput::Append(_, suffix) => (Some([value, suffix.as_str()].concat()), KvOutput::Done),
     }
 }
 
@@ -184,6 +185,10 @@ impl Model for KeyValue {
         unobservable(operations)
     }
 
+    fn state_heap_bytes(&self, state: &String) -> usize {
+        state.capacity()
+    }
+
     fn describe(&self, input: &KvInput, output: Option<&KvOutput>) -> String {
         describe(input, output)
     }
@@ -273,6 +278,16 @@ impl Model for KvStore {
 
     fn unobservable(&self, operations: &[Operation<KvInput, KvOutput>]) -> Vec<bool> {
         unobservable(operations)
+    }
+
+    fn state_heap_bytes(&self, state: &Self::State) -> usize {
+        // A B-tree keeps up to 11 entries per node; a node's own bookkeeping, shared out, is
+        // well under this per entry.
+        const PER_ENTRY: usize = 2 * std::mem::size_of::<String>() + 16;
+        state
+            .iter()
+            .map(|(key, value)| key.capacity() + value.capacity() + PER_ENTRY)
+            .sum()
     }
 
     fn describe(&self, input: &KvInput, output: Option<&KvOutput>) -> String {

@@ -60,6 +60,14 @@ pub trait Model: Sync {
         vec![false; operations.len()]
     }
 
+    /// The bytes `state` owns outside itself (a string's buffer, a map's nodes): what the
+    /// checker's memory budget counts for each state it keeps, beyond the state's own size. By
+    /// default none, right for states without heap data.
+    fn state_heap_bytes(&self, state: &Self::State) -> usize {
+        let _ = state;
+        0
+    }
+
     /// A short human-readable form of an operation, for reports: `write(3)`, `get("k") -> "xy"`.
     fn describe(&self, input: &Self::Input, output: Option<&Self::Output>) -> String;
 }

@@ -86,6 +86,43 @@ fn an_exhausted_budget_exits_three() {
 }
 
 #[test]
+fn the_memory_budget_counts_large_states_and_gives_unknown() {
+    // 1,500 appends of 20 bytes to one key: the search keeps every prefix, about 22 MB, in a
+    // memo of 1,501 states, far below any state budget.
+    let piece = |i: u32| format!("{i:019},");
+    let mut text = String::new();
+    for i in 0..1500u32 {
+        text.push_str(&format!(
+            "{{\"client\":0,\"op\":\"append\",\"key\":\"k\",\"input\":\"{}\",\"call\":{},\"return\":{},\"outcome\":\"ok\"}}\n",
+            piece(i),
+            2 * i,
+            2 * i + 1
+        ));
+    }
+    let whole: String = (0..1500).map(piece).collect();
+    text.push_str(&format!(
+        "{{\"client\":0,\"op\":\"get\",\"key\":\"k\",\"output\":\"{whole}\",\"call\":3000,\"return\":3001,\"outcome\":\"ok\"}}\n"
+    ));
+    let path = scratch("appends.jsonl", &text);
+    let check = |memory: &str| {
+        lincheck(&[
+            "--model",
+            "kv",
+            "--format",
+            "json",
+            "--max-memory",
+            memory,
+            path.to_str().unwrap(),
+        ])
+    };
+    let (code, stdout, _) = check("8M");
+    assert_eq!(code, 3, "{stdout}");
+    assert!(stdout.contains("(limit 8 MiB)"), "{stdout}");
+    let (code, stdout, _) = check("64M");
+    assert_eq!(code, 0, "{stdout}");
+}
+
+#[test]
 fn bad_input_and_usage_exit_two_with_a_clear_message() {
     let truncated = scratch("truncated.jsonl", "{\"client\":0,\"op\":\"write\",\"inp");
     let (code, _, stderr) = lincheck(&[

@@ -29,6 +29,8 @@ enum Masks {
 pub struct Memo {
     seen: HashMap<(u128, u32), Masks, BuildHasherDefault<FoldHasher>>,
     entries: usize,
+    /// Bytes of the `Many` lists on the heap.
+    list_bytes: usize,
 }
 
 impl Memo {
@@ -38,6 +40,7 @@ impl Memo {
         Memo {
             seen: HashMap::default(),
             entries: 0,
+            list_bytes: 0,
         }
     }
 
@@ -55,14 +58,17 @@ impl Memo {
                     return false;
                 }
                 let earlier = *earlier;
-                self.seen
-                    .insert((returned, state), Masks::Many(vec![earlier, unknown]));
+                let masks = vec![earlier, unknown];
+                self.list_bytes += masks.capacity() * MASK_BYTES;
+                self.seen.insert((returned, state), Masks::Many(masks));
             }
             Some(Masks::Many(masks)) => {
                 if masks.iter().any(|&earlier| subsumed(earlier)) {
                     return false;
                 }
+                let before = masks.capacity();
                 masks.push(unknown);
+                self.list_bytes += (masks.capacity() - before) * MASK_BYTES;
             }
         }
         self.entries += 1;
@@ -73,7 +79,15 @@ impl Memo {
     pub fn len(&self) -> usize {
         self.entries
     }
+
+    /// The bytes it holds: the table's slots (with their control bytes) and the lists.
+    pub fn bytes(&self) -> usize {
+        self.seen.capacity() * SLOT_BYTES + self.list_bytes
+    }
 }
+
+const MASK_BYTES: usize = std::mem::size_of::<u128>();
+const SLOT_BYTES: usize = std::mem::size_of::<((u128, u32), Masks)>() + 1;
 
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
@@ -90,5 +104,19 @@ mod tests {
         assert!(memo.visit(7, 2, 0b1101), "another state");
         assert!(memo.visit(8, 1, 0b1101), "other returned operations");
         assert_eq!(memo.len(), 4);
+    }
+
+    #[test]
+    fn its_bytes_grow_with_what_it_holds() {
+        let mut memo = Memo::new();
+        let empty = memo.bytes();
+        for returned in 0..1000 {
+            memo.visit(returned, 0, 0);
+        }
+        let pairs = memo.bytes();
+        assert!(pairs >= empty + 1000 * 48, "{pairs} bytes for 1000 pairs");
+        assert!(memo.visit(5000, 0, 0b10));
+        assert!(memo.visit(5000, 0, 0b100));
+        assert!(memo.bytes() > pairs, "a list of unknown sets is counted");
     }
 }

@@ -22,41 +22,70 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug)]
 pub struct Budget {
     /// The most (set, state) pairs one partition's memo may hold (each set kept as a 16-byte
-    /// digest: about 40 bytes per pair with the table's overhead, whatever the history's length;
-    /// with the model states and transitions the memo creates, this bounds the search's memory).
-    /// Deterministic.
+    /// digest, whatever the history's length). Deterministic.
     pub max_states: usize,
+    /// The most bytes one partition's search may hold: its memo, the model states it interned
+    /// (their own heap data too, as [`Model::state_heap_bytes`] counts it) and the transitions
+    /// between them. States can be large where sets are not (a key's value after 20,000
+    /// appends), so this, not `max_states`, is what bounds the memory. Deterministic.
+    pub max_bytes: usize,
     /// Wall-clock limit for the whole check, if any. Timing-dependent by nature.
     pub deadline: Option<Instant>,
 }
+
+/// The default of [`Budget::max_bytes`]: 2 GiB.
+pub const DEFAULT_MAX_BYTES: usize = 2 << 30;
 
 impl Default for Budget {
     fn default() -> Self {
         Budget {
             max_states: 20_000_000,
+            max_bytes: DEFAULT_MAX_BYTES,
             deadline: None,
         }
     }
 }
 
 impl Budget {
-    /// A budget of `max_states` and, if given, `time` from now.
+    /// A budget of `max_states`, the default memory, and, if given, `time` from now.
     pub fn new(max_states: usize, time: Option<Duration>) -> Budget {
         #[allow(clippy::disallowed_methods)] // the checker's time limit is real time by design
         let deadline = time.map(|time| Instant::now() + time);
         Budget {
             max_states,
+            max_bytes: DEFAULT_MAX_BYTES,
             deadline,
         }
     }
 
-    /// Why the budget is exhausted, if it is.
-    pub fn exhausted(&self, states: usize) -> Option<String> {
+    /// The same budget with at most `max_bytes` of memory.
+    pub fn with_max_bytes(self, max_bytes: usize) -> Budget {
+        Budget { max_bytes, ..self }
+    }
+
+    /// Why the memory budget is exhausted by a search holding `states` pairs in `bytes`, if it
+    /// is (cheap: the search asks on every step).
+    pub fn memory_exhausted(&self, states: usize, bytes: usize) -> Option<String> {
         if states > self.max_states {
             return Some(format!(
                 "memo reached {states} states (limit {})",
                 self.max_states
             ));
+        }
+        if bytes > self.max_bytes {
+            return Some(format!(
+                "search reached {} MiB (limit {} MiB)",
+                bytes >> 20,
+                self.max_bytes >> 20
+            ));
+        }
+        None
+    }
+
+    /// Why the budget is exhausted, if it is: memory, or time.
+    pub fn exhausted(&self, states: usize, bytes: usize) -> Option<String> {
+        if let Some(reason) = self.memory_exhausted(states, bytes) {
+            return Some(reason);
         }
         #[allow(clippy::disallowed_methods)]
         let now = Instant::now();
@@ -207,7 +236,8 @@ pub const FIRST_PASS_STATES: usize = 50_000;
 /// [`FIRST_PASS_STATES`] states, so a partition that is quickly found illegal stops the others
 /// even when a hard one (minutes of search) would have held a thread first; the second checks the
 /// partitions the first could not decide, from scratch, with the whole budget, one at a time, so
-/// `max_states` bounds the memo of the whole process, not of each thread. A partition's verdict
+/// `max_states` bounds the memo of the whole process, not of each thread (the first pass gives
+/// each thread its share of `max_bytes`, so that bounds the whole process's too). A partition's verdict
 /// is the one a single pass with the whole budget gives, so the verdict depends neither on the
 /// passes nor on the number of threads.
 fn check_slices<M: Model>(
@@ -222,9 +252,12 @@ fn check_slices<M: Model>(
     let results: Vec<Mutex<Option<PartitionReport>>> =
         partitions.iter().map(|_| Mutex::new(None)).collect();
     let full = &options.budget;
-    // Every thread of the first pass holds a memo of up to this many states at once.
+    // Every thread of the first pass holds a memo of up to this many states at once, and its
+    // share of the memory.
+    let first_threads = options.threads.clamp(1, partitions.len().max(1));
     let first = Budget {
         max_states: full.max_states.min(FIRST_PASS_STATES),
+        max_bytes: full.max_bytes / first_threads,
         deadline: full.deadline,
     };
     run_pass(
@@ -236,16 +269,14 @@ fn check_slices<M: Model>(
         &cancel,
         &results,
     );
-    if first.max_states < full.max_states {
+    if first.max_states < full.max_states || first.max_bytes < full.max_bytes {
         let undecided: Vec<usize> = order
             .iter()
             .copied()
             .filter(|&index| {
                 let slot = results[index].lock().unwrap_or_else(|p| p.into_inner());
-                slot.as_ref().is_some_and(|report| {
-                    matches!(report.verdict, PartitionVerdict::Unknown(_))
-                        && report.states > first.max_states as u64
-                })
+                slot.as_ref()
+                    .is_some_and(|report| matches!(report.verdict, PartitionVerdict::Unknown(_)))
             })
             .collect();
         run_pass(model, partitions, &undecided, full, 1, &cancel, &results);

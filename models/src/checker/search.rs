@@ -170,6 +170,8 @@ struct States<'m, M: Model> {
     ids: HashMap<u64, Vec<u32>, Fast>,
     /// (state, operation) to the next state, or [`ILLEGAL`].
     transitions: HashMap<(u32, u32), u32, Fast>,
+    /// The heap bytes the interned states own, as the model counts them.
+    heap_bytes: usize,
 }
 
 impl<'m, M: Model> States<'m, M> {
@@ -180,6 +182,7 @@ impl<'m, M: Model> States<'m, M> {
             states: Vec::new(),
             ids: HashMap::default(),
             transitions: HashMap::default(),
+            heap_bytes: 0,
         };
         states.intern(model.init());
         states
@@ -198,8 +201,21 @@ impl<'m, M: Model> States<'m, M> {
         let id = u32::try_from(self.states.len()).expect("fewer than 4 billion states");
         assert!(id < UNKNOWN_TRANSITION, "state ids exhausted");
         candidates.push(id);
+        self.heap_bytes += self.model.state_heap_bytes(&state);
         self.states.push(state);
         id
+    }
+
+    /// The bytes it holds: the states (inline and on the heap), the tables' slots with their
+    /// control bytes, and one id per state in the hash table's lists.
+    fn bytes(&self) -> usize {
+        const ID_SLOT: usize = std::mem::size_of::<(u64, Vec<u32>)>() + 1;
+        const TRANSITION_SLOT: usize = std::mem::size_of::<((u32, u32), u32)>() + 1;
+        self.states.capacity() * std::mem::size_of::<M::State>()
+            + self.heap_bytes
+            + self.ids.capacity() * ID_SLOT
+            + self.states.len() * std::mem::size_of::<u32>()
+            + self.transitions.capacity() * TRANSITION_SLOT
     }
 
     /// The state after `operation` on `state`, or [`ILLEGAL`].
@@ -271,13 +287,20 @@ pub fn search<M: Model>(
             return (SearchOutcome::Linearizable, memo.len() as u64);
         }
         iterations += 1;
-        if iterations.is_multiple_of(4096) {
-            if cancel.load(Ordering::Relaxed) {
-                return (SearchOutcome::Cancelled, memo.len() as u64);
+        // Memory on every step (a few additions: one step may intern a large state), the clock
+        // and the other partitions now and then.
+        let memory = budget.memory_exhausted(memo.len(), memo.bytes() + states.bytes());
+        let exhausted = match memory {
+            None if iterations.is_multiple_of(4096) => {
+                if cancel.load(Ordering::Relaxed) {
+                    return (SearchOutcome::Cancelled, memo.len() as u64);
+                }
+                budget.exhausted(memo.len(), memo.bytes() + states.bytes())
             }
-            if let Some(reason) = budget.exhausted(memo.len()) {
-                return (SearchOutcome::Unknown(reason), memo.len() as u64);
-            }
+            memory => memory,
+        };
+        if let Some(reason) = exhausted {
+            return (SearchOutcome::Unknown(reason), memo.len() as u64);
         }
         assert!(
             entry != NIL,

@@ -205,6 +205,54 @@ fn an_exhausted_budget_gives_unknown_never_a_guess() {
     assert_eq!(report.verdict, Verdict::Unknown);
 }
 
+/// `count` appends of distinct strings to one key, one after another, and a get of them all: every
+/// prefix of the final value is a state the search keeps, so its memory grows with the square of
+/// the history's length while its memo grows linearly.
+fn appends_to_one_key(count: u64) -> Vec<Operation<KvInput, KvOutput>> {
+    let piece = |i: u64| format!("value-{i:06},");
+    let mut history: Vec<_> = (0..count)
+        .map(|i| {
+            let input = KvInput::Append("k".to_string(), piece(i));
+            Operation::returned(i % 4, input, KvOutput::Done, 2 * i, 2 * i + 1)
+        })
+        .collect();
+    let whole: String = (0..count).map(piece).collect();
+    let get = KvInput::Get("k".to_string());
+    history.push(Operation::returned(
+        0,
+        get,
+        KvOutput::Value(whole),
+        2 * count,
+        2 * count + 1,
+    ));
+    history
+}
+
+#[test]
+fn the_memory_budget_counts_the_states_bytes_not_only_the_memo() {
+    // 2,000 appends of 13 bytes: about 26 MB of prefixes, in 2,001 memo entries.
+    let history = appends_to_one_key(2000);
+    let within = |max_bytes: usize, threads: usize| CheckOptions {
+        budget: Budget::new(Budget::default().max_states, None).with_max_bytes(max_bytes),
+        threads,
+    };
+    let report = check(&KeyValue, &history, &within(8 << 20, 1));
+    assert_eq!(report.verdict, Verdict::Unknown);
+    let PartitionVerdict::Unknown(reason) = &report.partitions[0].verdict else {
+        unreachable!()
+    };
+    assert!(reason.contains("MiB (limit 8 MiB)"), "{reason}");
+    assert!(
+        report.partitions[0].states < 2000,
+        "{:?}",
+        report.partitions[0]
+    );
+    for threads in [1, 2] {
+        let report = check(&KeyValue, &history, &within(64 << 20, threads));
+        assert_eq!(report.verdict, Verdict::Linearizable, "{threads} threads");
+    }
+}
+
 #[test]
 fn an_illegal_partition_makes_the_verdict_illegal_whatever_the_others_do() {
     let legal = vec![op(0, In::Write(1), Out::Written, 0, 1)];
