@@ -50,14 +50,22 @@ impl ReadCluster {
             cluster.servers.push(Arc::new(server));
         }
         let leader = cluster.leader();
+        let writer = cluster.register(leader);
         let put = KvOp::Put("k".into(), "v".into());
-        while !matches!(
-            cluster.call(leader, ClientId(u64::MAX), 1, put.clone()),
-            KvReply::Ok(_)
-        ) {
+        while !matches!(cluster.call(leader, writer, 1, put.clone()), KvReply::Ok(_)) {
             clock.sleep(Duration::from_millis(10));
         }
         cluster
+    }
+
+    /// A client session registered through `server` (which leads).
+    fn register(&self, server: usize) -> ClientId {
+        loop {
+            match self.servers[server].handle(KvRequest::Register) {
+                Some(KvReply::Registered(client)) => return client,
+                _ => self.clock.sleep(Duration::from_millis(10)),
+            }
+        }
     }
 
     /// Waits until some node leads and returns its position.
@@ -66,7 +74,7 @@ impl ReadCluster {
     }
 
     fn call(&self, server: usize, client: ClientId, seq: u64, op: KvOp) -> KvReply {
-        let request = KvRequest {
+        let request = KvRequest::Op {
             client,
             seq: Seq(seq),
             op,
@@ -84,14 +92,16 @@ impl ReadCluster {
         #[allow(clippy::disallowed_types)] // real threads of a real-time benchmark
         let ready = std::sync::Arc::new(std::sync::Barrier::new(readers + 1));
         let handles: Vec<_> = (0..readers)
-            .map(|reader| {
+            .map(|_| {
                 let cluster = self.clone();
                 let ready = ready.clone();
                 std::thread::spawn(move || {
+                    // Reads through the log need a session; the others ignore it.
+                    let client = cluster.register(leader);
                     ready.wait();
                     for n in 0..per_reader {
                         let get = KvOp::Get("k".into());
-                        match cluster.call(leader, ClientId(reader as u64), n as u64 + 1, get) {
+                        match cluster.call(leader, client, n as u64 + 1, get) {
                             KvReply::Ok(_) => {}
                             other => panic!("a read failed during the benchmark: {other:?}"),
                         }

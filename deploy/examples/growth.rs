@@ -13,7 +13,7 @@
 //! ```
 
 use deploy::{client_addresses, local_configs, Server, ServerConfig, TcpKvTransport};
-use node::kv::{Clerk, ClerkConfig, ClientId, ReadMode};
+use node::kv::{Clerk, ClerkConfig, ReadMode};
 use node::NodeId;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -63,9 +63,8 @@ impl Cluster {
         }
     }
 
-    fn clerk(&self, id: u64) -> Clerk {
+    fn clerk(&self) -> Clerk {
         Clerk::new(
-            ClientId(id),
             self.ids.clone(),
             self.transport.clone(),
             self.clock.clone(),
@@ -77,7 +76,7 @@ impl Cluster {
     fn put(&self, first: u64, count: u64) {
         let workers: Vec<_> = (0..CLIENTS)
             .map(|client| {
-                let mut clerk = self.clerk(1 + client);
+                let mut clerk = self.clerk();
                 std::thread::spawn(move || {
                     for n in (first + client..first + count).step_by(CLIENTS as usize) {
                         let key = format!("k{}", n % KEYS);
@@ -168,10 +167,7 @@ fn main() -> ExitCode {
         return usage();
     }
     let mut cluster = Cluster::start(threshold);
-    cluster
-        .clerk(0)
-        .put("warm", "x", None)
-        .expect("no deadline");
+    cluster.clerk().put("warm", "x", None).expect("no deadline");
     let snapshots = threshold.map_or("off".to_string(), |bytes| format!("every {bytes} bytes"));
     println!("3 nodes, real files and TCP, 8 clerks, puts of 32 bytes on 1,000 keys, snapshots {snapshots}");
     println!("| commands | largest state file | log entries kept | restart: start | restart: caught up |");

@@ -9,7 +9,7 @@
 //! ```
 
 use deploy::{client_addresses, local_configs, Server, TcpKvTransport};
-use node::kv::{Clerk, ClerkConfig, ClientId, ReadMode};
+use node::kv::{Clerk, ClerkConfig, ReadMode};
 use node::NodeId;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,7 +52,6 @@ fn main() -> ExitCode {
     let ids: Vec<NodeId> = client_addresses.keys().copied().collect();
     // The first operation of a clerk waits for a leader; the measurement starts after warming up.
     let mut warm = Clerk::new(
-        ClientId(0),
         ids.clone(),
         transport.clone(),
         clock.clone(),
@@ -64,7 +63,6 @@ fn main() -> ExitCode {
     let workers: Vec<_> = (1..=clients)
         .map(|id| {
             let mut clerk = Clerk::new(
-                ClientId(id),
                 ids.clone(),
                 transport.clone(),
                 clock.clone(),

@@ -252,7 +252,7 @@ fn garbage(targets: Vec<(SocketAddr, SocketAddr)>) -> Attack {
 fn oversized_values(transport: Arc<TcpKvTransport>) -> Attack {
     let servers = transport.servers();
     Box::new(move |i| {
-        let request = KvRequest {
+        let request = KvRequest::Op {
             client: ClientId(10_000),
             seq: Seq(i as u64 + 1),
             op: KvOp::Put("big".into(), "v".repeat(MAX_VALUE_BYTES + 1 + i % 1000)),

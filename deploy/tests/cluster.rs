@@ -3,7 +3,7 @@
 //! back from its files; every acknowledged append is in the final value exactly once, in order.
 
 use deploy::{free_addresses, Server, ServerConfig, TcpKvTransport};
-use node::kv::{Clerk, ClerkConfig, ClientId, ReadMode};
+use node::kv::{Clerk, ClerkConfig, ReadMode};
 use node::{LogIndex, NodeId};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -68,10 +68,9 @@ impl Deployment {
         }
     }
 
-    fn clerk(&self, id: u64) -> Clerk {
+    fn clerk(&self) -> Clerk {
         let clock: ClockRef = Arc::new(SystemClock::new());
         Clerk::new(
-            ClientId(id),
             self.clients.keys().copied().collect(),
             Arc::new(TcpKvTransport::new(&self.clients)),
             clock,
@@ -98,7 +97,7 @@ impl Drop for Deployment {
 #[test]
 fn three_servers_over_tcp_elect_commit_lose_the_leader_and_keep_every_append() {
     let mut deployment = Deployment::start(3, ReadMode::ReadIndex, "tcp-cluster");
-    let mut clerk = deployment.clerk(1);
+    let mut clerk = deployment.clerk();
     let mut appended = Vec::new();
     for i in 0..20 {
         let value = format!("a{i};");
@@ -151,7 +150,7 @@ fn with_snapshots_a_restarted_leader_catches_up_from_the_new_leaders_snapshot_an
     const THRESHOLD: usize = 600;
     let mut deployment =
         Deployment::start_with(3, ReadMode::ReadIndex, "tcp-snapshots", Some(THRESHOLD));
-    let mut clerk = deployment.clerk(1);
+    let mut clerk = deployment.clerk();
     let mut appended = Vec::new();
     let mut append = |clerk: &mut Clerk, i: usize| {
         let value = format!("a{i};");
@@ -222,6 +221,6 @@ fn with_snapshots_a_restarted_leader_catches_up_from_the_new_leaders_snapshot_an
         deployment.servers[index] =
             Some(Server::start(&deployment.configs[index]).expect("restarts"));
     }
-    let mut clerk = deployment.clerk(2);
+    let mut clerk = deployment.clerk();
     assert_eq!(clerk.get("k", None).expect("no deadline"), value);
 }

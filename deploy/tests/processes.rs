@@ -5,7 +5,7 @@
 
 use deploy::wire::kv::ClockChange;
 use deploy::{LinkFault, LocalCluster, LocalClusterSpec, ServerProgram, TcpKvTransport};
-use node::kv::{Clerk, ClerkConfig, ClientId};
+use node::kv::{Clerk, ClerkConfig};
 use node::NodeId;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -173,9 +173,8 @@ fn appends_under(
     let clock: ClockRef = Arc::new(SystemClock::new());
     let transport = Arc::new(TcpKvTransport::new(&processes.clients));
     let servers: Vec<NodeId> = processes.clients.keys().copied().collect();
-    let clerk = |index| {
+    let clerk = || {
         Clerk::new(
-            ClientId(index),
             servers.clone(),
             transport.clone(),
             clock.clone(),
@@ -185,7 +184,7 @@ fn appends_under(
     let stop = Arc::new(AtomicBool::new(false));
     let clerks: Vec<_> = (0..2)
         .map(|index| {
-            let mut clerk = clerk(index);
+            let mut clerk = clerk();
             let (clock, stop) = (clock.clone(), stop.clone());
             std::thread::spawn(move || {
                 let name = format!("c{index}");
@@ -200,7 +199,7 @@ fn appends_under(
     let results: Vec<(String, Appends)> = clerks.into_iter().map(|c| c.join().unwrap()).collect();
     after(processes);
     let deadline = clock.now() + Duration::from_secs(10);
-    let value = match clerk(99).get("k", Some(deadline)) {
+    let value = match clerk().get("k", Some(deadline)) {
         Ok(value) => value,
         Err(gave_up) => panic!(
             "no server answered the final read ({gave_up}); logs:\n{}",
@@ -346,7 +345,6 @@ fn a_failing_disk_stops_the_server(
     let clock: ClockRef = Arc::new(SystemClock::new());
     let transport = Arc::new(TcpKvTransport::new(&processes.clients));
     let mut clerk = Clerk::new(
-        ClientId(1),
         vec![NodeId(0)],
         transport,
         clock.clone(),
@@ -505,7 +503,6 @@ fn a_server_refuses_faults_unless_started_to_allow_them() {
         .expect_err("refused");
     assert!(why.contains("--allow-faults"), "{why}");
     let mut clerk = Clerk::new(
-        ClientId(1),
         vec![NodeId(0)],
         Arc::new(transport),
         Arc::new(SystemClock::new()),

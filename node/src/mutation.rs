@@ -117,11 +117,15 @@ pub enum Mutation {
     /// that calls into the node from its apply loop (to see how large the log is, or to take
     /// its own snapshot) while the channel is full waits for that lock forever.
     DeliverSnapshotWithLockHeld,
+    /// An operation from a client whose session expired opens a new session instead of being
+    /// answered "session expired" (sessions created on first use, Raft thesis §6.3): a retry
+    /// whose first attempt was applied before the session expired is applied again.
+    ExpiredSessionReopened,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 27] = [
+    pub const ALL: [Mutation; 28] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -149,6 +153,7 @@ impl Mutation {
         Mutation::SnapshotPersistedApart,
         Mutation::EntriesAfterSnapshot,
         Mutation::DeliverSnapshotWithLockHeld,
+        Mutation::ExpiredSessionReopened,
     ];
 
     /// The mutation's command-line name.
@@ -181,6 +186,7 @@ impl Mutation {
             Mutation::SnapshotPersistedApart => "snapshot-persisted-apart",
             Mutation::EntriesAfterSnapshot => "entries-after-snapshot",
             Mutation::DeliverSnapshotWithLockHeld => "deliver-snapshot-with-lock-held",
+            Mutation::ExpiredSessionReopened => "expired-session-reopened",
         }
     }
 }

@@ -185,41 +185,44 @@ fn lone_kv_server(read_mode: node::kv::ReadMode) -> (Arc<Node>, node::kv::KvServ
     (node, server)
 }
 
-fn request(seq: u64, op: node::kv::KvOp) -> node::kv::KvRequest {
-    node::kv::KvRequest {
-        client: node::kv::ClientId(1),
+fn request(client: node::kv::ClientId, seq: u64, op: node::kv::KvOp) -> node::kv::KvRequest {
+    node::kv::KvRequest::Op {
+        client,
         seq: node::kv::Seq(seq),
         op,
     }
 }
 
-/// Puts `k = v` through `server` once its lone node leads.
-fn put_once_leading(server: &node::kv::KvServer) {
-    use node::kv::{KvOp, KvReply, KvResult};
+/// Registers a session and puts `k = v` in it through `server` once its lone node leads;
+/// returns the session's id.
+fn put_once_leading(server: &node::kv::KvServer) -> node::kv::ClientId {
+    use node::kv::{KvOp, KvReply, KvRequest, KvResult};
     let clock = SystemClock::new();
-    let put = KvOp::Put("k".into(), "v".into());
-    let mut answer = server.handle(request(1, put.clone()));
+    let mut client = None;
     for _ in 0..200 {
-        if answer == Some(KvReply::Ok(KvResult::Done)) {
+        if let Some(KvReply::Registered(id)) = server.handle(KvRequest::Register) {
+            client = Some(id);
             break;
         }
         threadsim::Clock::sleep(&clock, Duration::from_millis(10));
-        answer = server.handle(request(1, put.clone()));
     }
+    let client = client.expect("a lone node leads and registers a client");
+    let put = KvOp::Put("k".into(), "v".into());
     assert_eq!(
-        answer,
+        server.handle(request(client, 1, put)),
         Some(KvReply::Ok(KvResult::Done)),
-        "a lone node leads"
+        "a lone leader applies a put"
     );
+    client
 }
 
 #[test]
 fn unsafe_local_reads_are_served_by_the_node_that_believes_it_leads() {
     use node::kv::{KvOp, KvReply, KvResult, ReadMode};
     let (_node, server) = lone_kv_server(ReadMode::UnsafeLocal);
-    put_once_leading(&server);
+    let client = put_once_leading(&server);
     assert_eq!(
-        server.handle(request(2, KvOp::Get("k".into()))),
+        server.handle(request(client, 2, KvOp::Get("k".into()))),
         Some(KvReply::Ok(KvResult::Value("v".into())))
     );
 }
@@ -228,10 +231,13 @@ fn unsafe_local_reads_are_served_by_the_node_that_believes_it_leads() {
 fn a_killed_or_dropped_kv_server_answers_nothing_and_stops_its_node() {
     use node::kv::{KvOp, ReadMode};
     let (node, server) = lone_kv_server(ReadMode::Log);
-    put_once_leading(&server);
+    let client = put_once_leading(&server);
     server.kill();
     assert!(node.is_stopped(), "killing the server kills its node");
-    assert_eq!(server.handle(request(2, KvOp::Get("k".into()))), None);
+    assert_eq!(
+        server.handle(request(client, 2, KvOp::Get("k".into()))),
+        None
+    );
 
     let (node, server) = lone_kv_server(ReadMode::Log);
     drop(server);

@@ -14,8 +14,8 @@ use models::{
     Operation, Report,
 };
 use node::kv::{
-    Clerk, ClerkConfig, ClientId, KvOp, KvReply, KvRequest, KvResult, KvServerConfig, KvTransport,
-    ReadMode,
+    Clerk, ClerkConfig, ClerkError, KvOp, KvReply, KvRequest, KvResult, KvServerConfig,
+    KvTransport, ReadMode, SessionPolicy,
 };
 use node::{MutationSet, NodeId, TransportError};
 use std::path::{Path, PathBuf};
@@ -69,6 +69,8 @@ pub struct KvWorkloadConfig {
     /// Every server hands its node a snapshot once the log takes more than this many bytes
     /// (`None`: never).
     pub snapshot_threshold: Option<usize>,
+    /// When the servers expire client sessions.
+    pub sessions: SessionPolicy,
 }
 
 impl KvWorkloadConfig {
@@ -94,6 +96,21 @@ impl KvWorkloadConfig {
     }
 }
 
+impl KvWorkloadConfig {
+    /// The workload with sessions that expire all the time: at most 20 for its 30 clients, and
+    /// 2 s of the log's clock unused. Every registration expires another client's session, so
+    /// retries keep meeting sessions that are gone.
+    pub fn session_churn() -> KvWorkloadConfig {
+        KvWorkloadConfig {
+            sessions: SessionPolicy {
+                timeout: Duration::from_secs(2),
+                max_sessions: 20,
+            },
+            ..KvWorkloadConfig::default()
+        }
+    }
+}
+
 impl Default for KvWorkloadConfig {
     fn default() -> Self {
         KvWorkloadConfig {
@@ -114,6 +131,7 @@ impl Default for KvWorkloadConfig {
             election_timeout: (Duration::from_millis(300), Duration::from_millis(600)),
             quiet_between_faults: (Duration::from_millis(1000), Duration::from_millis(3000)),
             snapshot_threshold: None,
+            sessions: SessionPolicy::default(),
         }
     }
 }
@@ -123,8 +141,10 @@ impl Default for KvWorkloadConfig {
 pub struct KvRun {
     /// Every operation, in the order they were called.
     pub history: History<KvInput, KvOutput>,
-    /// Operations whose outcome is unknown (the clerk gave up).
+    /// Operations whose outcome is unknown (the clerk gave up, or its session expired).
     pub unknown: usize,
+    /// Operations that ended because their clerk's session had expired.
+    pub sessions_expired: usize,
     /// Simulated time covered.
     pub simulated: Duration,
     /// Partitions that cut the leader off with clients on its side.
@@ -150,19 +170,13 @@ pub struct KvRun {
     pub clock_changes: u64,
 }
 
-/// A clerk with id `index` on `cluster`'s network (endpoint `n{1000 + index}`).
+/// Clerk `index` on `cluster`'s network (endpoint `n{1000 + index}`).
 pub fn new_clerk(cluster: &Arc<Cluster>, index: usize, config: ClerkConfig) -> Clerk {
     let transport = Arc::new(SimKvTransport {
         port: cluster.add_client(client_endpoint(index)),
         cluster: cluster.clone(),
     });
-    Clerk::new(
-        ClientId(index as u64),
-        cluster.ids(),
-        transport,
-        cluster.clock().clone(),
-        config,
-    )
+    Clerk::new(cluster.ids(), transport, cluster.clock().clone(), config)
 }
 
 /// The network id of client `index` (nodes are 0..nodes).
@@ -234,6 +248,7 @@ pub fn run_kv_workload_with(
         read_mode: config.read_mode,
         mutations: config.mutations.clone(),
         snapshot_threshold: config.snapshot_threshold,
+        sessions: config.sessions,
         ..KvServerConfig::default()
     });
     let cluster = Arc::new(Cluster::new(sim, cluster_config));
@@ -241,6 +256,7 @@ pub fn run_kv_workload_with(
     let started = clock.now();
     let end = started + config.duration;
     let history: Arc<Mutex<History<KvInput, KvOutput>>> = Arc::default();
+    let sessions_expired: Arc<Mutex<usize>> = Arc::default();
     let rng = sim.rng(WORKLOAD_STREAM);
     let clients = client_endpoints(config.clients);
     let threads: Vec<_> = clients
@@ -256,6 +272,7 @@ pub fn run_kv_workload_with(
                 op_deadline: config.op_deadline,
                 clock: clock.clone(),
                 history: history.clone(),
+                sessions_expired: sessions_expired.clone(),
             };
             spawn(&clock, format!("client-{index}"), move || {
                 client.run(&mut clerk, end)
@@ -265,6 +282,7 @@ pub fn run_kv_workload_with(
     let mut run = KvRun {
         history: Vec::new(),
         unknown: 0,
+        sessions_expired: 0,
         simulated: Duration::ZERO,
         leader_isolations: 0,
         crashes: 0,
@@ -320,6 +338,7 @@ pub fn run_kv_workload_with(
     let mut history = std::mem::take(&mut *history.lock());
     history.sort_by_key(|op| op.call);
     run.unknown = history.iter().filter(|op| op.ret.is_none()).count();
+    run.sessions_expired = *sessions_expired.lock();
     run.history = history;
     run
 }
@@ -490,6 +509,7 @@ struct Client {
     op_deadline: Duration,
     clock: threadsim::ClockRef,
     history: Arc<Mutex<History<KvInput, KvOutput>>>,
+    sessions_expired: Arc<Mutex<usize>>,
 }
 
 impl Client {
@@ -522,7 +542,12 @@ impl Client {
                     };
                     Operation::returned(client, input, output, nanos(call), nanos(self.clock.now()))
                 }
-                Err(_) => Operation::unknown(client, input, nanos(call)),
+                Err(error) => {
+                    if let ClerkError::SessionExpired(_) = error {
+                        *self.sessions_expired.lock() += 1;
+                    }
+                    Operation::unknown(client, input, nanos(call))
+                }
             };
             self.history.lock().push(operation);
         }

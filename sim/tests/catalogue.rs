@@ -50,7 +50,10 @@ fn every_targeted_detector_kills_its_variant_for_the_reason_it_models() {
         for detector in &variant.detectors {
             if !matches!(
                 detector,
-                Detector::Scenario { .. } | Detector::Kv { .. } | Detector::LeaseHunt { .. }
+                Detector::Scenario { .. }
+                    | Detector::Kv { .. }
+                    | Detector::LeaseHunt { .. }
+                    | Detector::SessionChurn { .. }
             ) {
                 continue;
             }

@@ -322,3 +322,19 @@ fn without_duplicate_suppression_a_retried_append_appears_twice() {
     });
     assert!(found.is_some(), "10 seeds found no duplicate append");
 }
+
+/// Sessions that expire all the time cost clients unknown outcomes, never a duplicate; the
+/// variant that reopens an expired session instead applies retries twice.
+#[test]
+fn sessions_that_keep_expiring_cost_unknown_outcomes_never_a_duplicate() {
+    let correct = KvWorkloadConfig::session_churn();
+    for seed in 1..=2 {
+        let run = simulate_kv(seed, &correct).expect("no invariant violated");
+        assert!(
+            run.sessions_expired > 100,
+            "only {} sessions expired",
+            run.sessions_expired
+        );
+        check_linearizable("sessions_that_keep_expiring", seed, &run).unwrap();
+    }
+}

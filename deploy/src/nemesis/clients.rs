@@ -12,7 +12,7 @@
 use crate::real_time::{now, sleep_until};
 use crate::TcpKvTransport;
 use models::{History, KvInput, KvOutput, Operation};
-use node::kv::{Clerk, ClerkConfig, ClientId, KvOp, KvReply, KvRequest, KvResult, KvTransport};
+use node::kv::{Clerk, ClerkConfig, KvOp, KvReply, KvRequest, KvResult, KvTransport};
 use node::{NodeId, TransportError};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -110,13 +110,7 @@ impl Clients {
                 transport.clone()
             };
             let clock: ClockRef = Arc::new(SystemClock::new());
-            let clerk = Clerk::new(
-                ClientId(client.into()),
-                servers.clone(),
-                side,
-                clock.clone(),
-                ClerkConfig::default(),
-            );
+            let clerk = Clerk::new(servers.clone(), side, clock.clone(), ClerkConfig::default());
             let client = Client {
                 id: client.into(),
                 writer,

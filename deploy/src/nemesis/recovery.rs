@@ -6,7 +6,7 @@ use super::NemesisConfig;
 use crate::real_time::now;
 use crate::TcpKvTransport;
 use models::{KvInput, KvOutput, Operation};
-use node::kv::{Clerk, ClerkConfig, ClientId};
+use node::kv::{Clerk, ClerkConfig};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,7 +27,6 @@ pub fn check_recovery(
 ) -> (Option<Duration>, Vec<Operation<KvInput, KvOutput>>) {
     let clock: ClockRef = Arc::new(SystemClock::new());
     let mut clerk = Clerk::new(
-        ClientId(RECOVERY_CLIENT),
         transport.servers(),
         transport.clone(),
         clock.clone(),

@@ -60,10 +60,12 @@ const KV: u8 = 1;
 const STATUS: u8 = 2;
 const SET_CLOCK: u8 = 3;
 const FAIL_DISK: u8 = 4;
+const REGISTER: u8 = 5;
 
 /// The frame for call `id` carrying `request`.
 pub fn encode_client_request(id: u64, request: &ClientRequest) -> Vec<u8> {
     match request {
+        ClientRequest::Kv(KvRequest::Register) => Writer::new().u64(id).u8(REGISTER).finish(),
         ClientRequest::Kv(request) => encode_request(id, request),
         ClientRequest::Status => Writer::new().u64(id).u8(STATUS).finish(),
         ClientRequest::SetClock(change) => Writer::new()
@@ -83,6 +85,9 @@ pub fn decode_client_request(frame: &[u8]) -> Result<(u64, ClientRequest), WireE
     match reader.u8("request kind")? {
         KV => decode_request(frame).map(|(id, request)| (id, ClientRequest::Kv(request))),
         STATUS => reader.end().map(|()| (id, ClientRequest::Status)),
+        REGISTER => reader
+            .end()
+            .map(|()| (id, ClientRequest::Kv(KvRequest::Register))),
         FAIL_DISK => reader.end().map(|()| (id, ClientRequest::FailDisk)),
         SET_CLOCK => {
             let change = ClockChange {
@@ -154,16 +159,18 @@ const TIMEOUT: u8 = 5;
 const STATUS_REPORT: u8 = 6;
 const REFUSED: u8 = 7;
 const TOO_LARGE: u8 = 8;
+const REGISTERED: u8 = 9;
+const SESSION_EXPIRED: u8 = 10;
 
-/// The frame for call `id` carrying `request`.
+/// The frame for call `id` carrying the operation `request` (a registration has a kind of its
+/// own).
 fn encode_request(id: u64, request: &KvRequest) -> Vec<u8> {
+    let KvRequest::Op { client, seq, op } = request else {
+        unreachable!("a registration is encoded by its kind")
+    };
     let mut writer = Writer::new();
-    writer
-        .u64(id)
-        .u8(KV)
-        .u64(request.client.0)
-        .u64(request.seq.0);
-    match &request.op {
+    writer.u64(id).u8(KV).u64(client.0).u64(seq.0);
+    match op {
         KvOp::Get(key) => writer.u8(GET).bytes(key.as_bytes()),
         KvOp::Put(key, value) => writer.u8(PUT).bytes(key.as_bytes()).bytes(value.as_bytes()),
         KvOp::Append(key, value) => writer
@@ -198,7 +205,7 @@ fn decode_request(frame: &[u8]) -> Result<(u64, KvRequest), WireError> {
         }
     };
     reader.end()?;
-    Ok((id, KvRequest { client, seq, op }))
+    Ok((id, KvRequest::Op { client, seq, op }))
 }
 
 /// The frame answering call `id` with `reply`.
@@ -219,6 +226,8 @@ fn encode_reply(id: u64, reply: &KvReply) -> Vec<u8> {
             .u8(refusal.part.code())
             .u64(refusal.bytes)
             .u64(refusal.limit),
+        KvReply::Registered(client) => writer.u8(REGISTERED).u64(client.0),
+        KvReply::SessionExpired => writer.u8(SESSION_EXPIRED),
     };
     writer.finish()
 }
@@ -250,6 +259,8 @@ fn decode_reply(frame: &[u8]) -> Result<(u64, KvReply), WireError> {
             bytes: reader.u64("refused length")?,
             limit: reader.u64("limit")?,
         }),
+        REGISTERED => KvReply::Registered(ClientId(reader.u64("client")?)),
+        SESSION_EXPIRED => KvReply::SessionExpired,
         kind => {
             return Err(WireError::Bad {
                 field: "reply",
@@ -267,7 +278,7 @@ mod tests {
     use threadsim::DetRng;
 
     fn requests() -> Vec<KvRequest> {
-        let request = |op| KvRequest {
+        let request = |op| KvRequest::Op {
             client: ClientId(12),
             seq: Seq(345),
             op,
@@ -304,6 +315,8 @@ mod tests {
                 bytes: 70_000_000,
                 limit: 67_108_864,
             }),
+            KvReply::Registered(ClientId(u64::MAX)),
+            KvReply::SessionExpired,
         ]
     }
 
@@ -321,12 +334,13 @@ mod tests {
     }
 
     #[test]
-    fn every_nemesis_request_comes_back_as_sent_and_refuses_extra_bytes() {
+    fn every_registration_and_nemesis_request_comes_back_as_sent_and_refuses_extra_bytes() {
         let change = ClockChange {
             rate_ppm: 1_100_000,
             jump: std::time::Duration::from_millis(1500),
         };
         for request in [
+            ClientRequest::Kv(KvRequest::Register),
             ClientRequest::Status,
             ClientRequest::SetClock(change),
             ClientRequest::FailDisk,

@@ -60,10 +60,9 @@ impl Drop for Servers {
     }
 }
 
-fn honest_clerk(servers: &Servers, id: u64) -> Clerk {
+fn honest_clerk(servers: &Servers) -> Clerk {
     let clients = servers.cluster.clients();
     Clerk::new(
-        ClientId(id),
         clients.keys().copied().collect(),
         Arc::new(TcpKvTransport::new(clients)),
         Arc::new(SystemClock::new()),
@@ -111,12 +110,12 @@ fn peak_memory_mib(pid: u32) -> u64 {
 #[test]
 fn oversized_values_are_refused_with_what_and_how_much_and_the_cluster_goes_on() {
     let mut servers = Servers::start(3, "hostile-values");
-    let mut clerk = honest_clerk(&servers, 1);
+    let mut clerk = honest_clerk(&servers);
     clerk.put("k", "before", None).expect("no deadline");
     let transport = TcpKvTransport::new(servers.cluster.clients());
     // Past the clerk's own check: every server refuses a put over the value limit, leader or
     // not, and says what and how much.
-    let over = KvRequest {
+    let over = KvRequest::Op {
         client: ClientId(99),
         seq: Seq(1),
         op: KvOp::Put("big".into(), "v".repeat(MAX_VALUE_BYTES + 1)),
@@ -132,9 +131,10 @@ fn oversized_values_are_refused_with_what_and_how_much_and_the_cluster_goes_on()
     }
     // A 2 MB put (what once wedged the cluster) is over the client frame: its connection is
     // closed, with no answer.
-    let two_mb = KvRequest {
+    let two_mb = KvRequest::Op {
+        client: ClientId(99),
+        seq: Seq(2),
         op: KvOp::Put("big".into(), "v".repeat(2 << 20)),
-        ..over
     };
     assert!(transport
         .call(NodeId(0), two_mb, Duration::from_secs(2))
@@ -161,7 +161,7 @@ fn oversized_values_are_refused_with_what_and_how_much_and_the_cluster_goes_on()
 #[test]
 fn garbage_huge_lengths_many_connections_and_memory_hogs_are_closed_and_honest_clients_go_on() {
     let mut servers = Servers::start(1, "hostile-frames");
-    let mut clerk = honest_clerk(&servers, 1);
+    let mut clerk = honest_clerk(&servers);
     clerk.put("k", "v", None).expect("no deadline");
     let client_port = servers.cluster.clients()[&NodeId(0)];
     let rpc_port = servers.cluster.rpc_address(NodeId(0));

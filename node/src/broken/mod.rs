@@ -10,6 +10,7 @@ pub mod accept_torn_writes;
 pub mod apply_with_lock_held;
 pub mod deliver_snapshot_with_lock_held;
 pub mod entries_after_snapshot;
+pub mod expired_session_reopened;
 pub mod forget_vote;
 pub mod lost_applier_wakeup;
 pub mod reply_before_persist;

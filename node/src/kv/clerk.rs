@@ -1,7 +1,7 @@
 //! [`Clerk`]: the client library of the key-value service.
 
 use super::round_trips::RoundTrips;
-use super::{ClientId, KvOp, KvReply, KvRequest, KvResult, Refusal, Seq};
+use super::{ClientId, KvOp, KvReply, KvRequest, KvResult, Refusal, Seq, SessionExpired};
 use crate::transport::TransportError;
 use crate::NodeId;
 use std::time::Duration;
@@ -63,12 +63,19 @@ pub enum ClerkError {
     /// store for an append that would grow a value past them): it took no effect.
     #[error(transparent)]
     Refused(#[from] Refusal),
+    /// The clerk's session expired: the operation was not applied at the end, but an earlier
+    /// attempt may have been (its outcome is unknown). The clerk registers again for its next
+    /// operation.
+    #[error(transparent)]
+    SessionExpired(#[from] SessionExpired),
 }
 
 /// A client of the store: one operation at a time, each retried with the same sequence number
-/// until a server answers it or the caller's deadline passes.
+/// until a server answers it or the caller's deadline passes. It registers a session before its
+/// first operation, and again after its session expired.
 pub struct Clerk {
-    id: ClientId,
+    /// The session's id, once registered.
+    id: Option<ClientId>,
     next_seq: Seq,
     servers: Vec<NodeId>,
     leader: usize,
@@ -81,9 +88,8 @@ pub struct Clerk {
 }
 
 impl Clerk {
-    /// A clerk `id` for the cluster of `servers`.
+    /// A clerk for the cluster of `servers` (it registers on its first operation).
     pub fn new(
-        id: ClientId,
         servers: Vec<NodeId>,
         transport: Arc<dyn KvTransport>,
         clock: ClockRef,
@@ -91,7 +97,7 @@ impl Clerk {
     ) -> Clerk {
         assert!(!servers.is_empty(), "a clerk needs at least one server");
         Clerk {
-            id,
+            id: None,
             next_seq: Seq(1),
             servers,
             leader: 0,
@@ -103,8 +109,8 @@ impl Clerk {
         }
     }
 
-    /// This clerk's id.
-    pub fn id(&self) -> ClientId {
+    /// This clerk's session id, once it registered.
+    pub fn id(&self) -> Option<ClientId> {
         self.id
     }
 
@@ -139,22 +145,48 @@ impl Clerk {
     }
 
     /// Runs `op` until a server answers it, or gives up once `deadline` (if any) has passed.
-    /// An operation over the size limits is refused here, without a call.
+    /// An operation over the size limits is refused here, without a call. Registers a session
+    /// first if the clerk has none.
     pub fn execute(&mut self, op: KvOp, deadline: Option<Instant>) -> Result<KvResult, ClerkError> {
         op.check_size()?;
+        let client = match self.id {
+            Some(client) => client,
+            None => match self.call(KvRequest::Register, false, deadline)? {
+                KvReply::Registered(client) => {
+                    self.id = Some(client);
+                    self.next_seq = Seq(1);
+                    client
+                }
+                other => unreachable!("a registration answered {other:?}"),
+            },
+        };
         let seq = self.next_seq;
         self.next_seq = seq.next();
         let is_get = matches!(op, KvOp::Get(_));
-        let request = KvRequest {
-            client: self.id,
-            seq,
-            op,
-        };
+        match self.call(KvRequest::Op { client, seq, op }, is_get, deadline)? {
+            KvReply::Ok(result) => Ok(result),
+            KvReply::Refused(refusal) => Err(refusal.into()),
+            KvReply::SessionExpired => {
+                self.id = None;
+                Err(SessionExpired.into())
+            }
+            other => unreachable!("an operation answered {other:?}"),
+        }
+    }
+
+    /// Sends `request` until a server answers it for good (a result, a refusal, a registration
+    /// or an expired session), or the deadline passes.
+    fn call(
+        &mut self,
+        request: KvRequest,
+        is_get: bool,
+        deadline: Option<Instant>,
+    ) -> Result<KvReply, GaveUp> {
         let mut attempts = 0;
         let mut failures_in_a_row = 0;
         loop {
             if deadline.is_some_and(|deadline| self.clock.now() >= deadline) {
-                return Err(GaveUp { attempts }.into());
+                return Err(GaveUp { attempts });
             }
             attempts += 1;
             let server = self.servers[self.leader];
@@ -167,15 +199,22 @@ impl Clerk {
             let sent = self.clock.now();
             let reply = self.transport.call(server, request.clone(), wait);
             match &reply {
-                Ok(KvReply::Ok(_) | KvReply::Refused(_)) => {
-                    trips.answered(self.clock.now().saturating_since(sent))
-                }
+                Ok(
+                    KvReply::Ok(_)
+                    | KvReply::Refused(_)
+                    | KvReply::Registered(_)
+                    | KvReply::SessionExpired,
+                ) => trips.answered(self.clock.now().saturating_since(sent)),
                 Err(_) => trips.unanswered(),
                 Ok(_) => {}
             }
             match reply {
-                Ok(KvReply::Ok(result)) => return Ok(result),
-                Ok(KvReply::Refused(refusal)) => return Err(refusal.into()),
+                Ok(
+                    answer @ (KvReply::Ok(_)
+                    | KvReply::Refused(_)
+                    | KvReply::Registered(_)
+                    | KvReply::SessionExpired),
+                ) => return Ok(answer),
                 Ok(KvReply::WrongLeader {
                     leader_hint: Some(hint),
                 }) if hint != server && self.servers.contains(&hint) => {
@@ -213,6 +252,8 @@ mod tests {
         times: Mutex<Vec<Instant>>,
         /// How long each call was allowed to wait.
         waits: Mutex<Vec<Duration>>,
+        /// Registrations answered (each at once, with ids 7, 8, ..., and not recorded as calls).
+        registrations: Mutex<u64>,
     }
 
     impl Default for Scripted {
@@ -223,6 +264,7 @@ mod tests {
                 clock: Arc::new(SystemClock::new()),
                 times: Mutex::default(),
                 waits: Mutex::default(),
+                registrations: Mutex::default(),
             }
         }
     }
@@ -243,6 +285,17 @@ mod tests {
                 .or_default()
                 .push_back(None);
         }
+        /// Every operation called, with its session and sequence number.
+        fn ops(&self) -> Vec<(ClientId, Seq, KvOp)> {
+            self.calls
+                .lock()
+                .iter()
+                .map(|(_, request)| match request {
+                    KvRequest::Op { client, seq, op } => (*client, *seq, op.clone()),
+                    KvRequest::Register => unreachable!("registrations are not recorded"),
+                })
+                .collect()
+        }
         fn servers_called(&self) -> Vec<u32> {
             self.calls
                 .lock()
@@ -259,6 +312,11 @@ mod tests {
             request: KvRequest,
             timeout: Duration,
         ) -> Result<KvReply, TransportError> {
+            if request == KvRequest::Register {
+                let mut registrations = self.registrations.lock();
+                *registrations += 1;
+                return Ok(KvReply::Registered(ClientId(6 + *registrations)));
+            }
             self.calls.lock().push((server, request));
             self.waits.lock().push(timeout);
             self.times.lock().push(self.clock.now());
@@ -278,7 +336,6 @@ mod tests {
 
     fn clerk_pausing(script: &Arc<Scripted>, retry_pause: Duration) -> Clerk {
         Clerk::new(
-            ClientId(7),
             (0..3).map(NodeId).collect(),
             script.clone(),
             script.clock.clone(),
@@ -299,14 +356,42 @@ mod tests {
         let mut clerk = clerk(&script);
         clerk.put("k", "v", None).expect("done");
         clerk.append("k", "w", None).expect("done after a retry");
-        let calls = script.calls.lock().clone();
-        let ops: Vec<(Seq, KvOp)> = calls.into_iter().map(|(_, r)| (r.seq, r.op)).collect();
         assert_eq!(
-            ops,
+            script.ops(),
             [
-                (Seq(1), KvOp::Put("k".into(), "v".into())),
-                (Seq(2), KvOp::Append("k".into(), "w".into())),
-                (Seq(2), KvOp::Append("k".into(), "w".into())),
+                (ClientId(7), Seq(1), KvOp::Put("k".into(), "v".into())),
+                (ClientId(7), Seq(2), KvOp::Append("k".into(), "w".into())),
+                (ClientId(7), Seq(2), KvOp::Append("k".into(), "w".into())),
+            ]
+        );
+        assert_eq!(
+            *script.registrations.lock(),
+            1,
+            "registered once, before the first"
+        );
+    }
+
+    #[test]
+    fn an_expired_session_ends_the_operation_as_unknown_and_the_next_registers_again() {
+        let script = Arc::new(Scripted::default());
+        script.answer(0, KvReply::Ok(KvResult::Done));
+        script.answer(0, KvReply::SessionExpired);
+        script.answer(0, KvReply::Ok(KvResult::Done));
+        let mut clerk = clerk(&script);
+        clerk.put("k", "v", None).expect("done");
+        assert_eq!(
+            clerk.append("k", "w", None),
+            Err(ClerkError::SessionExpired(SessionExpired))
+        );
+        assert_eq!(clerk.id(), None, "the session is gone");
+        clerk.append("k", "x", None).expect("done in a new session");
+        assert_eq!(clerk.id(), Some(ClientId(8)));
+        assert_eq!(
+            script.ops(),
+            [
+                (ClientId(7), Seq(1), KvOp::Put("k".into(), "v".into())),
+                (ClientId(7), Seq(2), KvOp::Append("k".into(), "w".into())),
+                (ClientId(8), Seq(1), KvOp::Append("k".into(), "x".into())),
             ]
         );
     }
@@ -403,7 +488,6 @@ mod tests {
     fn a_call_waits_a_few_round_trips_once_answered_and_twice_as_long_after_each_loss() {
         let script = Arc::new(Scripted::default());
         let mut clerk = Clerk::new(
-            ClientId(7),
             vec![NodeId(0)],
             script.clone(),
             script.clock.clone(),
@@ -427,10 +511,10 @@ mod tests {
         let ms = Duration::from_millis;
         // No round trip seen: the longest. Then the round trips seen here (well under a
         // millisecond) give the shortest, doubled by each loss. Writes have their own round
-        // trips (none yet), and an answer ends the doubling.
+        // trips (the registration's, a write of the log), and an answer ends the doubling.
         assert_eq!(
             *script.waits.lock(),
-            vec![ms(200), ms(20), ms(40), ms(80), ms(200), ms(20)]
+            vec![ms(200), ms(20), ms(40), ms(80), ms(20), ms(20)]
         );
     }
 }

@@ -10,12 +10,20 @@ pub enum KvCommand {
     /// Does nothing. A new leader proposes one so an entry of its term commits (ReadIndex needs
     /// that before it can serve reads).
     Noop,
+    /// A client's registration: its id will be this entry's index.
+    Register {
+        /// When its leader proposed it: nanoseconds of that leader's clock (the log's clock,
+        /// which expires sessions, is the largest of these applied).
+        proposed: u64,
+    },
     /// A client's operation, tagged for duplicate suppression.
     Op {
         /// Who sent it.
         client: ClientId,
         /// The client's sequence number for it.
         seq: Seq,
+        /// When its leader proposed it (as for `Register`).
+        proposed: u64,
         /// What to do.
         op: KvOp,
     },
@@ -27,7 +35,9 @@ pub enum KvCommand {
 pub struct NotAKvCommand(&'static str);
 
 const NOOP: u8 = 0;
-const OP: u8 = 1;
+/// Tag 1 was an operation without a proposal time, from before sessions expired.
+const OP: u8 = 2;
+const REGISTER: u8 = 3;
 const GET: u8 = 0;
 const PUT: u8 = 1;
 const APPEND: u8 = 2;
@@ -38,10 +48,20 @@ impl KvCommand {
         let mut bytes = Vec::new();
         match self {
             KvCommand::Noop => bytes.push(NOOP),
-            KvCommand::Op { client, seq, op } => {
+            KvCommand::Register { proposed } => {
+                bytes.push(REGISTER);
+                bytes.extend_from_slice(&proposed.to_le_bytes());
+            }
+            KvCommand::Op {
+                client,
+                seq,
+                proposed,
+                op,
+            } => {
                 bytes.push(OP);
                 bytes.extend_from_slice(&client.0.to_le_bytes());
                 bytes.extend_from_slice(&seq.0.to_le_bytes());
+                bytes.extend_from_slice(&proposed.to_le_bytes());
                 let (tag, key, value) = match op {
                     KvOp::Get(key) => (GET, key, ""),
                     KvOp::Put(key, value) => (PUT, key, value.as_str()),
@@ -63,9 +83,13 @@ impl KvCommand {
     fn read(reader: &mut Reader<'_>) -> Result<KvCommand, &'static str> {
         let command = match reader.byte()? {
             NOOP => KvCommand::Noop,
+            REGISTER => KvCommand::Register {
+                proposed: reader.u64()?,
+            },
             OP => {
                 let client = ClientId(reader.u64()?);
                 let seq = Seq(reader.u64()?);
+                let proposed = reader.u64()?;
                 let tag = reader.byte()?;
                 let key = reader.text()?;
                 let value = reader.text()?;
@@ -75,8 +99,14 @@ impl KvCommand {
                     APPEND => KvOp::Append(key, value),
                     _ => return Err("unknown operation"),
                 };
-                KvCommand::Op { client, seq, op }
+                KvCommand::Op {
+                    client,
+                    seq,
+                    proposed,
+                    op,
+                }
             }
+            1 => return Err("an operation from before sessions expired (tag 1)"),
             _ => return Err("unknown command tag"),
         };
         if !reader.is_empty() {
@@ -95,13 +125,15 @@ mod tests {
         let put = KvCommand::Op {
             client: ClientId(1),
             seq: Seq(2),
+            proposed: 3,
             op: KvOp::Put("k".into(), "v".into()),
         }
         .encode();
         let mut bytes = put.0.clone();
-        // The operation's tag follows the command tag, the client and the sequence number.
-        assert_eq!(bytes[1 + 8 + 8], PUT);
-        bytes[1 + 8 + 8] = GET;
+        // The operation's tag follows the command tag, the client, the sequence number and the
+        // proposal time.
+        assert_eq!(bytes[1 + 8 + 8 + 8], PUT);
+        bytes[1 + 8 + 8 + 8] = GET;
         assert_eq!(
             KvCommand::decode(&Command(bytes)),
             Err(NotAKvCommand("unknown operation"))
@@ -112,19 +144,24 @@ mod tests {
     fn commands_round_trip_and_garbage_is_refused() {
         let commands = [
             KvCommand::Noop,
+            KvCommand::Register { proposed: 0 },
+            KvCommand::Register { proposed: u64::MAX },
             KvCommand::Op {
                 client: ClientId(7),
                 seq: Seq(3),
+                proposed: 12,
                 op: KvOp::Get("k".into()),
             },
             KvCommand::Op {
                 client: ClientId(1),
                 seq: Seq(u64::MAX),
+                proposed: 0,
                 op: KvOp::Put("key".into(), "välue".into()),
             },
             KvCommand::Op {
                 client: ClientId(0),
                 seq: Seq(1),
+                proposed: 1 << 40,
                 op: KvOp::Append(String::new(), "x".into()),
             },
         ];
@@ -136,5 +173,11 @@ mod tests {
             }
         }
         assert!(KvCommand::decode(&Command::from_text("hello")).is_err());
+        assert_eq!(
+            KvCommand::decode(&Command(vec![1; 30])),
+            Err(NotAKvCommand(
+                "an operation from before sessions expired (tag 1)"
+            ))
+        );
     }
 }

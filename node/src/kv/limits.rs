@@ -18,9 +18,15 @@ const _: () = assert!(
     2 * MAX_STORE_BYTES <= crate::persist::MAX_SNAPSHOT_BYTES,
     "a snapshot of a full store fits the stored limit with room for its sessions"
 );
+const _: () = assert!(
+    MAX_STORE_BYTES + super::MAX_SESSIONS * super::sessions::SESSION_BYTES + (1 << 20)
+        <= crate::persist::MAX_SNAPSHOT_BYTES,
+    "a snapshot of a full store with the most sessions fits the stored limit"
+);
 
-/// A command's bytes besides the key and value: tags, client, sequence number, two lengths.
-const COMMAND_OVERHEAD: usize = 1 + 8 + 8 + 1 + 4 + 4;
+/// A command's bytes besides the key and value: tags, client, sequence number, proposal time,
+/// two lengths.
+const COMMAND_OVERHEAD: usize = 1 + 8 + 8 + 8 + 1 + 4 + 4;
 const _: () = assert!(
     COMMAND_OVERHEAD + MAX_KEY_BYTES + MAX_VALUE_BYTES <= crate::persist::MAX_COMMAND_BYTES,
     "the largest put must fit in one command"
@@ -141,6 +147,7 @@ mod tests {
         let command = KvCommand::Op {
             client: ClientId(u64::MAX),
             seq: Seq(u64::MAX),
+            proposed: u64::MAX,
             op: KvOp::Put("k".repeat(MAX_KEY_BYTES), "v".repeat(MAX_VALUE_BYTES)),
         }
         .encode();

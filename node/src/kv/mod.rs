@@ -4,8 +4,11 @@
 //! - [`KvServer`]: one per node. Commands go through the log; one apply loop per server applies
 //!   them in order to a [`KvStateMachine`] (rebuilt from the log after a restart) and answers
 //!   the request handlers waiting on them.
-//! - [`Clerk`]: the client library. Finds the leader, retries on timeouts and wrong-leader
-//!   answers with the same sequence number, and gives up only at the caller's deadline.
+//! - [`Clerk`]: the client library. Registers a session, finds the leader, retries on timeouts
+//!   and wrong-leader answers with the same sequence number, and gives up only at the caller's
+//!   deadline.
+//! - Sessions expire by a rule every replica applies alike and that never costs exactly-once
+//!   ([`SessionPolicy`], the module `sessions`).
 //! - [`ReadMode`]: reads through the log, by ReadIndex ([`crate::Node::read_index`]), or
 //!   (deliberately broken) from whichever node believes it leads.
 
@@ -15,6 +18,7 @@ mod command;
 mod limits;
 mod round_trips;
 mod server;
+mod sessions;
 mod snapshot;
 mod state_machine;
 
@@ -23,6 +27,7 @@ pub use command::{KvCommand, NotAKvCommand};
 pub use limits::{Part, Refusal, MAX_KEY_BYTES, MAX_STORE_BYTES, MAX_VALUE_BYTES};
 pub use round_trips::RoundTrips;
 pub use server::{KvObserver, KvServer, KvServerConfig};
+pub use sessions::{SessionExpired, SessionPolicy, MAX_SESSIONS, SESSION_TIMEOUT};
 pub use snapshot::BadSnapshot;
 pub use state_machine::{KvStateMachine, Outcome};
 
@@ -67,13 +72,18 @@ pub enum KvResult {
 
 /// A clerk's request to a server.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KvRequest {
-    /// The sender.
-    pub client: ClientId,
-    /// The sender's sequence number for this operation (the same on every retry).
-    pub seq: Seq,
-    /// The operation.
-    pub op: KvOp,
+pub enum KvRequest {
+    /// Opens a session: answered [`KvReply::Registered`] with the client's new id.
+    Register,
+    /// An operation in the client's session.
+    Op {
+        /// The sender.
+        client: ClientId,
+        /// The sender's sequence number for this operation (the same on every retry).
+        seq: Seq,
+        /// The operation.
+        op: KvOp,
+    },
 }
 
 /// A server's answer.
@@ -95,6 +105,11 @@ pub enum KvReply {
     /// The operation was refused and changed nothing: a key or value over the limits
     /// ([`MAX_KEY_BYTES`], [`MAX_VALUE_BYTES`]). A retry is refused again.
     Refused(Refusal),
+    /// A registration was applied: the client's id, for every operation of its session.
+    Registered(ClientId),
+    /// The client's session expired (or never was): the operation was not applied now, and
+    /// whether an earlier attempt was is unknown. The client registers again.
+    SessionExpired,
 }
 
 /// How a server answers gets.

@@ -1,5 +1,6 @@
 //! [`KvServer`]: the key-value service on one node.
 
+use super::sessions::{SessionExpired, SessionPolicy};
 use super::{
     ClientId, KvCommand, KvOp, KvReply, KvRequest, KvResult, KvStateMachine, Outcome, ReadMode, Seq,
 };
@@ -26,6 +27,9 @@ pub struct KvServerConfig {
     /// Hand the node a snapshot once the log in its stored state takes more than this many
     /// bytes (`None`: never, and the log grows with the run).
     pub snapshot_threshold: Option<usize>,
+    /// When client sessions expire: part of the state machine's rules, the same on every
+    /// server of a cluster.
+    pub sessions: SessionPolicy,
 }
 
 impl Default for KvServerConfig {
@@ -35,7 +39,19 @@ impl Default for KvServerConfig {
             wait_timeout: Duration::from_millis(150),
             mutations: MutationSet::default(),
             snapshot_threshold: None,
+            sessions: SessionPolicy::default(),
         }
+    }
+}
+
+/// `machine` applying by the rules of `config`: its session policy (and a variant's broken
+/// sessions).
+fn under_rules(machine: KvStateMachine, config: &KvServerConfig) -> KvStateMachine {
+    let machine = machine.with_policy(config.sessions);
+    if config.mutations.has(Mutation::ExpiredSessionReopened) {
+        machine.reopening_expired_sessions()
+    } else {
+        machine
     }
 }
 
@@ -62,11 +78,24 @@ pub trait KvObserver: Send + Sync {
     fn on_local_read(&self, node: NodeId, term: Term, mode: ReadMode);
 }
 
+/// What a waiting request handler expects at its index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Expect {
+    /// Only that the index is applied (a read index).
+    Reached,
+    /// The client's operation.
+    Op(ClientId, Seq),
+    /// A registration proposed in this term (an index and a term name one entry).
+    Register(Term),
+}
+
 /// How a waiting request handler's entry (or read index) settled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Settled {
     /// The expected command was applied at the index with this outcome.
-    Applied(Outcome),
+    Applied(Result<Outcome, SessionExpired>),
+    /// The expected registration was applied: the client's id.
+    Registered(ClientId),
     /// The index was applied (a read index was reached).
     Reached,
     /// Another command was applied at the index: leadership was lost.
@@ -75,7 +104,7 @@ enum Settled {
 
 struct Waiter {
     index: LogIndex,
-    expect: Option<(ClientId, Seq)>,
+    expect: Expect,
     outcome: Option<Settled>,
     signal: Arc<Signal>,
 }
@@ -114,6 +143,7 @@ impl KvServer {
         observer: Arc<dyn KvObserver>,
     ) -> KvServer {
         let id = node.id();
+        let machine = under_rules(KvStateMachine::new(), &config);
         let shared = Arc::new(ServerShared {
             id,
             node,
@@ -121,7 +151,7 @@ impl KvServer {
             config,
             observer,
             state: Mutex::new(State {
-                machine: KvStateMachine::new(),
+                machine,
                 waiters: BTreeMap::new(),
                 next_ticket: 0,
                 killed: false,
@@ -179,15 +209,67 @@ impl Drop for KvServer {
 
 impl ServerShared {
     fn handle(&self, request: KvRequest) -> Option<KvReply> {
-        if let Err(refusal) = request.op.check_size() {
+        let (client, seq, op) = match request {
+            KvRequest::Register => return self.register_client(),
+            KvRequest::Op { client, seq, op } => (client, seq, op),
+        };
+        if let Err(refusal) = op.check_size() {
             return Some(KvReply::Refused(refusal));
         }
-        match (&request.op, self.config.read_mode) {
+        match (&op, self.config.read_mode) {
             (KvOp::Get(key), ReadMode::UnsafeLocal) => self.read_locally_if_leader(key),
             (KvOp::Get(key), ReadMode::ReadIndex) => self.read_by_read_index(key),
             (KvOp::Get(key), ReadMode::Lease) => self.read_by_lease(key),
-            _ => self.through_the_log(request),
+            _ => self.through_the_log(client, seq, op),
         }
+    }
+
+    /// The time to stamp a proposal with: this server's clock, in nanoseconds.
+    fn proposal_time(&self) -> u64 {
+        u64::try_from(self.clock.now().since_epoch().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Proposes `command` and registers a waiter for it, expecting `expect(term)` at its index;
+    /// the reply to give instead when this server does not lead. `None`: killed.
+    fn propose(
+        &self,
+        command: KvCommand,
+        expect: impl FnOnce(Term) -> Expect,
+    ) -> Option<Result<u64, KvReply>> {
+        // Held across `start`, so the apply loop cannot apply the entry before the waiter is
+        // registered.
+        let mut state = self.state.lock();
+        if state.killed {
+            return None;
+        }
+        let (index, term) = match self.node.start(command.encode()) {
+            Ok(started) => started,
+            Err(ProposeError::NotLeader(not_leader)) => {
+                return Some(Err(KvReply::WrongLeader {
+                    leader_hint: not_leader.leader_hint,
+                }))
+            }
+            Err(too_large @ ProposeError::TooLarge { .. }) => {
+                unreachable!("a request within the size limits made a command: {too_large}")
+            }
+        };
+        Some(Ok(self.register(&mut state, index, expect(term))))
+    }
+
+    fn register_client(&self) -> Option<KvReply> {
+        let command = KvCommand::Register {
+            proposed: self.proposal_time(),
+        };
+        let waiter = match self.propose(command, Expect::Register)? {
+            Ok(waiter) => waiter,
+            Err(reply) => return Some(reply),
+        };
+        Some(match self.wait(waiter)? {
+            Some(Settled::Registered(client)) => KvReply::Registered(client),
+            Some(Settled::Displaced) => KvReply::WrongLeader { leader_hint: None },
+            Some(other) => unreachable!("a registration settled as {other:?}"),
+            None => KvReply::Timeout,
+        })
     }
 
     fn read_locally_if_leader(&self, key: &str) -> Option<KvReply> {
@@ -261,7 +343,7 @@ impl ServerShared {
             if state.machine.applied() >= index {
                 None
             } else {
-                Some(self.register(&mut state, index, None))
+                Some(self.register(&mut state, index, Expect::Reached))
             }
         };
         if let Some(waiter) = waited {
@@ -274,42 +356,28 @@ impl ServerShared {
         self.serve_locally(key, term, mode)
     }
 
-    fn through_the_log(&self, request: KvRequest) -> Option<KvReply> {
+    fn through_the_log(&self, client: ClientId, seq: Seq, op: KvOp) -> Option<KvReply> {
         let command = KvCommand::Op {
-            client: request.client,
-            seq: request.seq,
-            op: request.op,
+            client,
+            seq,
+            proposed: self.proposal_time(),
+            op,
         };
-        let waiter = {
-            // Held across `start`, so the apply loop cannot apply the entry before the waiter
-            // is registered.
-            let mut state = self.state.lock();
-            if state.killed {
-                return None;
-            }
-            let index = match self.node.start(command.encode()) {
-                Ok((index, _term)) => index,
-                Err(ProposeError::NotLeader(not_leader)) => {
-                    return Some(KvReply::WrongLeader {
-                        leader_hint: not_leader.leader_hint,
-                    })
-                }
-                Err(too_large @ ProposeError::TooLarge { .. }) => {
-                    unreachable!("an operation within the size limits made a command: {too_large}")
-                }
-            };
-            self.register(&mut state, index, Some((request.client, request.seq)))
+        let waiter = match self.propose(command, |_| Expect::Op(client, seq))? {
+            Ok(waiter) => waiter,
+            Err(reply) => return Some(reply),
         };
         Some(match self.wait(waiter)? {
-            Some(Settled::Applied(Ok(result))) => KvReply::Ok(result),
-            Some(Settled::Applied(Err(refusal))) => KvReply::Refused(refusal),
+            Some(Settled::Applied(Ok(Ok(result)))) => KvReply::Ok(result),
+            Some(Settled::Applied(Ok(Err(refusal)))) => KvReply::Refused(refusal),
+            Some(Settled::Applied(Err(SessionExpired))) => KvReply::SessionExpired,
             Some(Settled::Displaced) => KvReply::WrongLeader { leader_hint: None },
-            Some(Settled::Reached) => unreachable!("an expected command was only reached"),
+            Some(other) => unreachable!("an operation settled as {other:?}"),
             None => KvReply::Timeout,
         })
     }
 
-    fn register(&self, state: &mut State, index: LogIndex, expect: Option<(ClientId, Seq)>) -> u64 {
+    fn register(&self, state: &mut State, index: LogIndex, expect: Expect) -> u64 {
         let ticket = state.next_ticket;
         state.next_ticket += 1;
         let signal = Arc::new(Signal::new(&self.clock, &format!("{} kv request", self.id)));
@@ -381,13 +449,13 @@ impl ServerShared {
             self.id,
             state.machine.applied()
         );
-        state.machine = machine;
+        state.machine = under_rules(machine, &self.config);
         let mut woken = Vec::new();
         for waiter in state.waiters.values_mut() {
             if waiter.outcome.is_none() && waiter.index <= index {
                 waiter.outcome = Some(match waiter.expect {
-                    None => Settled::Reached,
-                    Some(_) => Settled::Displaced,
+                    Expect::Reached => Settled::Reached,
+                    Expect::Op(..) | Expect::Register(_) => Settled::Displaced,
                 });
                 woken.push(waiter.signal.clone());
             }
@@ -429,32 +497,48 @@ impl ServerShared {
             .unwrap_or_else(|error| panic!("{}: entry {}: {error}", self.id, applied.index));
         let suppress = !self.config.mutations.has(Mutation::NoDuplicateSuppression);
         let mut state = self.state.lock();
-        let (sender, result) = match command {
+        let index = applied.index;
+        // What a waiter for this very entry learns, and what it must have expected.
+        let (applied_as, settled) = match command {
             KvCommand::Noop => {
-                state.machine.advance(applied.index);
+                state.machine.advance(index);
                 (None, None)
             }
-            KvCommand::Op { client, seq, op } => {
+            KvCommand::Register { proposed } => {
+                let client = state.machine.register(index, proposed);
+                (
+                    Some(Expect::Register(applied.term)),
+                    Some(Settled::Registered(client)),
+                )
+            }
+            KvCommand::Op {
+                client,
+                seq,
+                proposed,
+                op,
+            } => {
                 let result = state
                     .machine
-                    .apply(applied.index, client, seq, &op, suppress);
-                (Some((client, seq)), Some(result))
+                    .apply(index, client, seq, &op, proposed, suppress);
+                (
+                    Some(Expect::Op(client, seq)),
+                    Some(Settled::Applied(result)),
+                )
             }
         };
-        let index = applied.index;
         let mut woken = Vec::new();
         for waiter in state.waiters.values_mut() {
             if waiter.outcome.is_some() || waiter.index > index {
                 continue;
             }
-            waiter.outcome = Some(match (waiter.expect, &result) {
-                (None, _) => Settled::Reached,
-                (Some(expected), Some(result))
-                    if waiter.index == index && sender == Some(expected) =>
+            waiter.outcome = Some(match (waiter.expect, &settled) {
+                (Expect::Reached, _) => Settled::Reached,
+                (expected, Some(settled))
+                    if waiter.index == index && applied_as == Some(expected) =>
                 {
-                    Settled::Applied(result.clone())
+                    settled.clone()
                 }
-                (Some(_), _) => Settled::Displaced,
+                _ => Settled::Displaced,
             });
             woken.push(waiter.signal.clone());
         }

@@ -1,23 +1,26 @@
-//! A [`KvStateMachine`] as bytes, for a Raft snapshot: the data and the client sessions (without
-//! the sessions a retry applied before the snapshot would be applied again after a restart), up
-//! to the last applied index.
+//! A [`KvStateMachine`] as bytes, for a Raft snapshot: the data, the log's clock and the client
+//! sessions (without the sessions a retry applied before the snapshot would be applied again
+//! after a restart), up to the last applied index.
 //!
 //! ```text
-//! version (1) | applied index (8)
+//! version (1: 2) | applied index (8)
 //! key count (8)     | key, value (each text: length (4) | UTF-8 bytes) ...
-//! session count (8) | client (8) | seq (8) | result: 0 done, 1 and the value read, or
+//! the log's clock (8)
+//! session count (8) | client (8) | seq (8) | last used (8) | result: 0 done, or
 //!                     2 refused: part (1: 0 key, 1 value, 2 store) | length (8) | limit (8) ...
 //! ```
+//!
+//! Version 1 (sessions that kept a get's value, and no clock) is refused by name: its sessions
+//! never expired.
 
 use super::bytes::{put_text, Reader};
 use super::limits::Part;
-use super::state_machine::Session;
-use super::{ClientId, KvResult, KvStateMachine, Refusal, Seq};
+use super::sessions::Session;
+use super::{ClientId, KvStateMachine, Refusal, Seq};
 use crate::LogIndex;
 
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 const DONE: u8 = 0;
-const VALUE: u8 = 1;
 const REFUSED: u8 = 2;
 
 /// Bytes that are not a key-value snapshot, and what is wrong with them.
@@ -35,17 +38,15 @@ impl KvStateMachine {
             put_text(&mut bytes, key);
             put_text(&mut bytes, value);
         }
+        bytes.extend_from_slice(&self.sessions().clock().to_le_bytes());
         bytes.extend_from_slice(&(self.sessions().len() as u64).to_le_bytes());
-        for (client, session) in self.sessions() {
+        for (client, session) in self.sessions().iter() {
             bytes.extend_from_slice(&client.0.to_le_bytes());
             bytes.extend_from_slice(&session.seq.0.to_le_bytes());
-            match &session.result {
-                Ok(KvResult::Done) => bytes.push(DONE),
-                Ok(KvResult::Value(value)) => {
-                    bytes.push(VALUE);
-                    put_text(&mut bytes, value);
-                }
-                Err(refusal) => {
+            bytes.extend_from_slice(&session.last_used.to_le_bytes());
+            match &session.refused {
+                None => bytes.push(DONE),
+                Some(refusal) => {
                     bytes.push(REFUSED);
                     bytes.push(refusal.part.code());
                     bytes.extend_from_slice(&refusal.bytes.to_le_bytes());
@@ -56,16 +57,19 @@ impl KvStateMachine {
         bytes
     }
 
-    /// The state a [`KvStateMachine::snapshot`] holds; every length, tag and text is checked,
-    /// and keys and clients must come in order (so a state has one snapshot, and back).
+    /// The state a [`KvStateMachine::snapshot`] holds (with the default session policy: the
+    /// caller sets its own); every length, tag and text is checked, and keys and clients must
+    /// come in order (so a state has one snapshot, and back).
     pub fn restore(bytes: &[u8]) -> Result<KvStateMachine, BadSnapshot> {
         read(&mut Reader(bytes)).map_err(BadSnapshot)
     }
 }
 
 fn read(reader: &mut Reader<'_>) -> Result<KvStateMachine, &'static str> {
-    if reader.byte()? != VERSION {
-        return Err("unknown version");
+    match reader.byte()? {
+        VERSION => {}
+        1 => return Err("version 1, from before sessions expired: not read"),
+        _ => return Err("unknown version"),
     }
     let applied = LogIndex(reader.u64()?);
     let mut machine = KvStateMachine::at(applied);
@@ -82,26 +86,34 @@ fn read(reader: &mut Reader<'_>) -> Result<KvStateMachine, &'static str> {
         }
         machine.insert_restored(key, value);
     }
-    // A session takes at least a client, a sequence number and a tag.
-    for _ in 0..reader.count(17)? {
+    let clock = reader.u64()?;
+    machine.sessions_mut().restore_clock(clock);
+    // A session takes at least a client, a sequence number, a time and a tag.
+    for _ in 0..reader.count(25)? {
         let client = ClientId(reader.u64()?);
         let seq = Seq(reader.u64()?);
-        let result = match reader.byte()? {
-            DONE => Ok(KvResult::Done),
-            VALUE => Ok(KvResult::Value(reader.text()?)),
-            REFUSED => Err(read_refusal(reader)?),
+        let last_used = reader.u64()?;
+        let refused = match reader.byte()? {
+            DONE => None,
+            REFUSED => Some(read_refusal(reader)?),
             _ => return Err("unknown result tag"),
         };
         if machine
             .sessions()
-            .last_key_value()
-            .is_some_and(|(last, _)| *last >= client)
+            .last_client()
+            .is_some_and(|last| last >= client)
         {
             return Err("sessions out of order");
         }
-        machine
-            .sessions_mut()
-            .insert(client, Session { seq, result });
+        if last_used > clock {
+            return Err("a session used after the log's clock");
+        }
+        let session = Session {
+            seq,
+            refused,
+            last_used,
+        };
+        machine.sessions_mut().insert(client, session);
     }
     if !reader.is_empty() {
         return Err("trailing bytes");
@@ -121,11 +133,14 @@ fn read_refusal(reader: &mut Reader<'_>) -> Result<Refusal, &'static str> {
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
-    use crate::kv::KvOp;
+    use crate::kv::{KvOp, KvResult};
     use threadsim::DetRng;
 
     fn busy_machine() -> KvStateMachine {
         let mut machine = KvStateMachine::new();
+        for index in 1..=4 {
+            machine.register(LogIndex(index), index * 1000);
+        }
         let ops = [
             (1, 1, KvOp::Put("a".into(), "1".into())),
             (2, 1, KvOp::Append("a".into(), "é2".into())),
@@ -135,15 +150,17 @@ mod tests {
         ];
         for (index, (client, seq, op)) in ops.into_iter().enumerate() {
             // The last one is refused: its session remembers the refusal.
+            let index = index as u64 + 5;
             let _ = machine.apply(
-                LogIndex(index as u64 + 1),
+                LogIndex(index),
                 ClientId(client),
                 Seq(seq),
                 &op,
+                index * 1000,
                 true,
             );
         }
-        machine.advance(LogIndex(6));
+        machine.advance(LogIndex(10));
         machine
     }
 
@@ -152,27 +169,43 @@ mod tests {
         let original = busy_machine();
         let mut restored = KvStateMachine::restore(&original.snapshot()).expect("restores");
         assert_eq!(restored, original);
-        assert_eq!(restored.applied(), LogIndex(6));
+        assert_eq!(restored.digest(), original.digest());
+        assert_eq!(restored.applied(), LogIndex(10));
         assert_eq!(restored.get("a"), "1é2");
+        let mut apply = |index, client, seq, op: &KvOp| {
+            restored
+                .apply(
+                    LogIndex(index),
+                    ClientId(client),
+                    Seq(seq),
+                    op,
+                    20_000,
+                    true,
+                )
+                .expect("a live session")
+        };
         let put = KvOp::Put("a".into(), "new".into());
-        restored
-            .apply(LogIndex(7), ClientId(3), Seq(8), &put, true)
-            .expect("within the limits");
-        // Client 1's get (seq 2), retried after the restart, gets the first answer.
+        apply(11, 3, 8, &put).expect("within the limits");
+        // Client 1's get (seq 2), retried after the restart, reads again.
         let get = KvOp::Get("a".into());
-        let retried = restored.apply(LogIndex(8), ClientId(1), Seq(2), &get, true);
-        assert_eq!(retried, Ok(KvResult::Value("1é2".into())));
+        assert_eq!(apply(12, 1, 2, &get), Ok(KvResult::Value("new".into())));
         // Client 2's append (seq 1), retried, is not applied again.
         let append = KvOp::Append("a".into(), "é2".into());
-        let retried = restored.apply(LogIndex(9), ClientId(2), Seq(1), &append, true);
-        assert_eq!(retried, Ok(KvResult::Done));
+        assert_eq!(apply(13, 2, 1, &append), Ok(KvResult::Done));
         // Client 4's refused get, retried, is refused again.
         let long = KvOp::Get("k".into());
-        let retried = restored.apply(LogIndex(10), ClientId(4), Seq(1), &long, true);
-        assert_eq!(retried.unwrap_err().part, Part::Key);
+        assert_eq!(apply(14, 4, 1, &long).unwrap_err().part, Part::Key);
         assert_eq!(restored.get("a"), "new");
         let empty = KvStateMachine::new();
         assert_eq!(KvStateMachine::restore(&empty.snapshot()), Ok(empty));
+        let mut old = original.snapshot();
+        old[0] = 1;
+        assert_eq!(
+            KvStateMachine::restore(&old),
+            Err(BadSnapshot(
+                "version 1, from before sessions expired: not read"
+            ))
+        );
     }
 
     #[test]

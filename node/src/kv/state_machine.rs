@@ -1,19 +1,13 @@
-//! [`KvStateMachine`]: the key-value map and the per-client sessions that make retries
-//! exactly-once.
+//! [`KvStateMachine`]: the key-value map and the client sessions that make retries exactly-once
+//! (and expire, [`super::sessions`]).
 
+use super::sessions::{SessionExpired, SessionPolicy, Sessions};
 use super::{ClientId, KvOp, KvResult, Refusal, Seq};
 use crate::LogIndex;
 use std::collections::BTreeMap;
 
 /// What applying one operation came to: its result, or a refusal that changed nothing.
 pub type Outcome = Result<KvResult, Refusal>;
-
-/// The last operation applied for one client, and its outcome.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Session {
-    pub(super) seq: Seq,
-    pub(super) result: Outcome,
-}
 
 /// The replicated state: a map from keys to values, plus the sessions. Applied strictly in log
 /// order; rebuilt from the log after a restart, or restored from a snapshot.
@@ -22,12 +16,16 @@ pub struct KvStateMachine {
     data: BTreeMap<String, String>,
     /// The bytes of every key and value in `data` (what [`super::MAX_STORE_BYTES`] bounds).
     stored_bytes: usize,
-    sessions: BTreeMap<ClientId, Session>,
+    sessions: Sessions,
     applied: LogIndex,
+    /// When sessions expire: the same on every replica (configuration, not state).
+    policy: SessionPolicy,
+    /// The `expired-session-reopened` variant: an operation without a session opens one.
+    reopens_expired_sessions: bool,
 }
 
 impl KvStateMachine {
-    /// An empty store.
+    /// An empty store, with the default session policy.
     pub fn new() -> KvStateMachine {
         KvStateMachine::default()
     }
@@ -38,6 +36,25 @@ impl KvStateMachine {
             applied,
             ..KvStateMachine::default()
         }
+    }
+
+    /// The same state, expiring sessions by `policy` from now on.
+    pub fn with_policy(self, policy: SessionPolicy) -> KvStateMachine {
+        KvStateMachine { policy, ..self }
+    }
+
+    /// The same state, opening a session for an operation that has none (the deliberately
+    /// broken `expired-session-reopened` variant's state machine).
+    pub(crate) fn reopening_expired_sessions(self) -> KvStateMachine {
+        KvStateMachine {
+            reopens_expired_sessions: true,
+            ..self
+        }
+    }
+
+    /// Opens a session for `client` if it has none (the `expired-session-reopened` variant).
+    pub(crate) fn reopen_session(&mut self, client: ClientId) {
+        self.sessions.reopen(client, &self.policy);
     }
 
     /// The last log index applied.
@@ -55,17 +72,18 @@ impl KvStateMachine {
         self.data.insert(key, value);
     }
 
-    pub(super) fn sessions(&self) -> &BTreeMap<ClientId, Session> {
+    pub(super) fn sessions(&self) -> &Sessions {
         &self.sessions
     }
 
-    pub(super) fn sessions_mut(&mut self) -> &mut BTreeMap<ClientId, Session> {
+    pub(super) fn sessions_mut(&mut self) -> &mut Sessions {
         &mut self.sessions
     }
 
-    /// A fingerprint of the whole state (applied index, data and sessions), independent of how
-    /// a snapshot encodes it: two machines with equal digests hold, up to hash collisions, the
-    /// same state. Costs a pass over the state (the harness takes it at snapshots only).
+    /// A fingerprint of the whole state (applied index, data, sessions and the log's clock),
+    /// independent of how a snapshot encodes it: two machines with equal digests hold, up to
+    /// hash collisions, the same state. Costs a pass over the state (the harness takes it at
+    /// snapshots only).
     pub fn digest(&self) -> u64 {
         let mut digest = threadsim::Digest::default();
         digest.write_u64(self.applied.0);
@@ -74,17 +92,15 @@ impl KvStateMachine {
             digest.write_str(key);
             digest.write_str(value);
         }
+        digest.write_u64(self.sessions.clock());
         digest.write_u64(self.sessions.len() as u64);
-        for (client, session) in &self.sessions {
+        for (client, session) in self.sessions.iter() {
             digest.write_u64(client.0);
             digest.write_u64(session.seq.0);
-            match &session.result {
-                Ok(KvResult::Done) => digest.write(&[0]),
-                Ok(KvResult::Value(value)) => {
-                    digest.write(&[1]);
-                    digest.write_str(value);
-                }
-                Err(refusal) => {
+            digest.write_u64(session.last_used);
+            match &session.refused {
+                None => digest.write(&[0]),
+                Some(refusal) => {
                     digest.write(&[2]);
                     digest.write_u64(refusal.bytes);
                 }
@@ -93,11 +109,11 @@ impl KvStateMachine {
         digest.value()
     }
 
-    /// This state with every client session forgotten (the `snapshot-without-sessions`
-    /// variant's snapshot).
+    /// This state with every session kept but each as if its client had applied nothing (the
+    /// `snapshot-without-sessions` variant's snapshot).
     pub(crate) fn without_sessions(&self) -> KvStateMachine {
         KvStateMachine {
-            sessions: BTreeMap::new(),
+            sessions: self.sessions.forgetting_what_was_applied(),
             ..self.clone()
         }
     }
@@ -105,6 +121,11 @@ impl KvStateMachine {
     /// The value of `key` (empty if never written).
     pub fn get(&self, key: &str) -> String {
         self.data.get(key).cloned().unwrap_or_default()
+    }
+
+    /// How many client sessions are live.
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
     }
 
     /// Records that the entry at `index` was applied (a no-op or an operation).
@@ -118,34 +139,51 @@ impl KvStateMachine {
         self.applied = index;
     }
 
-    /// Applies `op` from `client` with sequence number `seq` at `index`. A sequence number the
-    /// client's session already covers is a retry: it is not applied again and gets the first
-    /// attempt's result (unless `suppress_duplicates` is off, the deliberately broken variant).
-    /// An operation over the size limits, or an append that would grow a value past
+    /// Applies a client's registration at `index`, proposed at `proposed` (nanoseconds of its
+    /// leader's clock): the client's id is the index, never given out before or again.
+    pub fn register(&mut self, index: LogIndex, proposed: u64) -> ClientId {
+        self.advance(index);
+        self.sessions.tick(proposed, &self.policy);
+        let client = ClientId(index.0);
+        self.sessions.register(client, &self.policy);
+        client
+    }
+
+    /// Applies `op` from `client` with sequence number `seq` at `index`, proposed at `proposed`
+    /// (nanoseconds of its leader's clock). A sequence number the client's session already
+    /// covers is a retry: a write is not applied again and gets the first attempt's answer, a
+    /// get reads again (unless `suppress_duplicates` is off, the deliberately broken variant). An
+    /// operation over the size limits, or an append that would grow a value past
     /// [`super::MAX_VALUE_BYTES`], is refused and changes nothing (its session remembers the
-    /// refusal, so a retry gets it too).
+    /// refusal, so a retry gets it too). A client without a live session gets
+    /// [`SessionExpired`], and nothing is applied.
     pub fn apply(
         &mut self,
         index: LogIndex,
         client: ClientId,
         seq: Seq,
         op: &KvOp,
+        proposed: u64,
         suppress_duplicates: bool,
-    ) -> Outcome {
+    ) -> Result<Outcome, SessionExpired> {
         self.advance(index);
-        if let Some(session) = self.sessions.get(&client) {
-            if suppress_duplicates && seq <= session.seq {
-                // An older sequence number than the last is a retry nobody waits for any more.
-                return session.result.clone();
-            }
+        self.sessions.tick(proposed, &self.policy);
+        if self.reopens_expired_sessions {
+            crate::broken::expired_session_reopened::reopen(self, client);
+        }
+        let session = self.sessions.get(client).ok_or(SessionExpired)?;
+        if suppress_duplicates && seq <= session.seq {
+            // An older sequence number than the last is a retry nobody waits for any more.
+            return Ok(match (session.refused, op) {
+                (Some(refusal), _) => Err(refusal),
+                (None, KvOp::Get(key)) => Ok(KvResult::Value(self.get(key))),
+                (None, _) => Ok(KvResult::Done),
+            });
         }
         let result = op.check_size().and_then(|()| self.apply_sized(op));
-        let session = Session {
-            seq,
-            result: result.clone(),
-        };
-        self.sessions.insert(client, session);
-        result
+        self.sessions
+            .record(client, seq, result.as_ref().err().copied());
+        Ok(result)
     }
 
     /// Applies an operation whose key and value are within the limits.
@@ -175,56 +213,66 @@ impl KvStateMachine {
 
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
+    use super::super::sessions::SessionPolicy;
     use super::*;
+    use std::time::Duration;
 
     fn append(value: &str) -> KvOp {
         KvOp::Append("k".into(), value.into())
     }
 
-    #[test]
-    fn a_retried_append_is_applied_once_and_answered_with_the_first_result() {
+    /// A machine with `clients` registered at indices 1, 2, ... (so their ids are those).
+    fn with_clients(clients: u64) -> KvStateMachine {
         let mut machine = KvStateMachine::new();
-        let (a, b) = (ClientId(1), ClientId(2));
+        for index in 1..=clients {
+            assert_eq!(machine.register(LogIndex(index), 0), ClientId(index));
+        }
         machine
-            .apply(LogIndex(1), a, Seq(1), &append("x"), true)
-            .expect("within the limits");
+    }
+
+    /// Applies `op` at the next index at time 0, in a live session.
+    fn apply(machine: &mut KvStateMachine, client: u64, seq: u64, op: &KvOp) -> Outcome {
+        let index = machine.applied().next();
         machine
-            .apply(LogIndex(2), b, Seq(1), &append("y"), true)
-            .expect("within the limits");
-        machine
-            .apply(LogIndex(3), a, Seq(1), &append("x"), true)
-            .expect("within the limits");
+            .apply(index, ClientId(client), Seq(seq), op, 0, true)
+            .expect("a live session")
+    }
+
+    #[test]
+    fn a_retried_append_is_applied_once_and_a_retried_get_reads_again() {
+        let mut machine = with_clients(2);
+        apply(&mut machine, 1, 1, &append("x")).expect("within the limits");
+        apply(&mut machine, 2, 1, &append("y")).expect("within the limits");
+        assert_eq!(apply(&mut machine, 1, 1, &append("x")), Ok(KvResult::Done));
         assert_eq!(machine.get("k"), "xy");
         let get = KvOp::Get("k".into());
         assert_eq!(
-            machine.apply(LogIndex(4), a, Seq(2), &get, true),
+            apply(&mut machine, 1, 2, &get),
             Ok(KvResult::Value("xy".into()))
         );
-        machine
-            .apply(LogIndex(5), b, Seq(2), &append("z"), true)
-            .expect("within the limits");
-        // The retry of a's get answers what the first attempt saw.
+        apply(&mut machine, 2, 2, &append("z")).expect("within the limits");
+        // The get is still in progress while it is retried: reading the value of now is a
+        // linearization of it, and the session need not keep values.
         assert_eq!(
-            machine.apply(LogIndex(6), a, Seq(2), &get, true),
-            Ok(KvResult::Value("xy".into()))
+            apply(&mut machine, 1, 2, &get),
+            Ok(KvResult::Value("xyz".into()))
         );
-        assert_eq!(machine.applied(), LogIndex(6));
+        assert_eq!(machine.applied(), LogIndex(8));
     }
 
     #[test]
     fn an_append_past_the_value_limit_changes_nothing_and_its_retry_is_refused_again() {
-        let mut machine = KvStateMachine::new();
-        let (a, b) = (ClientId(1), ClientId(2));
+        let mut machine = with_clients(2);
         let half = "x".repeat(super::super::MAX_VALUE_BYTES / 2);
         assert_eq!(
-            machine.apply(LogIndex(1), a, Seq(1), &append(&half), true),
+            apply(&mut machine, 1, 1, &append(&half)),
             Ok(KvResult::Done)
         );
         assert_eq!(
-            machine.apply(LogIndex(2), b, Seq(1), &append(&half), true),
+            apply(&mut machine, 2, 1, &append(&half)),
             Ok(KvResult::Done)
         );
-        let refused = machine.apply(LogIndex(3), a, Seq(2), &append("y"), true);
+        let refused = apply(&mut machine, 1, 2, &append("y"));
         let refusal = refused.clone().unwrap_err();
         assert_eq!(refusal.bytes, super::super::MAX_VALUE_BYTES as u64 + 1);
         assert_eq!(
@@ -232,27 +280,21 @@ mod tests {
             super::super::MAX_VALUE_BYTES,
             "unchanged"
         );
-        assert_eq!(
-            machine.apply(LogIndex(4), a, Seq(2), &append("y"), true),
-            refused
-        );
+        assert_eq!(apply(&mut machine, 1, 2, &append("y")), refused);
         let too_long_key = KvOp::Put("k".repeat(super::super::MAX_KEY_BYTES + 1), "v".into());
-        assert!(machine
-            .apply(LogIndex(5), b, Seq(2), &too_long_key, true)
-            .is_err());
+        assert!(apply(&mut machine, 2, 2, &too_long_key).is_err());
         assert_eq!(machine.data().len(), 1, "the long key was not stored");
     }
 
     #[test]
     fn a_write_that_would_pass_the_store_limit_is_refused_and_a_smaller_one_still_goes() {
         use super::super::{MAX_STORE_BYTES, MAX_VALUE_BYTES};
-        let mut machine = KvStateMachine::new();
+        let mut machine = with_clients(1);
         let value = "v".repeat(MAX_VALUE_BYTES);
-        let mut index = 0;
+        let mut seq = 0;
         let mut put = |machine: &mut KvStateMachine, key: String, value: &str| {
-            index += 1;
-            let op = KvOp::Put(key, value.to_string());
-            machine.apply(LogIndex(index), ClientId(1), Seq(index), &op, true)
+            seq += 1;
+            apply(machine, 1, seq, &KvOp::Put(key, value.to_string()))
         };
         let fits = MAX_STORE_BYTES / (MAX_VALUE_BYTES + 4);
         for i in 0..fits {
@@ -274,13 +316,57 @@ mod tests {
 
     #[test]
     fn without_suppression_a_retry_is_applied_twice() {
-        let mut machine = KvStateMachine::new();
-        machine
-            .apply(LogIndex(1), ClientId(1), Seq(1), &append("x"), false)
-            .expect("within the limits");
-        machine
-            .apply(LogIndex(2), ClientId(1), Seq(1), &append("x"), false)
-            .expect("within the limits");
+        let mut machine = with_clients(1);
+        for index in [2, 3] {
+            machine
+                .apply(LogIndex(index), ClientId(1), Seq(1), &append("x"), 0, false)
+                .expect("a live session")
+                .expect("within the limits");
+        }
+        assert_eq!(machine.get("k"), "xx");
+    }
+
+    #[test]
+    fn an_operation_of_an_expired_or_unknown_session_is_not_applied_and_a_late_retry_never_is() {
+        const SECOND: u64 = 1_000_000_000;
+        let policy = SessionPolicy {
+            timeout: Duration::from_secs(10),
+            max_sessions: 100,
+        };
+        let mut machine = KvStateMachine::new().with_policy(policy);
+        let client = machine.register(LogIndex(1), SECOND);
+        let at = |machine: &mut KvStateMachine, client, seq, proposed| {
+            let index = machine.applied().next();
+            machine.apply(index, client, Seq(seq), &append("x"), proposed, true)
+        };
+        assert_eq!(
+            at(&mut machine, client, 1, 2 * SECOND),
+            Ok(Ok(KvResult::Done))
+        );
+        // Another client's entry 20 s later by the log's clock expires the first session.
+        let other = machine.register(machine.applied().next(), 22 * SECOND);
+        assert_eq!(machine.session_count(), 1);
+        // The first attempt was applied and its answer lost; the retry finds no session and is
+        // not applied, and no later retry ever is, since the id is never registered again.
+        assert_eq!(
+            at(&mut machine, client, 1, 23 * SECOND),
+            Err(SessionExpired)
+        );
+        let again = machine.register(machine.applied().next(), 24 * SECOND);
+        assert_ne!(again, client, "a new id");
+        assert_eq!(
+            at(&mut machine, client, 1, 25 * SECOND),
+            Err(SessionExpired)
+        );
+        assert_eq!(machine.get("k"), "x", "applied once");
+        assert_eq!(
+            at(&mut machine, ClientId(999), 1, 25 * SECOND),
+            Err(SessionExpired)
+        );
+        assert_eq!(
+            at(&mut machine, other, 1, 25 * SECOND),
+            Ok(Ok(KvResult::Done))
+        );
         assert_eq!(machine.get("k"), "xx");
     }
 

@@ -268,5 +268,11 @@ pub fn catalogue() -> Vec<Variant> {
             ],
             signature: &[],
         },
+        Variant {
+            broken: node(Mutation::ExpiredSessionReopened),
+            models: "an expired client session opened again by the client's next operation (sessions created on first use): a retry applied before the expiry is applied again (Raft thesis §6.3)",
+            detectors: vec![SessionChurn { seeds: 5 }, chaos_kv_misses(ReadMode::Log)],
+            signature: &["NotLinearizable"],
+        },
     ]
 }

@@ -70,6 +70,13 @@ pub enum Detector {
         /// Seeds to try.
         seeds: u64,
     },
+    /// The key-value workload with sessions that keep expiring
+    /// ([`crate::KvWorkloadConfig::session_churn`]) on seeds 1..=`seeds`; a non-linearizable
+    /// history kills.
+    SessionChurn {
+        /// Seeds to try.
+        seeds: u64,
+    },
     /// A loom test that passes only if loom rejects the variant.
     Loom {
         /// The test binary (`loom-tests/tests/NAME.rs`).
@@ -202,7 +209,9 @@ impl Detector {
     pub fn column(&self) -> Column {
         match self {
             Detector::Scenario { .. } => Column::Invariants,
-            Detector::Kv { .. } | Detector::LeaseHunt { .. } => Column::Linearizability,
+            Detector::Kv { .. } | Detector::LeaseHunt { .. } | Detector::SessionChurn { .. } => {
+                Column::Linearizability
+            }
             Detector::Loom { .. } => Column::Loom,
             Detector::Shuttle { .. } => Column::Shuttle,
             Detector::Chaos { .. } => Column::Chaos,

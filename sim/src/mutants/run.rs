@@ -159,6 +159,13 @@ pub fn run_detector(
             };
             sweep_kv(&config, seeds, sweep, started)
         }
+        Detector::SessionChurn { seeds } => {
+            let config = KvWorkloadConfig {
+                mutations,
+                ..KvWorkloadConfig::session_churn()
+            };
+            sweep_kv(&config, seeds, sweep, started)
+        }
         Detector::Loom { binary, test } => {
             let selected = if broken.is_some() { Some(test) } else { None };
             run_cargo_test(workspace, "loom", "loom-tests", binary, selected, started)

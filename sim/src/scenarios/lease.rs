@@ -36,7 +36,7 @@ pub fn lease_after_a_step_down(sim: &Sim, mutations: &MutationSet) {
         ..KvServerConfig::default()
     });
     let cluster = Cluster::new(sim, config);
-    let mut client = Client::new(0);
+    let mut client = Client::new();
     let leader = cluster.check_one_leader();
     let Some(_) = client.put_until_done(&cluster, leader, "old") else {
         return cluster.shutdown();
@@ -93,26 +93,37 @@ fn wait_for(cluster: &Cluster, mut condition: impl FnMut() -> bool) -> bool {
 
 /// A client that talks to one server's handler directly (no network in between).
 struct Client {
-    id: ClientId,
+    /// Its session, once registered.
+    id: Option<ClientId>,
     next_seq: u64,
 }
 
 impl Client {
-    fn new(id: u64) -> Client {
+    fn new() -> Client {
         Client {
-            id: ClientId(id),
+            id: None,
             next_seq: 1,
         }
     }
 
+    /// Sends `op` to `server`, registering there first if the client has no session (the
+    /// registration's answer is returned if it is not one).
     fn call(&mut self, cluster: &Cluster, server: NodeId, op: KvOp) -> Option<KvReply> {
-        let request = KvRequest {
-            client: self.id,
+        let server = cluster.kv_server(server)?;
+        let client = match self.id {
+            Some(client) => client,
+            None => match server.handle(KvRequest::Register)? {
+                KvReply::Registered(client) => *self.id.insert(client),
+                other => return Some(other),
+            },
+        };
+        let request = KvRequest::Op {
+            client,
             seq: Seq(self.next_seq),
             op,
         };
         self.next_seq += 1;
-        cluster.kv_server(server)?.handle(request)
+        server.handle(request)
     }
 
     /// Puts `value` under the scenario's key through `server` until it is applied (None if it
