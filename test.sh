@@ -5,7 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-step() { printf '\n=== %s\n' "$*"; }
+# Each step says how long the one before it took (the suite's time is watched: under 20 min).
+step_started=$SECONDS
+step() {
+  printf '\n=== %s   [the step before took %d s]\n' "$*" "$((SECONDS - step_started))"
+  step_started=$SECONDS
+}
 
 step "format"
 cargo fmt --all -- --check
@@ -55,4 +60,5 @@ step "a sharded run as the CI matrix file runs it, small: 200 seeds in 4 shards,
 CHAOS_FLAGS="--rounds 20" scripts/chaos-shards 200 4 2
 
 echo
+echo "(last step $((SECONDS - step_started)) s; the whole suite $SECONDS s)"
 echo "all checks passed"
