@@ -6,8 +6,9 @@
 //! (as `.ci/run` runs it) 4 seeds.
 
 use clap::Parser;
-use interleave::cli::{Cli, Command, WorkloadArgs};
-use interleave::engines::{run_seed, EngineChoice, SchedulerKind};
+use interleave::cli::{Cli, Command};
+use interleave::engines::run_seed;
+use interleave::run_spec::{EngineChoice, SchedulerKind, WorkloadArgs};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 

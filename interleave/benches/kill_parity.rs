@@ -7,8 +7,9 @@
 //! `cargo bench -p interleave --bench kill_parity`; with `--test` (as `.ci/run` runs it) only
 //! `vote-without-up-to-date-check` on 3 seeds.
 
-use interleave::engines::{run_seed, EngineChoice, SchedulerKind};
+use interleave::engines::run_seed;
 use interleave::mutants::chaos_workload;
+use interleave::run_spec::{EngineChoice, SchedulerKind};
 use sim::mutants::{catalogue, first_line, sweep_seeds, Cell, Detector, Sweep};
 use std::time::Duration;
 

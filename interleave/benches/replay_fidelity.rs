@@ -11,7 +11,8 @@
 //! variant and one failing seed per engine.
 
 use interleave::cli::workload_args;
-use interleave::engines::{run_seed, EngineChoice, SchedulerKind};
+use interleave::engines::run_seed;
+use interleave::run_spec::{EngineChoice, SchedulerKind};
 use std::process::Command;
 use std::time::Duration;
 

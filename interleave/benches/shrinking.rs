@@ -11,8 +11,9 @@
 //! `.ci/run` runs it) one seed of `vote-without-up-to-date-check`. One shrink at a time: on 2
 //! cores the other core stays free for the key-value checker's threads.
 
-use interleave::engines::{run_seed, run_seed_following, EngineChoice, SchedulerKind};
+use interleave::engines::{run_seed, run_seed_following};
 use interleave::mutants::chaos_workload;
+use interleave::run_spec::{EngineChoice, SchedulerKind};
 use interleave::shrink::shrink_failure;
 use sim::mutants::{catalogue, Detector};
 use std::time::Duration;

@@ -1,11 +1,12 @@
 //! `interleave chaos`: seeds in parallel, one independent run per seed, each failure replayed
 //! before it is reported, a progress line, and a summary.
 
-use crate::cli::{ChaosArgs, WorkloadKind};
-use crate::engines::{run_seed, EngineChoice};
+use crate::cli::ChaosArgs;
+use crate::engines::run_seed;
 use crate::failure_folder;
 use crate::outcome::SeedOutcome;
 use crate::replay_line::{flags, replay_line};
+use crate::run_spec::{EngineChoice, WorkloadKind};
 use crate::seeds::{FirstSeed, SeedRange};
 use crate::verify::Verification;
 use crate::{junit, JSON_VERSION};
@@ -37,7 +38,7 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Err(message) = crate::cli::check_duration(args.engine.scheduler, &args.workload) {
+    if let Err(message) = crate::run_spec::check_duration(args.engine.scheduler, &args.workload) {
         eprintln!("interleave: {message}");
         return ExitCode::from(2);
     }

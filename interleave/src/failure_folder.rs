@@ -12,8 +12,8 @@
 //! - when the rerun diverged, `trace.replay.log`: the rerun's trace, to compare.
 
 use crate::cli::ChaosArgs;
-use crate::engines::EngineChoice;
 use crate::outcome::SeedOutcome;
+use crate::run_spec::EngineChoice;
 use crate::verify::Verification;
 use std::path::PathBuf;
 

@@ -20,6 +20,7 @@ pub mod regressions;
 pub mod replay;
 pub mod replay_line;
 pub mod report;
+pub mod run_spec;
 pub mod seeds;
 pub mod shrink;
 pub mod shrink_command;

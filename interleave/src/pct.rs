@@ -7,7 +7,7 @@
 //! 7,500 + 4,500 x nodes per simulated second (3 nodes 550-600k, 5 nodes 810-820k for 27 s). An
 //! estimate off by a factor of two only moves where the change points fall.
 
-use crate::cli::{WorkloadArgs, WorkloadKind};
+use crate::run_spec::{WorkloadArgs, WorkloadKind};
 
 /// The expected number of scheduling decisions of one run of `workload`.
 pub fn horizon(workload: &WorkloadArgs) -> u64 {

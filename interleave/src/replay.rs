@@ -1,9 +1,10 @@
 //! `interleave replay`: one seed again, its event trace, and with `--attempts N` how often the
 //! run comes out the same.
 
-use crate::cli::{ReplayArgs, WorkloadArgs};
-use crate::engines::{run_seed_following, EngineChoice};
+use crate::cli::ReplayArgs;
+use crate::engines::run_seed_following;
 use crate::outcome::SeedOutcome;
+use crate::run_spec::{EngineChoice, WorkloadArgs};
 use crate::shrink::{read_schedule, replay_args_of};
 use sim::schedule::Schedule;
 use std::process::ExitCode;
@@ -59,7 +60,7 @@ fn what_to_run(args: &ReplayArgs, engine: EngineChoice) -> Result<Run, String> {
 /// run failed, 0 if not, 2 on bad input or if the trace cannot be written.
 pub fn replay(args: &ReplayArgs, engine: EngineChoice) -> ExitCode {
     let checked = what_to_run(args, engine).and_then(|run| {
-        crate::cli::check_duration(run.engine.scheduler, &run.workload)?;
+        crate::run_spec::check_duration(run.engine.scheduler, &run.workload)?;
         Ok(run)
     });
     let run = match checked {

@@ -1,7 +1,6 @@
 //! The command line that reruns one seed with the settings of the run that found it.
 
-use crate::cli::{EngineArgs, WorkloadArgs, WorkloadKind};
-use crate::engines::SchedulerKind;
+use crate::run_spec::{EngineArgs, SchedulerKind, WorkloadArgs, WorkloadKind};
 
 /// How the replay command starts when this binary runs under `cargo run`.
 pub const CARGO_RUN_PREFIX: &str = "cargo run --release -p interleave --";

@@ -4,9 +4,10 @@
 //! A schedule file carries what it takes to run it again as notes: the seed, the workload and
 //! engine flags, and the violation it produced.
 
-use crate::cli::{Cli, Command, EngineArgs, ReplayArgs, WorkloadArgs, WorkloadKind};
-use crate::engines::{run_seed_following, EngineChoice};
+use crate::cli::{Cli, Command, ReplayArgs};
+use crate::engines::run_seed_following;
 use crate::replay_line::{flags, replay_prefix};
+use crate::run_spec::{EngineArgs, EngineChoice, WorkloadArgs, WorkloadKind};
 use clap::Parser;
 use sim::schedule::Schedule;
 use sim::shrink::{shrink, violation_kind, Hints, Shrunk};

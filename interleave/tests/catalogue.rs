@@ -3,8 +3,9 @@
 //! it passes the correct build on the first seeds of each workload the catalogue uses.
 #![cfg(not(any(loom, shuttle)))]
 
-use interleave::engines::{run_seed, EngineChoice, SchedulerKind};
+use interleave::engines::run_seed;
 use interleave::mutants::chaos_workload;
+use interleave::run_spec::{EngineChoice, SchedulerKind};
 use sim::mutants::{catalogue, Detector};
 use std::time::Duration;
 

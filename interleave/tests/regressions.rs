@@ -3,9 +3,10 @@
 //! way twice (`fails`). See `interleave::regressions` for the file's format.
 #![cfg(not(any(loom, shuttle)))]
 
-use interleave::cli::{workload_args, EngineArgs};
-use interleave::engines::{run_seed, SchedulerKind};
+use interleave::cli::workload_args;
+use interleave::engines::run_seed;
 use interleave::regressions::{parse, Expect};
+use interleave::run_spec::{EngineArgs, SchedulerKind};
 
 #[test]
 fn every_kept_seed_does_what_the_regressions_file_says() {

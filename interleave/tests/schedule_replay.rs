@@ -2,8 +2,9 @@
 //! exactly, on both workloads, failing or not.
 #![cfg(not(any(loom, shuttle)))]
 
-use interleave::engines::{run_seed, run_seed_following, EngineChoice, SchedulerKind};
+use interleave::engines::{run_seed, run_seed_following};
 use interleave::mutants::chaos_workload;
+use interleave::run_spec::{EngineChoice, SchedulerKind};
 use node::kv::ReadMode;
 use sim::mutants::ChaosWorkload;
 use std::time::Duration;

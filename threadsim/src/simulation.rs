@@ -10,7 +10,9 @@
 //!   `cfg(shuttle)` ([`crate::sync::CONTROLLED_EXECUTIONS`]).
 
 use crate::fake_clock::FakeClock;
+use crate::panic_message::panic_message;
 use crate::rng::DetRng;
+use crate::schedule::{ScheduleSummary, Scheduler};
 use crate::sync::Arc;
 use crate::trace::{Trace, TraceLog, DEFAULT_TRACE_LIMIT};
 use crate::{Clock, ClockRef};
@@ -63,41 +65,6 @@ impl Sim {
     pub fn trace(&self) -> &Trace {
         &self.trace
     }
-}
-
-/// Which controlled scheduler picks the next thread at each synchronization point.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scheduler {
-    /// A uniformly random runnable thread at every step. Its choices at each simulated instant
-    /// come from a stream of that instant's own (derived from the seed and the time), so a change
-    /// to what happens at one instant (an event removed by a shrinker) does not reshuffle the
-    /// thread switches of every later one.
-    Random,
-    /// [`Scheduler::Random`] with one stream for the whole run: every change reshuffles every
-    /// later choice (kept to measure what the per-instant streams are worth).
-    RandomOneStream,
-    /// Probabilistic concurrency testing: threads run by random priority, and at `depth - 1`
-    /// random steps within the first `horizon` scheduling decisions the running thread is demoted
-    /// below all others (Burckhardt et al., ASPLOS 2010). Finds bugs that need a few preemptions
-    /// at the right places.
-    Pct {
-        /// The bug depth: one more than the number of priority changes.
-        depth: u64,
-        /// How many scheduling decisions a run is expected to make (where change points fall).
-        horizon: u64,
-    },
-}
-
-/// What a controlled execution's scheduler did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ScheduleSummary {
-    /// Scheduling decisions with more than one runnable thread.
-    pub decisions: u64,
-    /// Digest of every thread switch, in order: two runs with the same digest ran the same
-    /// schedule.
-    pub digest: u64,
-    /// Threads (shuttle tasks) the execution created.
-    pub tasks: u64,
 }
 
 /// How a simulation's threads are run.
@@ -261,17 +228,6 @@ where
             last = progress;
             still_for = Duration::ZERO;
         }
-    }
-}
-
-/// The text of a panic payload.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        text.to_string()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "panic with a non-text payload".to_string()
     }
 }
 

@@ -3,9 +3,8 @@
 //! leaves this file is converted into the ordinary build's types.
 
 use super::{engine_node, engine_sim, engine_threadsim};
-use crate::cli::{WorkloadArgs, WorkloadKind};
-use crate::engines::{EngineChoice, SchedulerKind};
 use crate::outcome::{KvEvidence, SeedOutcome};
+use crate::run_spec::{EngineChoice, SchedulerKind, WorkloadArgs, WorkloadKind};
 use engine_threadsim::{Engine, Scheduler};
 use std::str::FromStr;
 

@@ -2,8 +2,9 @@
 //! and the correct build against the same detectors; printed as a table (`table.rs`) or JSON
 //! (`json.rs`).
 
-use crate::cli::{workload_args, MutantsArgs, WorkloadArgs};
-use crate::engines::{run_seed, EngineChoice};
+use crate::cli::{workload_args, MutantsArgs};
+use crate::engines::run_seed;
+use crate::run_spec::{EngineChoice, WorkloadArgs};
 use node::kv::ReadMode;
 use sim::mutants::{
     catalogue, first_line, run_detector, sweep_seeds, Broken, Cell, ChaosWorkload, Column,

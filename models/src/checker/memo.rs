@@ -7,7 +7,7 @@
 //! allows "never", so every continuation of the larger set is a continuation of the smaller one,
 //! whose exploration covers it. Lowe's memo is the special case of equal sets.
 
-use super::search::FoldHasher;
+use super::fold_hasher::FoldHasher;
 #[allow(clippy::disallowed_types)] // lookups only: nothing iterates the table
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;

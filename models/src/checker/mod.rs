@@ -3,6 +3,7 @@
 
 mod bitset;
 pub mod brute;
+mod fold_hasher;
 mod memo;
 mod search;
 mod set_digest;

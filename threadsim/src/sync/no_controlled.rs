@@ -1,6 +1,6 @@
 //! Builds without shuttle have no controlled executions: every thread is a real thread.
 
-use crate::simulation::{ScheduleSummary, Scheduler};
+use crate::schedule::{ScheduleSummary, Scheduler};
 
 /// This build cannot run controlled executions.
 pub const AVAILABLE: bool = false;

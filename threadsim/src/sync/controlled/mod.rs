@@ -5,7 +5,7 @@
 mod schedulers;
 mod witness;
 
-use crate::simulation::{ScheduleSummary, Scheduler};
+use crate::schedule::{ScheduleSummary, Scheduler};
 use shuttle::{Config, FailurePersistence, MaxSteps, Runner};
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
@@ -80,7 +80,7 @@ where
             let body = lock(&body).take().expect("a controlled run executes once");
             // A panic of the body is the run's failure; caught here, shuttle sees a clean end.
             let value = panic::catch_unwind(AssertUnwindSafe(body))
-                .map_err(|payload| crate::simulation::panic_message(&*payload));
+                .map_err(|payload| crate::panic_message::panic_message(&*payload));
             *lock(&slot) = Some(value);
         })
     }));
@@ -96,7 +96,7 @@ where
             lock(&result).take().expect("the body's failure, just seen")
         }
         Err(payload) => {
-            let message = crate::simulation::panic_message(&*payload);
+            let message = crate::panic_message::panic_message(&*payload);
             let waits = witness::report();
             if message.starts_with("deadlock") && !waits.lines.is_empty() {
                 Err(format!(

@@ -3,7 +3,7 @@
 //! and fold every choice into a [`ScheduleSummary`], so two runs can be compared step by step.
 
 use crate::digest::Digest;
-use crate::simulation::{ScheduleSummary, Scheduler as Choice};
+use crate::schedule::{ScheduleSummary, Scheduler as Choice};
 use crate::DetRng;
 use shuttle::scheduler::{Schedule, Scheduler, Task, TaskId};
 use std::cell::Cell;
