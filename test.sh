@@ -40,6 +40,9 @@ RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo bench -p shuttle
 step "the README's first command, as a user types it (deterministic chaos, 100 seeds)"
 cargo run --release -p interleave -- chaos
 
+step "the shipped binaries refuse every broken variant (built as a user builds them)"
+scripts/production-refuses
+
 step "mutation testing: every survivor argued equivalent in .cargo/mutants-equivalent.txt still exists"
 if command -v cargo-mutants > /dev/null; then
   scripts/mutants-equivalent

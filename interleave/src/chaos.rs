@@ -324,7 +324,8 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
             println!("\nthe failure of seed {seed}, shrunk:");
             print!("{}", report.describe());
             if let Some(file) = file {
-                println!("replay: {}", crate::shrink::replay_schedule_line(file));
+                let line = crate::shrink::replay_schedule_line(file, &args.workload);
+                println!("replay: {line}");
             }
         }
         if failures.is_empty() {

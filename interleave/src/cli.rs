@@ -1,8 +1,10 @@
 //! The command line: subcommands and their options (clap).
 
-use crate::run_spec::{parse_duration, read_mode_parser, EngineArgs, WorkloadArgs};
+use crate::run_spec::{
+    parse_duration, read_mode_parser, EngineArgs, WorkloadArgs, WITHOUT_BROKEN_VARIANTS,
+};
 use crate::seeds::{FirstSeed, Shard};
-use clap::builder::{PossibleValue, PossibleValuesParser};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use deploy::nemesis::FaultKind;
 use node::kv::ReadMode;
@@ -136,6 +138,17 @@ pub fn workload_args(words: &[&str]) -> WorkloadArgs {
         Ok(_) => unreachable!("`interleave chaos` parses as chaos"),
         Err(error) => panic!("`interleave chaos {}`: {error}", words.join(" ")),
     }
+}
+
+/// `deploy --broken-write`: one of the broken ways to write, in a build with broken variants.
+fn broken_write_parser() -> impl TypedValueParser<Value = String> {
+    PossibleValuesParser::new(["ack-before-write", "in-place", "ignore-failures"]).try_map(|how| {
+        if node::MUTATIONS_AVAILABLE {
+            Ok(how)
+        } else {
+            Err(WITHOUT_BROKEN_VARIANTS)
+        }
+    })
 }
 
 /// `mutants --only`: a variant of the catalogue.
@@ -309,7 +322,7 @@ pub struct DeployArgs {
     /// acknowledges a write before making it (kills must then lose acknowledged writes, and
     /// the run must fail), `in-place` overwrites the state file in place, `ignore-failures`
     /// reports a write a failed disk refused as made (the disk fault must catch it).
-    #[arg(long, value_name = "HOW", value_parser = PossibleValuesParser::new(["ack-before-write", "in-place", "ignore-failures"]))]
+    #[arg(long, value_name = "HOW", value_parser = broken_write_parser())]
     pub broken_write: Option<String>,
     /// Print the result as one JSON object on standard output.
     #[arg(long)]

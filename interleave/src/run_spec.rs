@@ -187,7 +187,22 @@ pub(crate) fn mutation_parser() -> impl TypedValueParser<Value = Mutation> {
         Mutation::ALL.len(),
         "every mutation is catalogued"
     );
-    PossibleValuesParser::new(listed).map(|name| name.parse().expect("a listed name parses"))
+    PossibleValuesParser::new(listed).try_map(|name| {
+        if !node::MUTATIONS_AVAILABLE {
+            return Err(WITHOUT_BROKEN_VARIANTS);
+        }
+        Ok(name.parse().expect("a listed name parses"))
+    })
+}
+
+/// What a build without the `mutations` feature says when asked for a broken variant.
+pub const WITHOUT_BROKEN_VARIANTS: &str =
+    "this interleave has no broken variants (a shipped binary never has): run one built with \
+     them, `cargo run --release -p interleave --features mutations -- ...`";
+
+/// Whether `workload` asks for a broken variant: a mutation, or the unsafe-local read mode.
+pub fn asks_for_broken(workload: &WorkloadArgs) -> bool {
+    !workload.mutations.is_empty() || workload.read_mode == ReadMode::UnsafeLocal
 }
 
 /// `--clock-skew`: one of [`ClockSkew::ALL`].
@@ -198,8 +213,15 @@ pub(crate) fn clock_skew_parser() -> impl TypedValueParser<Value = ClockSkew> {
 
 /// `--read-mode`: one of [`ReadMode::ALL`].
 pub(crate) fn read_mode_parser() -> impl TypedValueParser<Value = ReadMode> {
-    PossibleValuesParser::new(ReadMode::ALL.map(ReadMode::name))
-        .map(|name| name.parse().expect("a listed name parses"))
+    PossibleValuesParser::new(ReadMode::ALL.map(ReadMode::name)).try_map(|name| {
+        name.parse::<ReadMode>().map_err(|error| match error {
+            node::kv::UnknownReadMode::Broken => format!(
+                "unsafe-local is a deliberately broken read mode (a deposed leader serves stale \
+                 reads); {WITHOUT_BROKEN_VARIANTS}"
+            ),
+            unknown => unknown.to_string(),
+        })
+    })
 }
 
 /// `--duration`: seconds, 0.1 to a day.

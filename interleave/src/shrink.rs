@@ -86,9 +86,10 @@ pub fn read_schedule(path: &Path) -> Result<Schedule, String> {
         .map_err(|error| format!("{}: {error}", path.display()))
 }
 
-/// The command that replays the schedule file at `path`.
-pub fn replay_schedule_line(path: &Path) -> String {
-    format!("{} replay --schedule {}", replay_prefix(), path.display())
+/// The command that replays the schedule file at `path`, of a run of `workload`.
+pub fn replay_schedule_line(path: &Path, workload: &WorkloadArgs) -> String {
+    let prefix = replay_prefix(crate::run_spec::asks_for_broken(workload));
+    format!("{prefix} replay --schedule {}", path.display())
 }
 
 /// A shrink's result, with what it took.

@@ -71,7 +71,7 @@ pub fn shrink(args: &ShrinkArgs) -> ExitCode {
         eprintln!("interleave: {error}");
         return ExitCode::from(2);
     }
-    println!("replay: {}", replay_schedule_line(&out));
+    println!("replay: {}", replay_schedule_line(&out, &replay.workload));
     if crate::interrupt::interrupted() {
         ExitCode::from(crate::interrupt::interrupted_exit())
     } else if report.verified {

@@ -226,7 +226,8 @@ fn the_replay_line_starts_the_way_the_binary_was_started() {
         replay.starts_with(&format!("{binary} replay --seed 1 ")),
         "{replay}"
     );
-    // Under cargo (as the tests run it), the line is a `cargo run`.
+    // Under cargo (as the tests run it), the line is a `cargo run` of the build with the broken
+    // variants (the run had one).
     let under_cargo = run(
         &TWO_LEADERS_ON_SEED_1
             .into_iter()
@@ -235,9 +236,9 @@ fn the_replay_line_starts_the_way_the_binary_was_started() {
         &[],
     );
     assert!(
-        under_cargo
-            .stdout
-            .contains("replay: cargo run --release -p interleave -- replay --seed 1 "),
+        under_cargo.stdout.contains(
+            "replay: cargo run --release -p interleave --features mutations -- replay --seed 1 "
+        ),
         "{}",
         under_cargo.stdout
     );

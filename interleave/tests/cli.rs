@@ -34,7 +34,9 @@ fn a_broken_node_exits_one_and_prints_a_replay_line() {
     assert_eq!(code, 1, "{stdout}");
     assert!(
         stdout.contains("FAILED seed")
-            && stdout.contains("replay: cargo run --release -p interleave -- replay --seed")
+            && stdout.contains(
+                "replay: cargo run --release -p interleave --features mutations -- replay --seed"
+            )
             && stdout.contains("replay verified: rerun once, the same violation"),
         "{stdout}"
     );

@@ -84,7 +84,7 @@ pub mod types;
 pub use config::Config;
 pub use core::{ProposeError, ReadIndexError};
 pub use local_network::LocalNetwork;
-pub use mutation::{Mutation, MutationSet};
+pub use mutation::{Mutation, MutationSet, MUTATIONS_AVAILABLE};
 pub use observer::{LoggedEntry, NoObserver, NodeEvent, Observer, Role};
 pub use persist::{MemoryPersister, PersistentState, Persister, RecordingPersister, StorageError};
 pub use shell::{

@@ -216,17 +216,18 @@ impl FromStr for Mutation {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MutationSet(BTreeSet<Mutation>);
 
-/// Whether this build can switch broken variants on.
+/// Whether this build can switch broken variants on: only with the `mutations` feature, which
+/// no shipped binary enables (the tests, `interleave mutants` and `interleave chaos --mutation`
+/// run a build with it). Without it every set is inert, and every entry point that takes a
+/// variant (a `--mutation`, the unsafe-local read mode, a broken write) refuses it.
 pub const MUTATIONS_AVAILABLE: bool = cfg!(any(test, feature = "mutations"));
 
 impl MutationSet {
-    /// A set with just `mutation` (with the `mutations` feature only).
-    #[cfg(any(test, feature = "mutations"))]
+    /// A set with just `mutation` (inert without the `mutations` feature).
     pub fn only(mutation: Mutation) -> MutationSet {
         MutationSet(BTreeSet::from([mutation]))
     }
-    /// This set with `mutation` switched on as well (with the `mutations` feature only).
-    #[cfg(any(test, feature = "mutations"))]
+    /// This set with `mutation` switched on as well (inert without the `mutations` feature).
     pub fn with(mut self, mutation: Mutation) -> MutationSet {
         self.0.insert(mutation);
         self

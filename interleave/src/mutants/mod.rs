@@ -4,7 +4,7 @@
 
 use crate::cli::{workload_args, MutantsArgs};
 use crate::engines::run_seed;
-use crate::run_spec::{EngineChoice, WorkloadArgs};
+use crate::run_spec::{EngineChoice, WorkloadArgs, WITHOUT_BROKEN_VARIANTS};
 use node::kv::ReadMode;
 use sim::mutants::{
     catalogue, first_line, run_detector, sweep_seeds, Broken, Cell, ChaosWorkload, Column,
@@ -204,6 +204,10 @@ pub fn cell_text(detector: &Detector, cell: &Cell) -> String {
 /// Runs the kill matrix; exit 0 when every variant is killed by every detector that must kill
 /// it and the correct build passes.
 pub fn mutants(args: &MutantsArgs, watchdog: std::time::Duration) -> ExitCode {
+    if !node::MUTATIONS_AVAILABLE {
+        eprintln!("interleave: mutants runs the broken variants; {WITHOUT_BROKEN_VARIANTS}");
+        return ExitCode::from(2);
+    }
     if let Some(Err(message)) = args.junit.as_deref().map(crate::junit::check_path) {
         eprintln!("interleave: {message}");
         return ExitCode::from(2);

@@ -3,8 +3,9 @@
 //! Each models a real bug (see [`crate::Mutation`] for the list and the references). A protocol
 //! or shell site that a variant changes is one line: `if the variant is on { call its file }`, or
 //! a condition in the rule itself where the bug is one (`up_to_date || broken`). A production
-//! build cannot switch any of them on: a non-empty [`crate::MutationSet`] can only be built with
-//! the `mutations` cargo feature, which only the test crates enable.
+//! build cannot switch any of them on: [`crate::MutationSet::has`] is false for every variant
+//! without the `mutations` cargo feature ([`crate::MUTATIONS_AVAILABLE`]), which no shipped
+//! binary enables, and the entry points refuse a variant in such a build.
 
 pub mod accept_torn_writes;
 pub mod apply_with_lock_held;

@@ -155,18 +155,33 @@ impl fmt::Display for ReadMode {
     }
 }
 
-/// A read mode name that is not known.
+/// A read mode name this build does not take.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown read mode {0:?}; known: log, read-index, lease, unsafe-local")]
-pub struct UnknownReadMode(pub String);
+pub enum UnknownReadMode {
+    /// No mode has that name.
+    #[error("unknown read mode {0:?}; known: log, read-index, lease, unsafe-local")]
+    Unknown(String),
+    /// The deliberately broken mode, in a build without broken variants.
+    #[error(
+        "unsafe-local is a deliberately broken read mode (a deposed leader serves stale reads); \
+         this build has no broken variants (they need the `mutations` feature)"
+    )]
+    Broken,
+}
 
 impl FromStr for ReadMode {
     type Err = UnknownReadMode;
+    /// The mode named `name`; the broken `unsafe-local` only in a build with broken variants
+    /// ([`crate::MUTATIONS_AVAILABLE`]).
     fn from_str(name: &str) -> Result<Self, Self::Err> {
-        ReadMode::ALL
+        let mode = ReadMode::ALL
             .into_iter()
             .find(|mode| mode.name() == name)
-            .ok_or_else(|| UnknownReadMode(name.to_string()))
+            .ok_or_else(|| UnknownReadMode::Unknown(name.to_string()))?;
+        if mode == ReadMode::UnsafeLocal && !crate::MUTATIONS_AVAILABLE {
+            return Err(UnknownReadMode::Broken);
+        }
+        Ok(mode)
     }
 }
 
@@ -186,7 +201,7 @@ mod tests {
         }
         assert_eq!(
             "leases".parse::<ReadMode>(),
-            Err(UnknownReadMode("leases".into()))
+            Err(UnknownReadMode::Unknown("leases".into()))
         );
     }
 }

@@ -143,6 +143,10 @@ impl KvServer {
         observer: Arc<dyn KvObserver>,
     ) -> KvServer {
         let id = node.id();
+        assert!(
+            config.read_mode != ReadMode::UnsafeLocal || crate::MUTATIONS_AVAILABLE,
+            "the broken unsafe-local read mode in a build without broken variants"
+        );
         let machine = under_rules(KvStateMachine::new(), &config);
         let shared = Arc::new(ServerShared {
             id,
