@@ -51,8 +51,9 @@ else
 fi
 
 step "fuzzing: every decoder a peer, a client or a file reaches (INTERLEAVE_FUZZ_SECONDS each)"
-# Building the fuzz targets takes minutes of the suite's 20, so the short run is asked for by
-# seconds, and needs cargo-fuzz and a nightly toolchain (scripts/fuzz says what is missing).
+# Building the fuzz targets takes about 2 minutes, so the short run is asked for by seconds (CI's
+# .ci/run asks for 5), and needs cargo-fuzz and a nightly toolchain (scripts/fuzz says what is
+# missing).
 if [ -n "${INTERLEAVE_FUZZ_SECONDS:-}" ]; then
   scripts/fuzz "$INTERLEAVE_FUZZ_SECONDS"
 else
