@@ -1,0 +1,224 @@
+//! The end of a run: the first failure shrunk, the JUnit report written, and the summary, as
+//! text or as one JSON object; and the exit status.
+
+use super::tally::Tally;
+use super::Run;
+use crate::outcome::SeedOutcome;
+use crate::run_spec::EngineChoice;
+use crate::shrink::ShrinkReport;
+use crate::{junit, JSON_VERSION};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The first failure's shrink: its seed, the report and the file written.
+type Shrunk = (u64, ShrinkReport, Option<PathBuf>);
+
+/// Shrinks the first failure (unless told not to, on OS threads, or interrupted), writes the
+/// JUnit report, prints the summary; exit 0 nothing found, 1 a failure, 2 the report could not
+/// be written, 128 + the signal when interrupted.
+pub(super) fn finish(run: &Run<'_>, mut tally: Tally, elapsed: std::time::Duration) -> ExitCode {
+    let args = run.args;
+    tally.failures.sort_unstable();
+    tally.diverged.sort_unstable();
+    let interrupted = crate::interrupt::interrupted();
+    let shrunk = match tally.first_failure.take() {
+        Some((outcome, folder))
+            if !args.no_shrink && run.engine.scheduler.deterministic() && !interrupted =>
+        {
+            Some(shrink_first(args, &run.engine, &outcome, folder.as_deref()))
+        }
+        _ => None,
+    };
+    let mut status_ok = true;
+    if let Some(file) = &args.junit {
+        let mut cases = std::mem::take(&mut tally.junit_cases);
+        cases.sort_by_key(|case: &(u64, junit::Case)| case.0);
+        let cases: Vec<junit::Case> = cases.into_iter().map(|(_, case)| case).collect();
+        if let Err(message) = junit::write(file, "interleave chaos", &cases, elapsed) {
+            eprintln!("interleave: {message}");
+            status_ok = false;
+        }
+    }
+    if args.json {
+        println!("{}", summary_json(run, &tally, elapsed, shrunk.as_ref()));
+    } else {
+        print_summary(run, &tally, elapsed, shrunk.as_ref());
+    }
+    if crate::interrupt::interrupted() {
+        ExitCode::from(crate::interrupt::interrupted_exit())
+    } else if !tally.failures.is_empty() {
+        ExitCode::from(1)
+    } else if !status_ok {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The summary as the last JSON line of `--json`.
+fn summary_json(
+    run: &Run<'_>,
+    tally: &Tally,
+    elapsed: std::time::Duration,
+    shrunk: Option<&Shrunk>,
+) -> serde_json::Value {
+    let args = run.args;
+    serde_json::json!({
+        "summary": {
+            "version": JSON_VERSION,
+            "seeds": tally.done,
+            "range": run.range.to_string(),
+            "first_seed": run.whole.first,
+            "shard": args.shard.map(|shard| shard.to_string()),
+            // What makes shards one run: gather refuses a set that differs in any of these.
+            "run": {
+                "range": run.whole.to_string(),
+                "flags": crate::replay_line::flags(&args.workload, &args.engine),
+                "tool": env!("CARGO_PKG_VERSION"),
+            },
+            "interrupted": crate::interrupt::interrupted(),
+            "engine": run.engine.describe(),
+            "failures": tally.failures,
+            "nondeterministic": tally.diverged,
+            "wall_s": elapsed.as_secs_f64(),
+            "simulated_s": tally.totals.simulated.as_secs_f64(),
+            "shrunk": shrunk.map(|(seed, report, file)| serde_json::json!({
+                "seed": seed,
+                "events_before": report.events_before,
+                "events_after": report.shrunk.schedule.removable(),
+                "minimal": report.shrunk.minimal,
+                "verified": report.verified,
+                "runs": report.shrunk.tests,
+                "wall_s": report.wall.as_secs_f64(),
+                "schedule": file.as_ref().map(|f| f.display().to_string()),
+            })),
+        }
+    })
+}
+
+/// The summary as text: the run's figures, what stopped it early, the shrunk failure and the
+/// verdict.
+fn print_summary(
+    run: &Run<'_>,
+    tally: &Tally,
+    elapsed: std::time::Duration,
+    shrunk: Option<&Shrunk>,
+) {
+    let (args, totals, done) = (run.args, &tally.totals, tally.done);
+    println!(
+        "{done} seeds in {:.1} s wall, {:.0} s simulated: {} leaders elected, {} entries committed (max index per seed, summed), \
+         {} crashes, {} partitions, {} one-way cuts",
+        elapsed.as_secs_f64(),
+        totals.simulated.as_secs_f64(),
+        totals.leaders_elected,
+        totals.highest_applied,
+        totals.crashes,
+        totals.partitions,
+        totals.one_way_cuts
+    );
+    if args.workload.snapshot_threshold.is_some() {
+        println!(
+            "{} snapshots taken, {} installed from a leader (every one checked against the state it claims)",
+            totals.snapshots_taken, totals.snapshots_installed
+        );
+    }
+    if crate::interrupt::interrupted() {
+        println!(
+            "interrupted by {}: {done} of {} seeds ran{}",
+            crate::interrupt::interruption(),
+            run.range.count,
+            if !tally.failures.is_empty() && !args.no_shrink {
+                "; the first failure was not shrunk (`interleave shrink FOLDER` shrinks it)"
+            } else {
+                ""
+            }
+        );
+    }
+    if tally.stopped_early > 0 {
+        println!(
+            "({} failing seed(s) stopped at their violation: their figures are not in the totals)",
+            tally.stopped_early
+        );
+    }
+    if !tally.diverged.is_empty() {
+        println!(
+            "UNCONTROLLED NONDETERMINISM in {} seed(s) {:?}: their reruns differed",
+            tally.diverged.len(),
+            tally.diverged
+        );
+    }
+    if let Some((seed, report, file)) = shrunk {
+        println!("\nthe failure of seed {seed}, shrunk:");
+        print!("{}", report.describe());
+        if let Some(file) = file {
+            let line = crate::shrink::replay_schedule_line(file, &args.workload);
+            println!("replay: {line}");
+        }
+    }
+    print_verdict(tally);
+}
+
+/// The last line: what was found.
+fn print_verdict(tally: &Tally) {
+    if !tally.failures.is_empty() {
+        println!(
+            "found {} failing seed(s): {:?}",
+            tally.failures.len(),
+            tally.failures
+        );
+        return;
+    }
+    if tally.totals.operations_checked > 0 {
+        println!(
+            "{} client operations checked: every history was linearizable",
+            tally.totals.operations_checked
+        );
+    }
+    if crate::interrupt::interrupted() {
+        println!("found nothing: every invariant held on every seed that ran");
+    } else {
+        println!("found nothing: every invariant held on every seed");
+    }
+}
+
+/// Shrinks the schedule of `outcome` (a failing seed) and writes it beside the full one in its
+/// folder; returns the seed, the report and the file.
+fn shrink_first(
+    args: &crate::cli::ChaosArgs,
+    engine: &EngineChoice,
+    outcome: &SeedOutcome,
+    folder: Option<&std::path::Path>,
+) -> Shrunk {
+    if !args.json {
+        eprintln!(
+            "shrinking the failure of seed {} for at most {} s (Ctrl-C stops it and keeps the smallest so far) ...",
+            outcome.seed, args.shrink_time
+        );
+    }
+    let full = crate::shrink::with_notes(
+        &outcome.schedule_events,
+        outcome.seed,
+        &args.workload,
+        &args.engine,
+        outcome.failure.as_deref(),
+    );
+    let report = crate::shrink::shrink_failure(
+        engine,
+        &args.workload,
+        outcome.seed,
+        &full,
+        outcome.failure.as_deref().unwrap_or_default(),
+        std::time::Duration::from_secs(args.shrink_time),
+    );
+    let file = folder.and_then(|dir| {
+        let file = dir.join("schedule.shrunk.txt");
+        match userfiles::write_whole(&file, report.shrunk.schedule.to_string()) {
+            Ok(()) => Some(file),
+            Err(error) => {
+                eprintln!("interleave: {error}");
+                None
+            }
+        }
+    });
+    (outcome.seed, report, file)
+}
