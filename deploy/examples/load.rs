@@ -9,7 +9,7 @@
 //! ```
 
 use deploy::{client_addresses, local_configs, Server, TcpKvTransport};
-use node::kv::{Clerk, ClerkConfig, ReadMode};
+use node::kv::{Clerk, ClerkConfig};
 use node::NodeId;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,7 +29,7 @@ fn main() -> ExitCode {
     };
     let (Ok(nodes), Ok(read_mode), Ok(clients), Ok(seconds)) = (
         nodes.parse::<u32>(),
-        read_mode.parse::<ReadMode>(),
+        node::kv::parse_read_mode(read_mode),
         clients.parse::<u64>(),
         seconds.parse::<u64>(),
     ) else {

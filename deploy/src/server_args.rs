@@ -30,11 +30,11 @@ pub struct ServerArgs {
     #[arg(long)]
     pub data_dir: PathBuf,
     /// How gets are served: log, read-index, lease, or unsafe-local (deliberately broken).
-    #[arg(long, default_value = "log")]
+    #[arg(long, default_value = "log", value_name = "MODE", value_parser = node::kv::parse_read_mode)]
     pub read_mode: ReadMode,
     /// Compact the log into a snapshot of the key-value state once it takes more than this many
     /// bytes of the state file (default: never; the file then grows with every write).
-    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(256..=(1 << 30)))]
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(runspec::bounds::SNAPSHOT_THRESHOLD))]
     pub snapshot_threshold: Option<u64>,
     /// Lets a client inject faults: change this node's clock rate, make it jump forward, make
     /// its disk fail every write (a nemesis's faults, for a test cluster only).

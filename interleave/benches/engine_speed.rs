@@ -5,29 +5,13 @@
 //! `cargo bench -p interleave --bench engine_speed` (100 seeds per workload); with `--test`
 //! (as `.ci/run` runs it) 4 seeds.
 
-use clap::Parser;
-use interleave::cli::{Cli, Command};
-use interleave::engines::run_seed;
-use interleave::run_spec::{EngineChoice, SchedulerKind, WorkloadArgs};
+use interleave::engines::{run_seed, Watchdog};
+use runspec::{RunSpec, SchedulerKind, Workload};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-fn workload(kind: &str) -> WorkloadArgs {
-    match Cli::try_parse_from(["interleave", "chaos", "--workload", kind]) {
-        Ok(Cli {
-            command: Some(Command::Chaos(args)),
-        }) => args.workload,
-        _ => unreachable!("chaos parses"),
-    }
-}
-
 /// Runs `seeds` on `workers` threads; returns the simulated time covered and the wall time.
-fn run_chunk(
-    engine: EngineChoice,
-    workload: &WorkloadArgs,
-    seeds: &[u64],
-    workers: usize,
-) -> (Duration, Duration) {
+fn run_chunk(spec: &RunSpec, seeds: &[u64], workers: usize) -> (Duration, Duration) {
     let next = AtomicU64::new(0);
     let simulated_micros = AtomicU64::new(0);
     #[allow(clippy::disallowed_methods)] // wall time is what is measured
@@ -39,7 +23,7 @@ fn run_chunk(
                 let Some(&seed) = seeds.get(index) else {
                     return;
                 };
-                let outcome = run_seed(&engine, workload, seed);
+                let outcome = run_seed(&spec.with_seed(seed), Watchdog::default());
                 assert!(
                     outcome.failure.is_none(),
                     "seed {seed} failed: {:?}",
@@ -61,14 +45,9 @@ fn main() {
     let seeds: Vec<u64> = (1..=if test_mode { 4 } else { 100 }).collect();
     let chunk = if test_mode { 2 } else { 10 };
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let engine = |scheduler| EngineChoice {
-        scheduler,
-        pct_depth: 3,
-        watchdog: Duration::from_secs(60),
-    };
     println!("engine speed: simulated seconds per wall second, seeds {}..={}, chunks of {chunk} alternating", seeds[0], seeds[seeds.len() - 1]);
-    for kind in ["raft", "kv"] {
-        let workload = workload(kind);
+    for workload in [Workload::Raft, Workload::Kv] {
+        let kind = workload.name();
         for workers in [1, cores] {
             let mut totals = [(Duration::ZERO, Duration::ZERO); 2];
             for part in seeds.chunks(chunk) {
@@ -76,7 +55,12 @@ fn main() {
                     .into_iter()
                     .enumerate()
                 {
-                    let (simulated, wall) = run_chunk(engine(scheduler), &workload, part, workers);
+                    let spec = RunSpec {
+                        workload,
+                        scheduler,
+                        ..RunSpec::default()
+                    };
+                    let (simulated, wall) = run_chunk(&spec, part, workers);
                     totals[slot].0 += simulated;
                     totals[slot].1 += wall;
                 }

@@ -7,9 +7,8 @@
 //! `cargo bench -p interleave --bench kill_parity`; with `--test` (as `.ci/run` runs it) only
 //! `vote-without-up-to-date-check` on 3 seeds.
 
-use interleave::engines::run_seed;
-use interleave::mutants::chaos_workload;
-use interleave::run_spec::{EngineChoice, SchedulerKind};
+use interleave::engines::{run_seed, Watchdog};
+use runspec::{RunSpec, SchedulerKind};
 use sim::mutants::{catalogue, first_line, sweep_seeds, Cell, Detector, Sweep};
 use std::time::Duration;
 
@@ -34,18 +33,17 @@ fn main() {
                 continue;
             };
             let seeds = if test_mode { 3 } else { seeds };
-            let args = chaos_workload(workload, Some(variant.broken));
+            let args = workload.spec(Some(variant.broken));
             let mut cells = Vec::new();
             for scheduler in schedulers {
-                let engine = EngineChoice {
+                let spec = RunSpec {
                     scheduler,
-                    pct_depth: 3,
-                    watchdog: Duration::from_secs(5),
+                    ..args.clone()
                 };
                 #[allow(clippy::disallowed_methods)] // the wall time a cell reports
                 let started = std::time::Instant::now();
                 let cell = sweep_seeds(seeds, Sweep::FirstKill, started, |seed| {
-                    run_seed(&engine, &args, seed)
+                    run_seed(&spec.with_seed(seed), Watchdog(Duration::from_secs(5)))
                         .failure
                         .map(|f| first_line(&f))
                 });

@@ -10,9 +10,8 @@
 //! `cargo bench -p interleave --bench replay_fidelity`; with `--test` (as `.ci/run` runs it) one
 //! variant and one failing seed per engine.
 
-use interleave::cli::workload_args;
-use interleave::engines::run_seed;
-use interleave::run_spec::{EngineChoice, SchedulerKind};
+use interleave::engines::{run_seed, Watchdog};
+use runspec::{RunSpec, SchedulerKind};
 use std::process::Command;
 use std::time::Duration;
 
@@ -20,82 +19,65 @@ const PER_VARIANT: usize = 5;
 const ATTEMPTS: usize = 5;
 
 /// (variant, chaos flags, scheduler of the deterministic engine, seed budget)
-const VARIANTS: [(&str, &[&str], SchedulerKind, u64); 9] = [
+const VARIANTS: [(&str, &str, SchedulerKind, u64); 9] = [
     (
         "commit-old-term",
-        &["--mutation", "commit-old-term"],
+        "--mutation commit-old-term",
         SchedulerKind::Random,
         400,
     ),
     (
         "vote-without-up-to-date-check",
-        &["--mutation", "vote-without-up-to-date-check"],
+        "--mutation vote-without-up-to-date-check",
         SchedulerKind::Random,
         100,
     ),
     (
         "truncate-on-matching-heartbeat",
-        &["--mutation", "truncate-on-matching-heartbeat"],
+        "--mutation truncate-on-matching-heartbeat",
         SchedulerKind::Random,
         100,
     ),
     (
         "no-step-down-on-higher-term",
-        &["--mutation", "no-step-down-on-higher-term"],
+        "--mutation no-step-down-on-higher-term",
         SchedulerKind::Random,
         100,
     ),
     (
         "reply-before-persist",
-        &["--mutation", "reply-before-persist"],
+        "--mutation reply-before-persist",
         SchedulerKind::Random,
         200,
     ),
     (
         "lost-applier-wakeup",
-        &["--mutation", "lost-applier-wakeup"],
+        "--mutation lost-applier-wakeup",
         SchedulerKind::Random,
         100,
     ),
     (
         "ticker-check-then-act",
-        &["--mutation", "ticker-check-then-act"],
+        "--mutation ticker-check-then-act",
         SchedulerKind::Random,
         400,
     ),
     (
         "sleep-in-persist",
-        &["--mutation", "sleep-in-persist"],
+        "--mutation sleep-in-persist",
         SchedulerKind::Pct,
         100,
     ),
     (
         "unsafe-local-reads",
-        &["--workload", "kv", "--read-mode", "unsafe-local"],
+        "--workload kv --read-mode unsafe-local",
         SchedulerKind::Random,
         20,
     ),
 ];
 
-fn engine(scheduler: SchedulerKind) -> EngineChoice {
-    EngineChoice {
-        scheduler,
-        pct_depth: 3,
-        watchdog: Duration::from_secs(5),
-    }
-}
-
-/// The engine flags of `scheduler` as a replay line carries them.
-fn scheduler_flags(scheduler: SchedulerKind) -> Vec<&'static str> {
-    match scheduler {
-        SchedulerKind::Random => vec![],
-        SchedulerKind::Pct => vec!["--scheduler", "pct", "--pct-depth", "3"],
-        SchedulerKind::Os => vec!["--scheduler", "os"],
-        SchedulerKind::RandomOneStream => {
-            unreachable!("the fidelity bench measures the command-line schedulers only")
-        }
-    }
-}
+/// The OS-thread runs' watchdog: a hang is a failure after 5 s.
+const WATCHDOG: Watchdog = Watchdog(Duration::from_secs(5));
 
 fn main() {
     // Failing runs are counted, not shown: their panics would bury the table.
@@ -111,24 +93,31 @@ fn main() {
     println!("| variant | deterministic: failing seeds, fresh-process replays identical | OS threads: failing seeds, reruns with the same violation (any failure) |");
     println!("| --- | --- | --- |");
     for &(name, flags, scheduler, budget) in variants {
-        let workload = workload_args(flags);
+        let workload = RunSpec::parse_flags(0, flags).expect("the variants' flags parse");
         // Deterministic: find failing seeds, replay each in a fresh process.
-        let det = engine(scheduler);
+        let det = RunSpec {
+            scheduler,
+            ..workload.clone()
+        };
         let (mut found, mut identical) = (0, 0);
         for seed in 1..=budget {
             if found == per_variant {
                 break;
             }
-            let outcome = run_seed(&det, &workload, seed);
+            let spec = det.with_seed(seed);
+            let outcome = run_seed(&spec, WATCHDOG);
             let Some(violation) = outcome.failure else {
                 continue;
             };
             found += 1;
-            let seed_text = seed.to_string();
-            let digest = outcome.trace.digest.to_string();
+            // The replay line's own words, as `chaos` prints them.
+            let (seed_text, digest, line) = (
+                seed.to_string(),
+                outcome.trace.digest.to_string(),
+                spec.flags(),
+            );
             let mut args = vec!["replay", "--seed", &seed_text];
-            args.extend_from_slice(flags);
-            args.extend(scheduler_flags(scheduler));
+            args.extend(line.split_whitespace());
             args.extend(["--expect", &digest, "--json"]);
             let output = Command::new(env!("CARGO_BIN_EXE_interleave"))
                 .args(&args)
@@ -145,18 +134,21 @@ fn main() {
         det_total += found;
         det_same += identical;
         // OS threads: find failing seeds, rerun each ATTEMPTS times.
-        let os = engine(SchedulerKind::Os);
+        let os = RunSpec {
+            scheduler: SchedulerKind::Os,
+            ..workload
+        };
         let (mut os_found, mut same, mut failed) = (0, 0, 0);
         for seed in 1..=budget {
             if os_found == per_variant {
                 break;
             }
-            let Some(violation) = run_seed(&os, &workload, seed).failure else {
+            let Some(violation) = run_seed(&os.with_seed(seed), WATCHDOG).failure else {
                 continue;
             };
             os_found += 1;
             for _ in 0..if test_mode { 1 } else { ATTEMPTS } {
-                let again = run_seed(&os, &workload, seed).failure;
+                let again = run_seed(&os.with_seed(seed), WATCHDOG).failure;
                 failed += usize::from(again.is_some());
                 same += usize::from(again.as_deref() == Some(violation.as_str()));
             }

@@ -11,10 +11,9 @@
 //! `.ci/run` runs it) one seed of `vote-without-up-to-date-check`. One shrink at a time: on 2
 //! cores the other core stays free for the key-value checker's threads.
 
-use interleave::engines::{run_seed, run_seed_following};
-use interleave::mutants::chaos_workload;
-use interleave::run_spec::{EngineChoice, SchedulerKind};
+use interleave::engines::{run_seed, run_seed_following, Watchdog};
 use interleave::shrink::shrink_failure;
+use runspec::{RunSpec, SchedulerKind};
 use sim::mutants::{catalogue, Detector};
 use std::time::Duration;
 
@@ -53,18 +52,15 @@ fn main() {
     };
     let only = value("--only").or(test_mode.then(|| "vote-without-up-to-date-check".into()));
     let budget = Duration::from_secs(60);
-    let engine = EngineChoice {
-        scheduler: if flag("--one-stream") {
-            SchedulerKind::RandomOneStream
-        } else {
-            SchedulerKind::Random
-        },
-        pct_depth: 3,
-        watchdog: Duration::from_secs(60),
+    let scheduler = if flag("--one-stream") {
+        SchedulerKind::RandomOneStream
+    } else {
+        SchedulerKind::Random
     };
+    let watchdog = Watchdog::default();
     println!(
         "{}, budget {} s per seed",
-        engine.describe(),
+        scheduler.describe(3),
         budget.as_secs()
     );
     println!(
@@ -86,8 +82,11 @@ fn main() {
             else {
                 continue;
             };
-            let broken = chaos_workload(workload, Some(variant.broken));
-            let correct = chaos_workload(workload, None);
+            let on = |broken| RunSpec {
+                scheduler,
+                ..workload.spec(broken)
+            };
+            let (broken, correct) = (on(Some(variant.broken)), on(None));
             let limit = seeds * 20;
             let mut shrinks = Vec::new();
             let mut searched = 0;
@@ -96,21 +95,21 @@ fn main() {
                     break;
                 }
                 searched = seed;
-                let outcome = run_seed(&engine, &broken, seed);
+                let outcome = run_seed(&broken.with_seed(seed), watchdog);
                 let Some(failure) = outcome.failure else {
                     continue;
                 };
                 let report = shrink_failure(
-                    &engine,
-                    &broken,
-                    seed,
+                    &broken.with_seed(seed),
+                    watchdog,
                     &outcome.schedule_events,
                     &failure,
                     budget,
                 );
                 let shrunk = &report.shrunk.schedule;
                 // With the shrunk schedule's own seed: a reroll may have changed it.
-                let on_correct = run_seed_following(&engine, &correct, report.seed, Some(shrunk));
+                let on_correct =
+                    run_seed_following(&correct.with_seed(report.seed), watchdog, Some(shrunk));
                 let shrink = Shrink {
                     before: report.events_before,
                     after: shrunk.removable(),

@@ -127,19 +127,6 @@ pub struct MutantsArgs {
     pub engine: EngineArgs,
 }
 
-/// The workload `interleave chaos WORDS` describes (clap's defaults for the rest): how code that
-/// is not a command line builds one.
-pub fn workload_args(words: &[&str]) -> WorkloadArgs {
-    let line = ["interleave", "chaos"].iter().chain(words);
-    match Cli::try_parse_from(line) {
-        Ok(Cli {
-            command: Some(Command::Chaos(args)),
-        }) => args.workload,
-        Ok(_) => unreachable!("`interleave chaos` parses as chaos"),
-        Err(error) => panic!("`interleave chaos {}`: {error}", words.join(" ")),
-    }
-}
-
 /// `deploy --broken-write`: one of the broken ways to write, in a build with broken variants.
 fn broken_write_parser() -> impl TypedValueParser<Value = String> {
     PossibleValuesParser::new(["ack-before-write", "in-place", "ignore-failures"]).try_map(|how| {
@@ -316,7 +303,7 @@ pub struct DeployArgs {
     /// Make the servers compact their logs into snapshots once a log takes more than this many
     /// bytes of a state file (default: never), so restarts and lagging nodes go through
     /// snapshots and InstallSnapshot.
-    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(256..=(1 << 30)))]
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(runspec::bounds::SNAPSHOT_THRESHOLD))]
     pub snapshot_threshold: Option<u64>,
     /// Make the servers write their state in a deliberately broken way: `ack-before-write`
     /// acknowledges a write before making it (kills must then lose acknowledged writes, and

@@ -11,23 +11,22 @@
 //!   `history.html` (the counterexample);
 //! - when the rerun diverged, `trace.replay.log`: the rerun's trace, to compare.
 
-use crate::cli::ChaosArgs;
 use crate::outcome::SeedOutcome;
-use crate::run_spec::EngineChoice;
 use crate::verify::Verification;
-use std::path::PathBuf;
+use runspec::RunSpec;
+use std::path::{Path, PathBuf};
 
 use userfiles::write_whole;
 
-/// Writes the folder of `outcome` under `out` and returns it.
+/// Writes the folder of `outcome` (a run of `spec`) under `out` and returns it.
 pub fn save(
-    args: &ChaosArgs,
+    out: &Path,
+    spec: &RunSpec,
     outcome: &SeedOutcome,
-    engine: &EngineChoice,
     replay: &str,
     verification: &Verification,
 ) -> std::io::Result<PathBuf> {
-    let dir = args.out.join(format!("seed-{}", outcome.seed));
+    let dir = out.join(format!("seed-{}", outcome.seed));
     std::fs::create_dir_all(&dir)?;
     let failure = outcome.failure.as_deref().unwrap_or("(none)");
     write_whole(
@@ -48,19 +47,14 @@ pub fn save(
         ),
         None => "thread switches: chosen by the operating system (not recorded)\n".to_string(),
     };
-    let schedule = crate::shrink::with_notes(
-        &outcome.schedule_events,
-        outcome.seed,
-        &args.workload,
-        &args.engine,
-        outcome.failure.as_deref(),
-    );
+    let schedule =
+        crate::shrink::with_notes(&outcome.schedule_events, spec, outcome.failure.as_deref());
     write_whole(&dir.join("schedule.full.txt"), schedule.to_string())?;
     write_whole(
         &dir.join("run.txt"),
         format!(
             "engine: {}\nseed: {}\n{threads}trace events: {}\ntrace digest: {}\n",
-            engine.describe(),
+            spec.scheduler.describe(spec.pct_depth),
             outcome.seed,
             outcome.trace.events.len(),
             outcome.trace.digest
@@ -77,7 +71,7 @@ pub fn save(
             failure.to_string(),
             format!("replay: {replay}"),
             verification.describe(outcome),
-            format!("engine: {}", engine.describe()),
+            format!("engine: {}", spec.scheduler.describe(spec.pct_depth)),
         ],
         outcome.kv.is_some().then_some("history.html"),
     )?;

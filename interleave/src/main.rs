@@ -5,7 +5,7 @@
 
 use clap::Parser;
 use interleave::cli::{Cli, Command};
-use interleave::{chaos, mutants, replay, shrink_command};
+use interleave::commands::{chaos, deploy, gather, mutants, replay, shrink};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -49,7 +49,7 @@ fn main() -> ExitCode {
     };
     // A server sets up its own logging and signals, as the `interleave-server` binary does.
     let command = match command {
-        Command::Server(args) => return deploy::serve(&args, "interleave server"),
+        Command::Server(args) => return ::deploy::serve(&args, "interleave server"),
         command => command,
     };
     if let Err(message) = interleave::logging::init() {
@@ -57,20 +57,20 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let watchdog = match sim::runner::watchdog_limit() {
-        Ok(watchdog) => watchdog,
+        Ok(limit) => interleave::engines::Watchdog(limit),
         Err(message) => {
             eprintln!("interleave: {message}");
             return ExitCode::from(2);
         }
     };
     match command {
-        Command::Chaos(args) => chaos::chaos(&args, args.engine.choice(watchdog)),
-        Command::Replay(args) => replay::replay(&args, args.engine.choice(watchdog)),
+        Command::Chaos(args) => chaos::chaos(&args, watchdog),
+        Command::Replay(args) => replay::replay(&args, watchdog),
         Command::Check(args) => ExitCode::from(models::cli::run(&args, "interleave")),
         Command::Mutants(args) => mutants::mutants(&args, watchdog),
-        Command::Shrink(args) => shrink_command::shrink(&args),
-        Command::Gather(args) => interleave::gather::gather(&args),
-        Command::Deploy(args) => interleave::deploy_command::deploy(&args),
+        Command::Shrink(args) => shrink::shrink(&args),
+        Command::Gather(args) => gather::gather(&args),
+        Command::Deploy(args) => deploy::deploy(&args),
         Command::Server(_) => unreachable!("served above"),
         Command::Completions { shell } => {
             use clap::CommandFactory;

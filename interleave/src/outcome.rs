@@ -1,10 +1,10 @@
 //! What one seed's run produced, whichever engine ran it: the verdict, the figures, the event
 //! trace with its digest, the schedule of a controlled run, and the key-value history. The types
-//! are those of the ordinary build (`sim::ChaosReport`, `threadsim::TraceLog`); the deterministic
+//! are those of the ordinary build (`threadsim::TraceLog`; the figures are `runspec::RunFigures` in both); the deterministic
 //! engine's twins convert into them.
 
 use models::{History, KvInput, KvOutput, Report};
-use sim::ChaosReport;
+use runspec::RunFigures;
 use threadsim::{ScheduleSummary, TraceLog};
 
 /// A key-value run's history and its check.
@@ -24,7 +24,7 @@ pub struct SeedOutcome {
     /// `None` when nothing was found; else the violation.
     pub failure: Option<String>,
     /// The run's figures (a run stopped at an invariant violation has none).
-    pub figures: Option<ChaosReport>,
+    pub figures: Option<RunFigures>,
     /// Everything the run recorded.
     pub trace: TraceLog,
     /// The schedule of a controlled run.

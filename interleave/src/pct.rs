@@ -7,13 +7,13 @@
 //! 7,500 + 4,500 x nodes per simulated second (3 nodes 550-600k, 5 nodes 810-820k for 27 s). An
 //! estimate off by a factor of two only moves where the change points fall.
 
-use crate::run_spec::{WorkloadArgs, WorkloadKind};
+use runspec::{RunSpec, Workload};
 
 /// The expected number of scheduling decisions of one run of `workload`.
-pub fn horizon(workload: &WorkloadArgs) -> u64 {
+pub fn horizon(workload: &RunSpec) -> u64 {
     let nodes = u64::from(workload.nodes);
     match workload.workload {
-        WorkloadKind::Raft => {
+        Workload::Raft => {
             let rounds = u64::from(workload.rounds);
             // A round lasts 275 ms on average; --duration may end the rounds early.
             let rounds = workload.duration.map_or(rounds, |duration| {
@@ -21,7 +21,7 @@ pub fn horizon(workload: &WorkloadArgs) -> u64 {
             });
             28 * nodes * nodes * rounds
         }
-        WorkloadKind::Kv => {
+        Workload::Kv => {
             let seconds = workload
                 .duration
                 .map_or(27, |duration| duration.as_secs().max(1));

@@ -23,10 +23,8 @@ pub struct Regression {
     pub line: usize,
     /// What must happen.
     pub expect: Expect,
-    /// The seed.
-    pub seed: u64,
-    /// The `chaos` workload flags of its run (without `--seed`).
-    pub flags: Vec<String>,
+    /// Its run, the seed included (the random scheduler unless the flags name another).
+    pub spec: runspec::RunSpec,
     /// The comment after `#`: what it found, and where it was fixed.
     pub note: String,
 }
@@ -50,7 +48,7 @@ pub fn parse(text: &str) -> Result<Vec<Regression>, String> {
                 ))
             }
         };
-        let mut flags = Vec::new();
+        let mut flags: Vec<&str> = Vec::new();
         let mut seed = None;
         while let Some(word) = words.next() {
             if word == "--seed" {
@@ -64,11 +62,13 @@ pub fn parse(text: &str) -> Result<Vec<Regression>, String> {
                     return Err(format!("line {line}: two seeds"));
                 }
             } else {
-                flags.push(word.to_string());
+                flags.push(word);
             }
         }
         let seed = seed.ok_or(format!("line {line}: no --seed"))?;
-        if expect == Expect::Fails && !flags.iter().any(|f| f == "--mutation") {
+        let spec = runspec::RunSpec::parse_flags(seed, &flags.join(" "))
+            .map_err(|error| format!("line {line}: {error}"))?;
+        if expect == Expect::Fails && !spec.asks_for_broken() {
             return Err(format!(
                 "line {line}: `fails` needs the --mutation it fails with (the correct build must pass)"
             ));
@@ -76,18 +76,21 @@ pub fn parse(text: &str) -> Result<Vec<Regression>, String> {
         kept.push(Regression {
             line,
             expect,
-            seed,
-            flags,
+            spec,
             note: note.trim().to_string(),
         });
     }
     Ok(kept)
 }
 
-/// The line that keeps `seed` of a run with `flags` (the replay line's workload flags).
-pub fn line_for(seed: u64, flags: &str, has_mutation: bool) -> String {
-    let expect = if has_mutation { "fails" } else { "passes" };
-    format!("{expect}{flags} --seed {seed}")
+/// The line that keeps `spec`'s seed: `fails` for a run with a broken variant, else `passes`.
+pub fn line_for(spec: &runspec::RunSpec) -> String {
+    let expect = if spec.asks_for_broken() {
+        "fails"
+    } else {
+        "passes"
+    };
+    format!("{expect} {} --seed {}", spec.flags(), spec.seed)
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
@@ -99,8 +102,8 @@ mod tests {
         let kept = parse("# a comment\n\npasses --workload kv --seed 17  # fixed in aabc91a\nfails --mutation forget-vote --seed 8\n").unwrap();
         assert_eq!(kept.len(), 2);
         assert_eq!(kept[0].line, 3);
-        assert_eq!((kept[0].expect, kept[0].seed), (Expect::Passes, 17));
-        assert_eq!(kept[0].flags, ["--workload", "kv"]);
+        assert_eq!((kept[0].expect, kept[0].spec.seed), (Expect::Passes, 17));
+        assert_eq!(kept[0].spec.workload, runspec::Workload::Kv);
         assert_eq!(kept[0].note, "fixed in aabc91a");
         for (text, error) in [
             ("maybe --seed 1", "not an expectation"),
@@ -109,11 +112,15 @@ mod tests {
             ("passes --seed", "has no value"),
             ("passes --seed 1 --seed 2", "two seeds"),
             ("fails --seed 3", "needs the --mutation"),
+            ("passes --nodes 12 --seed 3", "line 1: --nodes is outside"),
         ] {
             assert!(parse(text).unwrap_err().contains(error), "{text}");
         }
         assert_eq!(
-            line_for(9, " --nodes 5 --rounds 200 --mutation forget-vote", true),
+            line_for(&runspec::RunSpec {
+                mutations: vec![runspec::Mutation::ForgetVote],
+                ..runspec::RunSpec::default().with_seed(9)
+            }),
             "fails --nodes 5 --rounds 200 --mutation forget-vote --seed 9"
         );
     }

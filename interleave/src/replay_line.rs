@@ -1,6 +1,6 @@
 //! The command line that reruns one seed with the settings of the run that found it.
 
-use crate::run_spec::{EngineArgs, SchedulerKind, WorkloadArgs, WorkloadKind};
+use runspec::RunSpec;
 
 /// How the replay command starts when this binary runs under `cargo run`.
 pub const CARGO_RUN_PREFIX: &str = "cargo run --release -p interleave --";
@@ -40,67 +40,21 @@ fn shell_word(word: &str) -> String {
     }
 }
 
-/// `interleave replay` for `seed`, with every workload and engine flag that differs from the
-/// defaults, as it would be typed; on a deterministic engine with the trace digest the replay
-/// must reproduce (`--expect`).
-pub fn replay_line(
-    seed: u64,
-    workload: &WorkloadArgs,
-    engine: &EngineArgs,
-    trace_digest: threadsim::Digest,
-) -> String {
-    let expect = if engine.scheduler.deterministic() {
+/// `interleave replay` for `spec`, with every setting that differs from the defaults, as it
+/// would be typed; on a deterministic engine with the trace digest the replay must reproduce
+/// (`--expect`).
+pub fn replay_line(spec: &RunSpec, trace_digest: threadsim::Digest) -> String {
+    let expect = if spec.scheduler.deterministic() {
         format!(" --expect {trace_digest}")
     } else {
         String::new()
     };
     format!(
-        "{} replay --seed {seed}{}{expect}",
-        replay_prefix(crate::run_spec::asks_for_broken(workload)),
-        flags(workload, engine)
+        "{} replay --seed {} {}{expect}",
+        replay_prefix(spec.asks_for_broken()),
+        spec.seed,
+        spec.flags()
     )
-}
-
-/// The workload and engine flags that differ from the defaults.
-pub fn flags(workload: &WorkloadArgs, engine: &EngineArgs) -> String {
-    let mut line = format!(" --nodes {} --rounds {}", workload.nodes, workload.rounds);
-    if workload.reliable {
-        line.push_str(" --reliable");
-    }
-    for mutation in &workload.mutations {
-        line.push_str(&format!(" --mutation {mutation}"));
-    }
-    if workload.workload == WorkloadKind::Kv {
-        line.push_str(&format!(
-            " --workload kv --read-mode {}",
-            workload.read_mode
-        ));
-    }
-    if let Some(duration) = workload.duration {
-        line.push_str(&format!(" --duration {}", duration.as_secs_f64()));
-    }
-    for (off, flag) in [
-        (workload.no_crashes, " --no-crashes"),
-        (workload.no_partitions, " --no-partitions"),
-        (workload.no_one_way, " --no-one-way"),
-    ] {
-        if off {
-            line.push_str(flag);
-        }
-    }
-    if workload.clock_skew != sim::ClockSkew::WithinBound {
-        line.push_str(&format!(" --clock-skew {}", workload.clock_skew));
-    }
-    if let Some(bytes) = workload.snapshot_threshold {
-        line.push_str(&format!(" --snapshot-threshold {bytes}"));
-    }
-    if engine.scheduler != SchedulerKind::Random {
-        line.push_str(&format!(" --scheduler {}", engine.scheduler.name()));
-    }
-    if engine.scheduler == SchedulerKind::Pct {
-        line.push_str(&format!(" --pct-depth {}", engine.pct_depth));
-    }
-    line
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]

@@ -1,32 +1,22 @@
-//! What a run is, as the command line and the replay line say it: the workload (cluster, fault
-//! mix, broken variants) and the engine (scheduler). The engines, the replay line and the commands
-//! all take these types; this module imports nothing else of the crate.
+//! A run as the command line says it: the clap form of `runspec::RunSpec` (`WorkloadArgs` and
+//! `EngineArgs`, shared by `chaos`, `replay` and `mutants`), read into a [`RunSpec`] once, and
+//! the parsers that refuse a broken variant in a build without them. The bounds and names are
+//! `runspec`'s; this module imports nothing else of the crate.
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
-use node::kv::ReadMode;
-use node::Mutation;
+use runspec::{bounds, ClockSkew, FaultMix, Mutation, ReadMode, RunSpec, SchedulerKind, Workload};
 use sim::mutants::Broken;
-use sim::ClockSkew;
 use std::time::Duration;
-
-/// What `chaos` runs on the cluster.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum WorkloadKind {
-    /// Commands offered to every node, continuous invariants.
-    Raft,
-    /// The key-value store with a linearizability check.
-    Kv,
-}
 
 /// The workload's shape, shared by `chaos` and `replay`.
 #[derive(Args, Clone, Debug)]
 pub struct WorkloadArgs {
     /// Number of nodes in the cluster (2 to 9; in an even one, half is not a majority).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=9))]
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(i64::from(*bounds::NODES.start())..=i64::from(*bounds::NODES.end())))]
     pub nodes: u32,
     /// Fault rounds per seed (each 50-500 ms of simulated time).
-    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(i64::from(*bounds::ROUNDS.start())..=i64::from(*bounds::ROUNDS.end())))]
     pub rounds: u32,
     /// Keep the network reliable (no message loss); delays and partitions still happen.
     #[arg(long)]
@@ -39,8 +29,8 @@ pub struct WorkloadArgs {
     /// What runs on the cluster: `raft` (commands offered to every node each round, continuous
     /// invariants) or `kv` (30 clerks against the key-value store, continuous invariants, and
     /// the client history checked for linearizability).
-    #[arg(long, value_enum, default_value_t = WorkloadKind::Raft)]
-    pub workload: WorkloadKind,
+    #[arg(long, default_value = "raft", value_name = "WORKLOAD", value_parser = workload_parser())]
+    pub workload: Workload,
     /// For `--workload kv`: how gets are served (log, read-index, lease, or the broken
     /// unsafe-local).
     #[arg(long, default_value = "read-index", value_name = "MODE", value_parser = read_mode_parser())]
@@ -66,7 +56,7 @@ pub struct WorkloadArgs {
     /// Snapshots on: every node's service hands its node a snapshot once the log in its stored
     /// state takes more than BYTES (256 to 1 GiB). Small values (1024) compact, install and
     /// restore snapshots many times a run; off by default.
-    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(256..=(1 << 30)))]
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(bounds::SNAPSHOT_THRESHOLD))]
     pub snapshot_threshold: Option<u64>,
 }
 
@@ -76,11 +66,42 @@ pub struct EngineArgs {
     /// Who decides every thread switch: `random` or `pct` (deterministic: the seed decides,
     /// every failure replays exactly), or `os` (real OS threads: real preemption, not
     /// reproducible).
-    #[arg(long, value_enum, default_value_t = SchedulerKind::Random)]
+    #[arg(long, default_value = "random", value_name = "SCHEDULER", value_parser = scheduler_parser())]
     pub scheduler: SchedulerKind,
     /// PCT's bug depth: one more than the number of priority changes per run.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=20))]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(bounds::PCT_DEPTH))]
     pub pct_depth: u64,
+}
+
+impl WorkloadArgs {
+    /// The run of `seed` these flags and `engine`'s say.
+    pub fn spec(&self, engine: &EngineArgs, seed: u64) -> RunSpec {
+        let mut mutations: Vec<Mutation> = Vec::new();
+        for mutation in &self.mutations {
+            if !mutations.contains(mutation) {
+                mutations.push(*mutation);
+            }
+        }
+        RunSpec {
+            seed,
+            workload: self.workload,
+            nodes: self.nodes,
+            rounds: self.rounds,
+            duration: self.duration,
+            reliable: self.reliable,
+            faults: FaultMix {
+                crashes: !self.no_crashes,
+                partitions: !self.no_partitions,
+                one_way: !self.no_one_way,
+                skew: self.clock_skew,
+            },
+            read_mode: self.read_mode,
+            snapshot_threshold: self.snapshot_threshold,
+            mutations,
+            scheduler: engine.scheduler,
+            pct_depth: engine.pct_depth,
+        }
+    }
 }
 
 /// The longest simulated run per seed on a deterministic engine. Shuttle keeps every thread
@@ -89,10 +110,16 @@ pub struct EngineArgs {
 /// about 1 GB per worker. OS threads record nothing of the kind.
 pub const MAX_DETERMINISTIC_DURATION: Duration = Duration::from_secs(600);
 
-/// Refuses a run `workload` asks for that `scheduler`'s engine cannot hold in bounded memory.
-pub fn check_duration(scheduler: SchedulerKind, workload: &WorkloadArgs) -> Result<(), String> {
-    match workload.duration {
-        Some(duration) if scheduler.deterministic() && duration > MAX_DETERMINISTIC_DURATION => {
+/// Refuses a run its engine cannot hold in bounded memory, or one with a broken variant in a
+/// build without them.
+pub fn check_runnable(spec: &RunSpec) -> Result<(), String> {
+    if spec.asks_for_broken() && !node::MUTATIONS_AVAILABLE {
+        return Err(WITHOUT_BROKEN_VARIANTS.to_string());
+    }
+    match spec.duration {
+        Some(duration)
+            if spec.scheduler.deterministic() && duration > MAX_DETERMINISTIC_DURATION =>
+        {
             Err(format!(
                 "--duration {} s is over the {} s a deterministic run may last (shuttle keeps \
                  every thread switch in memory, about 1.5 MB per simulated second): run \
@@ -102,75 +129,6 @@ pub fn check_duration(scheduler: SchedulerKind, workload: &WorkloadArgs) -> Resu
             ))
         }
         _ => Ok(()),
-    }
-}
-
-impl EngineArgs {
-    /// The engine, with the watchdog OS-thread runs get (checked by the caller).
-    pub fn choice(&self, watchdog: Duration) -> EngineChoice {
-        EngineChoice {
-            scheduler: self.scheduler,
-            pct_depth: self.pct_depth,
-            watchdog,
-        }
-    }
-}
-
-/// Which scheduler runs the cluster's threads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum SchedulerKind {
-    /// Deterministic: a uniformly random runnable thread at every step, seeded by the seed.
-    Random,
-    /// Deterministic: probabilistic concurrency testing (a few priority changes at random
-    /// steps), seeded by the seed.
-    Pct,
-    /// Real OS threads scheduled by the operating system: real preemption, not reproducible.
-    Os,
-    /// `random` with one stream for the whole run instead of one per simulated instant (not on
-    /// the command line: the shrinking benchmark measures what the per-instant streams are worth).
-    #[value(skip)]
-    RandomOneStream,
-}
-
-impl SchedulerKind {
-    /// Whether one seed decides the whole run.
-    pub fn deterministic(self) -> bool {
-        self != SchedulerKind::Os
-    }
-
-    /// The value as typed on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            SchedulerKind::Random => "random",
-            SchedulerKind::Pct => "pct",
-            SchedulerKind::Os => "os",
-            SchedulerKind::RandomOneStream => "random-one-stream",
-        }
-    }
-}
-
-/// An engine and its settings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EngineChoice {
-    /// The scheduler.
-    pub scheduler: SchedulerKind,
-    /// PCT's bug depth.
-    pub pct_depth: u64,
-    /// The watchdog of OS-thread runs.
-    pub watchdog: Duration,
-}
-
-impl EngineChoice {
-    /// How the engine is described in output.
-    pub fn describe(&self) -> String {
-        match self.scheduler {
-            SchedulerKind::Random => "deterministic (random scheduler)".to_string(),
-            SchedulerKind::Pct => format!("deterministic (PCT, depth {})", self.pct_depth),
-            SchedulerKind::Os => "OS threads (not reproducible)".to_string(),
-            SchedulerKind::RandomOneStream => {
-                "deterministic (random scheduler, one stream)".to_string()
-            }
-        }
     }
 }
 
@@ -200,21 +158,28 @@ pub const WITHOUT_BROKEN_VARIANTS: &str =
     "this interleave has no broken variants (a shipped binary never has): run one built with \
      them, `cargo run --release -p interleave --features mutations -- ...`";
 
-/// Whether `workload` asks for a broken variant: a mutation, or the unsafe-local read mode.
-pub fn asks_for_broken(workload: &WorkloadArgs) -> bool {
-    !workload.mutations.is_empty() || workload.read_mode == ReadMode::UnsafeLocal
+/// `--workload`: one of [`Workload::ALL`].
+fn workload_parser() -> impl TypedValueParser<Value = Workload> {
+    PossibleValuesParser::new(Workload::ALL.map(Workload::name))
+        .map(|name| Workload::from_name(&name).expect("a listed name"))
+}
+
+/// `--scheduler`: one a user can name.
+fn scheduler_parser() -> impl TypedValueParser<Value = SchedulerKind> {
+    PossibleValuesParser::new(SchedulerKind::ON_THE_COMMAND_LINE.map(SchedulerKind::name))
+        .map(|name| SchedulerKind::from_name(&name).expect("a listed name"))
 }
 
 /// `--clock-skew`: one of [`ClockSkew::ALL`].
-pub(crate) fn clock_skew_parser() -> impl TypedValueParser<Value = ClockSkew> {
+fn clock_skew_parser() -> impl TypedValueParser<Value = ClockSkew> {
     PossibleValuesParser::new(ClockSkew::ALL.map(ClockSkew::name))
         .map(|name| name.parse().expect("a listed name"))
 }
 
-/// `--read-mode`: one of [`ReadMode::ALL`].
+/// `--read-mode`: one of [`ReadMode::ALL`], the broken one only in a build with broken variants.
 pub(crate) fn read_mode_parser() -> impl TypedValueParser<Value = ReadMode> {
     PossibleValuesParser::new(ReadMode::ALL.map(ReadMode::name)).try_map(|name| {
-        name.parse::<ReadMode>().map_err(|error| match error {
+        node::kv::parse_read_mode(&name).map_err(|error| match error {
             node::kv::UnknownReadMode::Broken => format!(
                 "unsafe-local is a deliberately broken read mode (a deposed leader serves stale \
                  reads); {WITHOUT_BROKEN_VARIANTS}"
@@ -224,13 +189,94 @@ pub(crate) fn read_mode_parser() -> impl TypedValueParser<Value = ReadMode> {
     })
 }
 
-/// `--duration`: seconds, 0.1 to a day.
+/// `--duration`: seconds, within [`bounds::DURATION_SECONDS`].
 pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text
         .parse()
         .map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    if !(0.1..=86_400.0).contains(&seconds) {
+    if !bounds::DURATION_SECONDS.contains(&seconds) {
         return Err(format!("{seconds} s is outside 0.1..=86400"));
     }
     Ok(Duration::from_secs_f64(seconds))
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+    use runspec::{ClockSkew, FaultMix, Mutation, ReadMode, RunSpec, SchedulerKind, Workload};
+    use std::time::Duration;
+
+    /// The run `interleave replay --seed N FLAGS` asks for.
+    fn parsed(spec: &RunSpec) -> RunSpec {
+        let seed = spec.seed.to_string();
+        let flags = spec.flags();
+        let mut words = vec!["interleave", "replay", "--seed", &seed];
+        words.extend(flags.split_whitespace());
+        match Cli::try_parse_from(words) {
+            Ok(Cli {
+                command: Some(Command::Replay(args)),
+            }) => args.workload.spec(&args.engine, spec.seed),
+            Ok(_) => unreachable!("replay parses as replay"),
+            Err(error) => panic!("{flags}: {error}"),
+        }
+    }
+
+    /// The text form is written and read in `runspec`; the command line reads the same words
+    /// with clap. Both must come to the same run, or a printed replay line would lie.
+    #[test]
+    fn the_command_line_reads_every_replay_line_as_the_run_that_printed_it() {
+        let base = RunSpec::default().with_seed(7);
+        let mut specs = vec![base.clone()];
+        for workload in Workload::ALL {
+            for read_mode in ReadMode::ALL {
+                for skew in ClockSkew::ALL {
+                    specs.push(RunSpec {
+                        workload,
+                        read_mode: if workload == Workload::Kv {
+                            read_mode
+                        } else {
+                            ReadMode::ReadIndex
+                        },
+                        faults: FaultMix {
+                            skew,
+                            crashes: skew != ClockSkew::Off,
+                            ..FaultMix::ALL
+                        },
+                        ..base.clone()
+                    });
+                }
+            }
+        }
+        for scheduler in SchedulerKind::ON_THE_COMMAND_LINE {
+            specs.push(RunSpec {
+                scheduler,
+                pct_depth: 9,
+                nodes: 2,
+                rounds: 100_000,
+                duration: Some(Duration::from_millis(100)),
+                reliable: true,
+                snapshot_threshold: Some(256),
+                mutations: Mutation::ALL[..5].to_vec(),
+                faults: FaultMix {
+                    partitions: false,
+                    one_way: false,
+                    ..FaultMix::ALL
+                },
+                ..base.clone()
+            });
+        }
+        for spec in specs {
+            let expected = RunSpec {
+                pct_depth: if spec.scheduler == SchedulerKind::Pct {
+                    spec.pct_depth
+                } else {
+                    3
+                },
+                ..spec.clone()
+            };
+            assert_eq!(parsed(&spec), expected, "{}", spec.flags());
+            assert_eq!(RunSpec::parse_flags(spec.seed, &spec.flags()), Ok(expected));
+        }
+    }
 }

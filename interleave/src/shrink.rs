@@ -4,74 +4,33 @@
 //! A schedule file carries what it takes to run it again as notes: the seed, the workload and
 //! engine flags, and the violation it produced.
 
-use crate::cli::{Cli, Command, ReplayArgs};
-use crate::engines::run_seed_following;
-use crate::replay_line::{flags, replay_prefix};
-use crate::run_spec::{EngineArgs, EngineChoice, WorkloadArgs, WorkloadKind};
-use clap::Parser;
+use crate::engines::{run_seed_following, Watchdog};
+use crate::replay_line::replay_prefix;
+use runspec::{RunSpec, Workload};
 use sim::schedule::Schedule;
 use sim::shrink::{shrink, violation_kind, Hints, Shrunk};
 use std::path::Path;
 use std::time::Duration;
 
-/// Note keys of a schedule file.
-const SEED: &str = sim::schedule::SEED_NOTE;
-const FLAGS: &str = "flags";
-const VIOLATION: &str = "violation";
-
-/// `events` with the notes that say how to run them again.
-pub fn with_notes(
-    events: &Schedule,
-    seed: u64,
-    workload: &WorkloadArgs,
-    engine: &EngineArgs,
-    violation: Option<&str>,
-) -> Schedule {
-    let mut notes = vec![
-        (SEED.to_string(), seed.to_string()),
-        (
-            FLAGS.to_string(),
-            flags(workload, engine).trim().to_string(),
-        ),
-    ];
-    if let Some(violation) = violation {
-        let first = violation.lines().next().unwrap_or_default();
-        notes.push((VIOLATION.to_string(), first.to_string()));
-    }
+/// `events` with the notes that say how to run them again (`RunSpec::notes`).
+pub fn with_notes(events: &Schedule, spec: &RunSpec, violation: Option<&str>) -> Schedule {
     Schedule {
-        notes,
+        notes: spec.notes(violation),
         events: events.events.clone(),
     }
 }
 
-/// What a schedule file's notes say to run: the seed, and the replay arguments (workload and
-/// engine) as a replay line would give them.
-pub fn replay_args_of(schedule: &Schedule) -> Result<(u64, ReplayArgs), String> {
-    let seed: u64 = schedule
-        .note(SEED)
-        .ok_or("the schedule has no `# seed:` note")?
-        .parse()
-        .map_err(|_| "the schedule's `# seed:` note is not a number")?;
-    let flags = schedule.note(FLAGS).unwrap_or_default();
-    let seed_text = seed.to_string();
-    let mut words = vec!["interleave", "replay", "--seed", &seed_text];
-    words.extend(flags.split_whitespace());
-    match Cli::try_parse_from(words) {
-        Ok(Cli {
-            command: Some(Command::Replay(args)),
-        }) => {
-            let clients = match args.workload.workload {
-                WorkloadKind::Raft => Vec::new(),
-                WorkloadKind::Kv => sim::client_endpoints(sim::KvWorkloadConfig::default().clients),
-            };
-            schedule.check_nodes(args.workload.nodes as usize, &clients)?;
-            Ok((seed, args))
-        }
-        Ok(_) => unreachable!("`interleave replay` parses as replay"),
-        Err(error) => Err(format!(
-            "the schedule's `# flags:` note does not parse: {error}"
-        )),
-    }
+/// The run a schedule file's notes say, checked against its events (every node they name is
+/// in the cluster) and against this build (a broken variant needs a build with them).
+pub fn spec_of(schedule: &Schedule) -> Result<RunSpec, String> {
+    let spec = RunSpec::from_notes(&schedule.notes).map_err(|error| error.to_string())?;
+    let clients = match spec.workload {
+        Workload::Raft => Vec::new(),
+        Workload::Kv => sim::client_endpoints(sim::KvWorkloadConfig::default().clients),
+    };
+    schedule.check_nodes(spec.nodes as usize, &clients)?;
+    crate::run_spec::check_runnable(&spec)?;
+    Ok(spec)
 }
 
 /// The largest schedule file read (16 MiB): a shrunk schedule takes a few hundred bytes, a full
@@ -86,9 +45,9 @@ pub fn read_schedule(path: &Path) -> Result<Schedule, String> {
         .map_err(|error| format!("{}: {error}", path.display()))
 }
 
-/// The command that replays the schedule file at `path`, of a run of `workload`.
-pub fn replay_schedule_line(path: &Path, workload: &WorkloadArgs) -> String {
-    let prefix = replay_prefix(crate::run_spec::asks_for_broken(workload));
+/// The command that replays the schedule file at `path`, of a run of `spec`.
+pub fn replay_schedule_line(path: &Path, spec: &RunSpec) -> String {
+    let prefix = replay_prefix(spec.asks_for_broken());
     format!("{prefix} replay --schedule {}", path.display())
 }
 
@@ -108,18 +67,18 @@ pub struct ShrinkReport {
     pub verified: bool,
 }
 
-/// Shrinks `full` (a schedule that made `seed` fail with `failure`) on `engine`, for at most
-/// `budget` of real time.
+/// Shrinks `full` (a schedule that made `spec` fail with `failure`), for at most `budget` of
+/// real time.
 pub fn shrink_failure(
-    engine: &EngineChoice,
-    workload: &WorkloadArgs,
-    seed: u64,
+    spec: &RunSpec,
+    watchdog: Watchdog,
     full: &Schedule,
     failure: &str,
     budget: Duration,
 ) -> ShrinkReport {
     #[allow(clippy::disallowed_methods)] // the shrinker's budget is real time
     let started = std::time::Instant::now();
+    let seed = spec.seed;
     let kind = violation_kind(failure);
     let same_kind = |outcome: &crate::outcome::SeedOutcome| {
         outcome
@@ -131,7 +90,7 @@ pub fn shrink_failure(
     // Candidates carry their seed: a reroll tries another.
     let run = |candidate: &Schedule| {
         let seed = candidate.seed().unwrap_or(seed);
-        run_seed_following(engine, workload, seed, Some(candidate))
+        run_seed_following(&spec.with_seed(seed), watchdog, Some(candidate))
     };
     // The full schedule once more: it must fail (following a run's own schedule repeats it), and
     // its trace says when.
@@ -162,7 +121,7 @@ pub fn shrink_failure(
     let verified = same_kind(&replayed);
     if let Some(failure) = replayed.failure.filter(|_| verified) {
         let first = failure.lines().next().unwrap_or_default().to_string();
-        shrunk.schedule.set_note(VIOLATION, first);
+        shrunk.schedule.set_note(runspec::VIOLATION_NOTE, first);
     }
     ShrinkReport {
         seed,
@@ -177,7 +136,7 @@ pub fn shrink_failure(
 /// `schedule` with its seed noted as `seed`.
 fn with_seed(schedule: &Schedule, seed: u64) -> Schedule {
     let mut noted = schedule.clone();
-    noted.set_note(SEED, seed.to_string());
+    noted.set_note(runspec::SEED_NOTE, seed.to_string());
     noted
 }
 

@@ -3,19 +3,8 @@
 //! it passes the correct build on the first seeds of each workload the catalogue uses.
 #![cfg(not(any(loom, shuttle)))]
 
-use interleave::engines::run_seed;
-use interleave::mutants::chaos_workload;
-use interleave::run_spec::{EngineChoice, SchedulerKind};
+use interleave::engines::{run_seed, Watchdog};
 use sim::mutants::{catalogue, Detector};
-use std::time::Duration;
-
-fn engine() -> EngineChoice {
-    EngineChoice {
-        scheduler: SchedulerKind::Random,
-        pct_depth: 3,
-        watchdog: Duration::from_secs(60),
-    }
-}
 
 #[test]
 fn chaos_kills_every_variant_the_catalogue_says_it_kills() {
@@ -29,9 +18,12 @@ fn chaos_kills_every_variant_the_catalogue_says_it_kills() {
             else {
                 continue;
             };
-            let args = chaos_workload(workload, Some(variant.broken));
-            let killed = (1..=seeds)
-                .find_map(|seed| run_seed(&engine(), &args, seed).failure.map(|f| (seed, f)));
+            let args = workload.spec(Some(variant.broken));
+            let killed = (1..=seeds).find_map(|seed| {
+                run_seed(&args.with_seed(seed), Watchdog::default())
+                    .failure
+                    .map(|f| (seed, f))
+            });
             let Some((seed, failure)) = killed else {
                 panic!("{} survived {seeds} chaos seeds", variant.broken.name());
             };
@@ -63,9 +55,9 @@ fn chaos_passes_the_correct_build_on_every_workload_the_catalogue_uses() {
         "raft and three read modes: {workloads:?}"
     );
     for workload in workloads {
-        let args = chaos_workload(workload, None);
+        let args = workload.spec(None);
         for seed in 1..=2 {
-            let outcome = run_seed(&engine(), &args, seed);
+            let outcome = run_seed(&args.with_seed(seed), Watchdog::default());
             assert_eq!(outcome.failure, None, "{workload:?} seed {seed}");
         }
     }

@@ -3,36 +3,27 @@
 //! way twice (`fails`). See `interleave::regressions` for the file's format.
 #![cfg(not(any(loom, shuttle)))]
 
-use interleave::cli::workload_args;
-use interleave::engines::run_seed;
+use interleave::engines::{run_seed, Watchdog};
 use interleave::regressions::{parse, Expect};
-use interleave::run_spec::{EngineArgs, SchedulerKind};
 
 #[test]
 fn every_kept_seed_does_what_the_regressions_file_says() {
     let text = include_str!("regressions.txt");
     let kept = parse(text).unwrap_or_else(|error| panic!("regressions.txt: {error}"));
     assert!(kept.len() >= 4, "the file lost its seeds");
-    let engine = EngineArgs {
-        scheduler: SchedulerKind::Random,
-        pct_depth: 3,
-    }
-    .choice(std::time::Duration::from_secs(60));
     let mut wrong = Vec::new();
     for regression in &kept {
-        let flags: Vec<&str> = regression.flags.iter().map(String::as_str).collect();
-        let workload = workload_args(&flags);
-        let outcome = run_seed(&engine, &workload, regression.seed);
+        let outcome = run_seed(&regression.spec, Watchdog::default());
         let line = format!(
             "regressions.txt:{} (seed {})",
-            regression.line, regression.seed
+            regression.line, regression.spec.seed
         );
         match (regression.expect, &outcome.failure) {
             (Expect::Passes, None) => {}
             (Expect::Passes, Some(failure)) => wrong.push(format!("{line} fails again: {failure}")),
             (Expect::Fails, None) => wrong.push(format!("{line} no longer fails")),
             (Expect::Fails, Some(_)) => {
-                let again = run_seed(&engine, &workload, regression.seed);
+                let again = run_seed(&regression.spec, Watchdog::default());
                 if again.fingerprint() != outcome.fingerprint() {
                     wrong.push(format!("{line} fails differently when replayed"));
                 }

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 /// Every library and binary crate whose modules are checked, by folder.
 const CRATES: &[&str] = &[
     "userfiles",
+    "runspec",
     "threadsim",
     "node",
     "sim",
@@ -93,6 +94,30 @@ const RULES: &[(&str, Rule)] = &[
             from: "crate::engines",
             forbidden: "crate::cli",
             why: "an engine runs a seed of a run's specification, not a command line",
+        },
+    ),
+    (
+        "interleave",
+        Rule {
+            from: "crate::engines",
+            forbidden: "crate::commands",
+            why: "the engines are beneath every command",
+        },
+    ),
+    (
+        "interleave",
+        Rule {
+            from: "crate::report",
+            forbidden: "crate::commands",
+            why: "a report draws an outcome, whichever command produced it",
+        },
+    ),
+    (
+        "interleave",
+        Rule {
+            from: "crate::shrink",
+            forbidden: "crate::commands",
+            why: "shrinking is a library call of `chaos` and `shrink` alike",
         },
     ),
     (

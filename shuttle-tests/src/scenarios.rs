@@ -120,7 +120,7 @@ pub fn kv_snapshots(mutations: MutationSet) {
         snapshot_threshold: Some(256),
         ..small_kv_workload(mutations)
     });
-    assert!(run.snapshots_taken > 0, "no snapshot taken");
+    assert!(run.figures.snapshots_taken > 0, "no snapshot taken");
 }
 
 /// 3 servers, 8 clerks over 2 keys for 3 simulated seconds, one clerk with the old leader.

@@ -5,9 +5,11 @@
 use crate::cluster::{Cluster, ClusterConfig};
 use crate::runner::Sim;
 use crate::schedule::{Event, Schedule, ScheduleRecorder};
-use crate::skew::ClockSkew;
+use crate::skew::SkewDraws;
 use crate::timeline::{execute, Following, Snapshot, Timeline};
 use node::{Command, MutationSet, NodeId};
+use runspec::RunSpec;
+pub use runspec::{FaultMix, RunFigures};
 use std::time::Duration;
 
 /// The shape of a chaos run.
@@ -35,29 +37,6 @@ pub struct ChaosConfig {
     pub snapshot_threshold: Option<usize>,
 }
 
-/// The kinds of fault a chaos run injects (message loss is [`ChaosConfig::unreliable`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FaultMix {
-    /// Crashes and restarts.
-    pub crashes: bool,
-    /// Symmetric partitions (including the leader cut off with a minority).
-    pub partitions: bool,
-    /// One-way link cuts.
-    pub one_way: bool,
-    /// Clock skew: nodes' clocks change rate (and, beyond the bound, jump forward).
-    pub skew: ClockSkew,
-}
-
-impl FaultMix {
-    /// Every kind of fault.
-    pub const ALL: FaultMix = FaultMix {
-        crashes: true,
-        partitions: true,
-        one_way: true,
-        skew: ClockSkew::WithinBound,
-    };
-}
-
 impl Default for ChaosConfig {
     fn default() -> Self {
         ChaosConfig {
@@ -74,39 +53,25 @@ impl Default for ChaosConfig {
     }
 }
 
-/// What a chaos run did: the evidence that it exercised what it claims to.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ChaosReport {
-    /// Simulated time covered.
-    pub simulated: Duration,
-    /// Leaders elected (distinct terms with a leader).
-    pub leaders_elected: u64,
-    /// Highest index applied anywhere.
-    pub highest_applied: u64,
-    /// Crashes.
-    pub crashes: u64,
-    /// Crashes of a node whose log held entries not yet known committed.
-    pub crashes_mid_replication: u64,
-    /// Restarts.
-    pub restarts: u64,
-    /// Symmetric partitions.
-    pub partitions: u64,
-    /// Partitions that left the leader in a minority.
-    pub leader_isolations: u64,
-    /// One-way link cuts.
-    pub one_way_cuts: u64,
-    /// Rounds in which entries were committed while some fault was in force.
-    pub rounds_committing_under_faults: u64,
-    /// Commands offered to nodes.
-    pub commands_offered: u64,
-    /// Commands a node accepted as leader.
-    pub commands_accepted: u64,
-    /// Client operations checked for linearizability (key-value workload).
-    pub operations_checked: u64,
-    /// Snapshots services handed their nodes.
-    pub snapshots_taken: u64,
-    /// Snapshots followers installed from a leader.
-    pub snapshots_installed: u64,
+impl ChaosConfig {
+    /// The chaos run `spec` says (its seed is the simulation's).
+    pub fn from_spec(spec: &RunSpec) -> ChaosConfig {
+        ChaosConfig {
+            nodes: spec.nodes as usize,
+            rounds: spec.rounds,
+            unreliable: !spec.reliable,
+            mutations: spec.mutations.iter().copied().collect(),
+            faults: spec.faults,
+            duration: spec.duration,
+            snapshot_threshold: spec.snapshot_threshold.map(threshold_bytes),
+            ..ChaosConfig::default()
+        }
+    }
+}
+
+/// A snapshot threshold as a size in memory (at most 1 GiB, by `runspec::bounds`).
+pub(crate) fn threshold_bytes(bytes: u64) -> usize {
+    usize::try_from(bytes).expect("a snapshot threshold of at most 1 GiB")
 }
 
 /// Where a chaos run's events come from.
@@ -120,7 +85,7 @@ pub enum ChaosEvents<'a> {
 /// Runs the chaos workload on a fresh cluster, its events generated and recorded in
 /// `recorder`; panics (failing the simulation) on any invariant violation or if the healed
 /// cluster cannot commit within 10 s of simulated time.
-pub fn run_chaos(sim: &Sim, config: &ChaosConfig) -> ChaosReport {
+pub fn run_chaos(sim: &Sim, config: &ChaosConfig) -> RunFigures {
     run_chaos_with(
         sim,
         config,
@@ -135,7 +100,7 @@ pub fn run_chaos_with(
     config: &ChaosConfig,
     events: ChaosEvents<'_>,
     recorder: &ScheduleRecorder,
-) -> ChaosReport {
+) -> RunFigures {
     let mut cluster_config = ClusterConfig::new(config.nodes);
     cluster_config.net.unreliable = config.unreliable;
     cluster_config.node.mutations = config.mutations.clone();
@@ -149,17 +114,18 @@ pub fn run_chaos_with(
             execute(&cluster, &mut Following::new(schedule), recorder)
         }
     };
-    let mut report = ChaosReport {
+    let mut report = RunFigures {
         crashes: counts.crashes,
         crashes_mid_replication: counts.crashes_mid_replication,
         restarts: counts.restarts,
         partitions: counts.partitions,
         leader_isolations: counts.leader_isolations,
         one_way_cuts: counts.one_way_cuts,
+        clock_changes: counts.clock_changes,
         rounds_committing_under_faults: counts.groups_committing_under_faults,
         commands_offered: counts.offered,
         commands_accepted: counts.accepted,
-        ..ChaosReport::default()
+        ..RunFigures::default()
     };
     // Heal everything; the cluster must recover.
     cluster.heal();

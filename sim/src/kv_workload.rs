@@ -7,7 +7,7 @@ use crate::cluster::{Cluster, ClusterConfig};
 use crate::network::ClientPort;
 use crate::runner::Sim;
 use crate::schedule::{Event, Schedule, ScheduleRecorder};
-use crate::skew::ClockSkew;
+use crate::skew::{ClockSkew, SkewDraws};
 use crate::timeline::{execute, Following, Snapshot, Timeline};
 use models::{
     check_partitions, partition_by_key, Budget, CheckOptions, History, KeyValue, KvInput, KvOutput,
@@ -18,6 +18,7 @@ use node::kv::{
     KvTransport, ReadMode, SessionPolicy,
 };
 use node::{MutationSet, NodeId, TransportError};
+use runspec::{RunFigures, RunSpec};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use threadsim::clock::spawn;
@@ -97,6 +98,24 @@ impl KvWorkloadConfig {
 }
 
 impl KvWorkloadConfig {
+    /// The key-value run `spec` says (its seed is the simulation's): its cluster size, read
+    /// mode, broken variants, length, message loss, crashes, clock skew and snapshots; the
+    /// rest as [`KvWorkloadConfig::default`].
+    pub fn from_spec(spec: &RunSpec) -> KvWorkloadConfig {
+        let defaults = KvWorkloadConfig::default();
+        KvWorkloadConfig {
+            nodes: spec.nodes as usize,
+            read_mode: spec.read_mode,
+            mutations: spec.mutations.iter().copied().collect(),
+            duration: spec.duration.unwrap_or(defaults.duration),
+            unreliable: !spec.reliable,
+            crashes: spec.faults.crashes,
+            skew: spec.faults.skew,
+            snapshot_threshold: spec.snapshot_threshold.map(crate::chaos::threshold_bytes),
+            ..defaults
+        }
+    }
+
     /// The workload with sessions that expire all the time: at most 20 for its 30 clients, and
     /// 2 s of the log's clock unused. Every registration expires another client's session, so
     /// retries keep meeting sessions that are gone.
@@ -141,33 +160,8 @@ impl Default for KvWorkloadConfig {
 pub struct KvRun {
     /// Every operation, in the order they were called.
     pub history: History<KvInput, KvOutput>,
-    /// Operations whose outcome is unknown (the clerk gave up, or its session expired).
-    pub unknown: usize,
-    /// Operations that ended because their clerk's session had expired.
-    pub sessions_expired: usize,
-    /// Simulated time covered.
-    pub simulated: Duration,
-    /// Partitions that cut the leader off with clients on its side.
-    pub leader_isolations: u64,
-    /// Node crashes.
-    pub crashes: u64,
-    /// Leaders elected (distinct terms with a leader).
-    pub leaders_elected: u64,
-    /// Highest index applied anywhere.
-    pub highest_applied: u64,
-    /// Gets answered from a server's local state.
-    pub local_reads: u64,
-    /// Gets answered locally by a node whose term a newer leader had superseded: the stale-read
-    /// opportunities.
-    pub reads_by_deposed_leaders: u64,
-    /// Gets served under a lease (with no round).
-    pub lease_reads: u64,
-    /// Snapshots servers handed their nodes.
-    pub snapshots_taken: u64,
-    /// Snapshots followers installed from a leader.
-    pub snapshots_installed: u64,
-    /// Clock rate changes and jumps.
-    pub clock_changes: u64,
+    /// What the run did (`operations_checked` is the history's length).
+    pub figures: RunFigures,
 }
 
 /// Clerk `index` on `cluster`'s network (endpoint `n{1000 + index}`).
@@ -244,10 +238,10 @@ pub fn run_kv_workload_with(
     cluster_config.apply_capacity = config.apply_capacity.unwrap_or_else(|| {
         APPLY_CAPACITIES[sim.rng(APPLY_CAPACITY_STREAM).index(APPLY_CAPACITIES.len())]
     });
+    cluster_config.snapshot_threshold = config.snapshot_threshold;
     cluster_config.kv = Some(KvServerConfig {
         read_mode: config.read_mode,
         mutations: config.mutations.clone(),
-        snapshot_threshold: config.snapshot_threshold,
         sessions: config.sessions,
         ..KvServerConfig::default()
     });
@@ -279,22 +273,6 @@ pub fn run_kv_workload_with(
             })
         })
         .collect();
-    let mut run = KvRun {
-        history: Vec::new(),
-        unknown: 0,
-        sessions_expired: 0,
-        simulated: Duration::ZERO,
-        leader_isolations: 0,
-        crashes: 0,
-        leaders_elected: 0,
-        highest_applied: 0,
-        local_reads: 0,
-        reads_by_deposed_leaders: 0,
-        lease_reads: 0,
-        snapshots_taken: 0,
-        snapshots_installed: 0,
-        clock_changes: 0,
-    };
     let counts = match schedule {
         Some(schedule) => execute(&cluster, &mut Following::new(schedule), recorder),
         None => execute(
@@ -315,9 +293,6 @@ pub fn run_kv_workload_with(
         ),
     };
     cluster.heal();
-    run.leader_isolations = counts.leader_isolations;
-    run.crashes = counts.crashes;
-    run.clock_changes = counts.clock_changes;
     for thread in threads {
         thread.join();
     }
@@ -326,21 +301,32 @@ pub fn run_kv_workload_with(
         cluster.check_log_bounded(threshold);
     }
     let observed = cluster.invariants().observed();
-    run.snapshots_taken = observed.snapshots_taken;
-    run.snapshots_installed = observed.snapshots_installed;
-    run.leaders_elected = observed.leaders_elected;
-    run.highest_applied = observed.highest_applied.0;
-    run.local_reads = observed.local_reads;
-    run.reads_by_deposed_leaders = observed.reads_by_deposed_leaders;
-    run.lease_reads = observed.lease_reads;
-    run.simulated = clock.now() - started;
+    let simulated = clock.now() - started;
     cluster.shutdown();
     let mut history = std::mem::take(&mut *history.lock());
     history.sort_by_key(|op| op.call);
-    run.unknown = history.iter().filter(|op| op.ret.is_none()).count();
-    run.sessions_expired = *sessions_expired.lock();
-    run.history = history;
-    run
+    let figures = RunFigures {
+        simulated,
+        crashes: counts.crashes,
+        crashes_mid_replication: counts.crashes_mid_replication,
+        restarts: counts.restarts,
+        partitions: counts.partitions,
+        leader_isolations: counts.leader_isolations,
+        one_way_cuts: counts.one_way_cuts,
+        clock_changes: counts.clock_changes,
+        leaders_elected: observed.leaders_elected,
+        highest_applied: observed.highest_applied.0,
+        operations_checked: history.len() as u64,
+        operations_unknown: history.iter().filter(|op| op.ret.is_none()).count() as u64,
+        sessions_expired: *sessions_expired.lock() as u64,
+        local_reads: observed.local_reads,
+        reads_by_deposed_leaders: observed.reads_by_deposed_leaders,
+        lease_reads: observed.lease_reads,
+        snapshots_taken: observed.snapshots_taken,
+        snapshots_installed: observed.snapshots_installed,
+        ..RunFigures::default()
+    };
+    KvRun { history, figures }
 }
 
 /// The key-value workload's faults, until `end`: a quiet spell of 1-3 s, then one of: the leader

@@ -36,7 +36,7 @@ pub mod shrink;
 pub mod skew;
 pub mod timeline;
 
-pub use chaos::{run_chaos, run_chaos_with, ChaosConfig, ChaosEvents, ChaosReport, FaultMix};
+pub use chaos::{run_chaos, run_chaos_with, ChaosConfig, ChaosEvents, FaultMix, RunFigures};
 pub use cluster::{Cluster, ClusterConfig};
 pub use disk::{Disk, Layout};
 pub use invariants::Invariants;

@@ -11,19 +11,9 @@
 use crate::cluster::Cluster;
 use crate::schedule::Event;
 use node::NodeId;
+pub use runspec::{ClockSkew, UnknownClockSkew};
 use std::time::Duration;
 use threadsim::clock::RatePpm;
-
-/// How far the nodes' clocks drift.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ClockSkew {
-    /// Every clock keeps true time.
-    Off,
-    /// Rates within the nodes' configured drift bound; no jumps.
-    WithinBound,
-    /// Deliberately unsafe for leases: rates from 0.5x to 1.5x, and forward jumps.
-    BeyondBound,
-}
 
 /// The slowest and fastest rates of [`ClockSkew::BeyondBound`].
 const BEYOND: (RatePpm, RatePpm) = (RatePpm(500_000), RatePpm(1_500_000));
@@ -34,39 +24,32 @@ const STEP_PPM: u64 = 1_000;
 /// The longest forward jump of [`ClockSkew::BeyondBound`], in milliseconds.
 const LONGEST_JUMP_MS: u64 = 1_000;
 
-impl ClockSkew {
-    /// Every setting, in a fixed order.
-    pub const ALL: [ClockSkew; 3] = [
-        ClockSkew::Off,
-        ClockSkew::WithinBound,
-        ClockSkew::BeyondBound,
-    ];
+/// What a skew setting draws on a cluster.
+pub trait SkewDraws {
+    /// One skew event for a random node (the chaos fault mix's draw): a new rate or, beyond
+    /// the bound, one time in four a jump forward.
+    fn random_event(self, cluster: &Cluster) -> Option<Event>;
 
-    /// The setting's command-line name.
-    pub fn name(self) -> &'static str {
-        match self {
-            ClockSkew::Off => "off",
-            ClockSkew::WithinBound => "within",
-            ClockSkew::BeyondBound => "beyond",
-        }
+    /// New rates for every node as `isolated` (the leader, cut off) loses touch with
+    /// `majority`: half the time the worst case for a lease (the leader's clock at the slowest
+    /// rate, every other at the fastest), else a rate drawn for each; beyond the bound, one node
+    /// of the majority also jumps forward.
+    fn at_isolation(self, cluster: &Cluster, isolated: NodeId, majority: &[NodeId]) -> Vec<Event>;
+}
+
+/// The slowest and fastest rates a clock may run at on `cluster` (None when off).
+fn range(skew: ClockSkew, cluster: &Cluster) -> Option<(RatePpm, RatePpm)> {
+    let drift = cluster.config().node.max_clock_drift_ppm;
+    match skew {
+        ClockSkew::Off => None,
+        ClockSkew::WithinBound => Some((RatePpm(1_000_000 - drift), RatePpm(1_000_000 + drift))),
+        ClockSkew::BeyondBound => Some(BEYOND),
     }
+}
 
-    /// The slowest and fastest rates a clock may run at on `cluster` (None when off).
-    fn range(self, cluster: &Cluster) -> Option<(RatePpm, RatePpm)> {
-        let drift = cluster.config().node.max_clock_drift_ppm;
-        match self {
-            ClockSkew::Off => None,
-            ClockSkew::WithinBound => {
-                Some((RatePpm(1_000_000 - drift), RatePpm(1_000_000 + drift)))
-            }
-            ClockSkew::BeyondBound => Some(BEYOND),
-        }
-    }
-
-    /// One skew event for a random node (the chaos fault mix's draw): a new rate or, beyond the
-    /// bound, one time in four a jump forward.
-    pub fn random_event(self, cluster: &Cluster) -> Option<Event> {
-        let range = self.range(cluster)?;
+impl SkewDraws for ClockSkew {
+    fn random_event(self, cluster: &Cluster) -> Option<Event> {
+        let range = range(self, cluster)?;
         let ids = cluster.ids();
         let node = ids[cluster.random(ids.len())];
         if self == ClockSkew::BeyondBound && cluster.random(4) == 0 {
@@ -75,17 +58,8 @@ impl ClockSkew {
         Some(Event::ClockRate(node, draw_rate(cluster, range)))
     }
 
-    /// New rates for every node as `isolated` (the leader, cut off) loses touch with `majority`:
-    /// half the time the worst case for a lease (the leader's clock at the slowest rate, every
-    /// other at the fastest), else a rate drawn for each; beyond the bound, one node of the
-    /// majority also jumps forward.
-    pub fn at_isolation(
-        self,
-        cluster: &Cluster,
-        isolated: NodeId,
-        majority: &[NodeId],
-    ) -> Vec<Event> {
-        let Some(range) = self.range(cluster) else {
+    fn at_isolation(self, cluster: &Cluster, isolated: NodeId, majority: &[NodeId]) -> Vec<Event> {
+        let Some(range) = range(self, cluster) else {
             return Vec::new();
         };
         let worst_case = cluster.random(2) == 0;
@@ -118,25 +92,4 @@ fn draw_rate(cluster: &Cluster, (slowest, fastest): (RatePpm, RatePpm)) -> RateP
 /// A forward jump of 1 ms to [`LONGEST_JUMP_MS`].
 fn jump(cluster: &Cluster) -> Duration {
     Duration::from_millis(1 + cluster.random(LONGEST_JUMP_MS as usize) as u64)
-}
-
-impl std::fmt::Display for ClockSkew {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A clock skew name that is not known.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown clock skew {0:?}; known: off, within, beyond")]
-pub struct UnknownClockSkew(pub String);
-
-impl std::str::FromStr for ClockSkew {
-    type Err = UnknownClockSkew;
-    fn from_str(name: &str) -> Result<Self, Self::Err> {
-        ClockSkew::ALL
-            .into_iter()
-            .find(|skew| skew.name() == name)
-            .ok_or_else(|| UnknownClockSkew(name.to_string()))
-    }
 }

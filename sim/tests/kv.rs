@@ -29,13 +29,13 @@ fn check_linearizable(name: &str, seed: u64, run: &KvRun) -> Result<(), String> 
         "{name} seed {seed}: {} operations ({} unknown), {:?} simulated, checked in {:?}, \
          {} leader isolations, {} crashes, {} local reads ({} by deposed leaders): {:?}",
         run.history.len(),
-        run.unknown,
-        run.simulated,
+        run.figures.operations_unknown,
+        run.figures.simulated,
         started.elapsed(),
-        run.leader_isolations,
-        run.crashes,
-        run.local_reads,
-        run.reads_by_deposed_leaders,
+        run.figures.leader_isolations,
+        run.figures.crashes,
+        run.figures.local_reads,
+        run.figures.reads_by_deposed_leaders,
         report.verdict
     );
     if report.verdict == Verdict::Linearizable {
@@ -67,14 +67,17 @@ fn linearizable_on_seeds(test: &str, read_mode: ReadMode, seeds: &[u64]) {
             .map_err(|failure| failure.message)
             .and_then(|run| {
                 // Vacuity guards: the run did what it claims to.
-                if run.leader_isolations == 0 {
+                if run.figures.leader_isolations == 0 {
                     return Err("the leader was never cut off".into());
                 }
-                if run.leaders_elected < 2 {
-                    return Err(format!("{} leaders elected", run.leaders_elected));
+                if run.figures.leaders_elected < 2 {
+                    return Err(format!("{} leaders elected", run.figures.leaders_elected));
                 }
-                if run.highest_applied < 1000 {
-                    return Err(format!("only {} entries applied", run.highest_applied));
+                if run.figures.highest_applied < 1000 {
+                    return Err(format!(
+                        "only {} entries applied",
+                        run.figures.highest_applied
+                    ));
                 }
                 if run.history.len() < 2000 {
                     return Err(format!("only {} operations", run.history.len()));
@@ -83,8 +86,8 @@ fn linearizable_on_seeds(test: &str, read_mode: ReadMode, seeds: &[u64]) {
                 // every get unknown: the gets it served must be many (3,236 and 4,267 at
                 // least over seeds 1-20 of ReadIndex and lease reads).
                 let served = match read_mode {
-                    ReadMode::ReadIndex => Some(run.local_reads),
-                    ReadMode::Lease => Some(run.lease_reads),
+                    ReadMode::ReadIndex => Some(run.figures.local_reads),
+                    ReadMode::Lease => Some(run.figures.lease_reads),
                     ReadMode::Log | ReadMode::UnsafeLocal => None,
                 };
                 if let Some(served) = served.filter(|&served| served < 1000) {
@@ -162,8 +165,8 @@ fn rejected_on_every_seed(name: &str, read_mode: ReadMode, mutations: MutationSe
             "{name} seed {seed}: simulated in {simulated_in:?}, {} operations, checked in {:?}, {} local reads, {} by deposed leaders: {:?}",
             run.history.len(),
             started.elapsed(),
-            run.local_reads,
-            run.reads_by_deposed_leaders,
+            run.figures.local_reads,
+            run.figures.reads_by_deposed_leaders,
             report.verdict
         );
         assert_eq!(
@@ -185,7 +188,7 @@ fn unsafe_local_reads_are_rejected() {
     );
     for run in runs {
         assert!(
-            run.reads_by_deposed_leaders > 0,
+            run.figures.reads_by_deposed_leaders > 0,
             "no stale-read opportunity in a run"
         );
     }
@@ -200,7 +203,7 @@ fn read_index_without_the_leadership_round_is_rejected() {
     );
     for run in runs {
         assert!(
-            run.reads_by_deposed_leaders > 0,
+            run.figures.reads_by_deposed_leaders > 0,
             "no stale-read opportunity in a run"
         );
     }
@@ -331,9 +334,9 @@ fn sessions_that_keep_expiring_cost_unknown_outcomes_never_a_duplicate() {
     for seed in 1..=2 {
         let run = simulate_kv(seed, &correct).expect("no invariant violated");
         assert!(
-            run.sessions_expired > 100,
+            run.figures.sessions_expired > 100,
             "only {} sessions expired",
-            run.sessions_expired
+            run.figures.sessions_expired
         );
         check_linearizable("sessions_that_keep_expiring", seed, &run).unwrap();
     }

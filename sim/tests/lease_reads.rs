@@ -32,8 +32,8 @@ fn hunt(name: &str, mutations: MutationSet, skew: ClockSkew) -> Vec<Verdict> {
             eprintln!(
                 "{name} seed {seed}: {} operations, {} lease reads, {} by deposed leaders, {:?} in {:?}",
                 run.history.len(),
-                run.lease_reads,
-                run.reads_by_deposed_leaders,
+                run.figures.lease_reads,
+                run.figures.reads_by_deposed_leaders,
                 verdict,
                 wall.elapsed()
             );

@@ -197,10 +197,8 @@ fn kv_snapshot_size_the_stored_state_stays_small() {
     const KV_THRESHOLD: usize = 1000;
     run_seeds("snapshots::kv_snapshot_size", SEEDS, |sim| {
         let mut config = ClusterConfig::new(3);
-        config.kv = Some(KvServerConfig {
-            snapshot_threshold: Some(KV_THRESHOLD),
-            ..KvServerConfig::default()
-        });
+        config.kv = Some(KvServerConfig::default());
+        config.snapshot_threshold = Some(KV_THRESHOLD);
         let cluster = Arc::new(Cluster::new(sim, config));
         let mut clerk = new_clerk(&cluster, 0, ClerkConfig::default());
         for _ in 0..200 {
@@ -244,14 +242,14 @@ fn kv_unreliable_recover_concurrent_partitions_linearizable() {
         let run = simulate_kv(seed, &config)
             .unwrap_or_else(|failure| panic!("seed {seed}: {}", failure.message));
         assert!(
-            run.crashes > 0 && run.leader_isolations > 0,
+            run.figures.crashes > 0 && run.figures.leader_isolations > 0,
             "seed {seed}: no crash or no isolation"
         );
         assert!(
-            run.snapshots_taken >= 100 && run.snapshots_installed >= 10,
+            run.figures.snapshots_taken >= 100 && run.figures.snapshots_installed >= 10,
             "seed {seed}: {} snapshots taken, {} installed",
-            run.snapshots_taken,
-            run.snapshots_installed
+            run.figures.snapshots_taken,
+            run.figures.snapshots_installed
         );
         let report = check_kv_history(&run.history);
         assert_eq!(

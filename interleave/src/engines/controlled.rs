@@ -1,6 +1,5 @@
 //! The glue compiled against the twins: controlled executions under shuttle's scheduler.
 
-use node_shuttle as engine_node;
 use sim_shuttle as engine_sim;
 use threadsim_shuttle as engine_threadsim;
 

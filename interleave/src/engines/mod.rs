@@ -7,31 +7,44 @@
 //! - **OS threads** (`--scheduler os`): `sim`, `node` and `threadsim` as built: real threads,
 //!   real preemption, interleavings the operating system picks (not reproducible).
 //!
-//! The glue between the command line and a build of `sim` is written once (`seed.rs`) and
-//! compiled once per build, each time with `engine_sim`, `engine_node` and `engine_threadsim`
-//! naming that build's crates.
+//! The glue between a [`RunSpec`] and a build of `sim` is written once (`seed.rs`) and compiled
+//! once per build, each time with `engine_sim` and `engine_threadsim` naming that
+//! build's crates. The run's specification and figures are `runspec`'s, the same in both builds;
+//! the glue converts only the schedule and the trace, which the twins define again.
 
 use crate::outcome::SeedOutcome;
-use crate::run_spec::{EngineChoice, WorkloadArgs};
+use runspec::RunSpec;
+use std::time::Duration;
 
 mod controlled;
 mod on_threads;
 
-/// Runs one seed of `workload` on `engine`, its events generated as it goes.
-pub fn run_seed(engine: &EngineChoice, workload: &WorkloadArgs, seed: u64) -> SeedOutcome {
-    run_seed_following(engine, workload, seed, None)
+/// The watchdog of an OS-thread run (a deterministic one has none: its step limit ends a
+/// livelock): how long a run may make no progress before it fails as a hang.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Watchdog(pub Duration);
+
+impl Default for Watchdog {
+    /// 60 s, as `INTERLEAVE_WATCHDOG` unset.
+    fn default() -> Watchdog {
+        Watchdog(Duration::from_secs(60))
+    }
 }
 
-/// Runs one seed of `workload` on `engine`, its events following `schedule` if given.
+/// Runs `spec`, its events generated as it goes.
+pub fn run_seed(spec: &RunSpec, watchdog: Watchdog) -> SeedOutcome {
+    run_seed_following(spec, watchdog, None)
+}
+
+/// Runs `spec`, its events following `schedule` if given.
 pub fn run_seed_following(
-    engine: &EngineChoice,
-    workload: &WorkloadArgs,
-    seed: u64,
+    spec: &RunSpec,
+    watchdog: Watchdog,
     schedule: Option<&sim::schedule::Schedule>,
 ) -> SeedOutcome {
-    if engine.scheduler.deterministic() {
-        controlled::seed::run(engine, workload, seed, schedule)
+    if spec.scheduler.deterministic() {
+        controlled::seed::run(spec, watchdog, schedule)
     } else {
-        on_threads::seed::run(engine, workload, seed, schedule)
+        on_threads::seed::run(spec, watchdog, schedule)
     }
 }

@@ -1,6 +1,5 @@
 //! The glue compiled against the ordinary build: real OS threads.
 
-use node as engine_node;
 use sim as engine_sim;
 use threadsim as engine_threadsim;
 

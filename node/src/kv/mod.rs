@@ -32,8 +32,6 @@ pub use snapshot::BadSnapshot;
 pub use state_machine::{KvStateMachine, Outcome};
 
 use crate::NodeId;
-use std::fmt;
-use std::str::FromStr;
 
 /// Identifies a client (a [`Clerk`]) for duplicate suppression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -112,48 +110,7 @@ pub enum KvReply {
     SessionExpired,
 }
 
-/// How a server answers gets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ReadMode {
-    /// A get is a log entry like any other.
-    Log,
-    /// ReadIndex: confirm leadership with a majority, wait until the commit index seen before
-    /// the round is applied, read locally.
-    ReadIndex,
-    /// Deliberately broken: any node that believes it leads answers from its local state at
-    /// once, so a deposed leader serves stale reads.
-    UnsafeLocal,
-    /// Lease reads: a leader whose lease holds serves from local state with no round (once the
-    /// commit index it saw is applied); without a lease it falls back to ReadIndex. Safe while
-    /// clocks drift within the node's `max_clock_drift_ppm`.
-    Lease,
-}
-
-impl ReadMode {
-    /// Every mode, in a fixed order.
-    pub const ALL: [ReadMode; 4] = [
-        ReadMode::Log,
-        ReadMode::ReadIndex,
-        ReadMode::Lease,
-        ReadMode::UnsafeLocal,
-    ];
-
-    /// The mode's command-line name.
-    pub fn name(self) -> &'static str {
-        match self {
-            ReadMode::Log => "log",
-            ReadMode::ReadIndex => "read-index",
-            ReadMode::UnsafeLocal => "unsafe-local",
-            ReadMode::Lease => "lease",
-        }
-    }
-}
-
-impl fmt::Display for ReadMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use runspec::ReadMode;
 
 /// A read mode name this build does not take.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -169,20 +126,16 @@ pub enum UnknownReadMode {
     Broken,
 }
 
-impl FromStr for ReadMode {
-    type Err = UnknownReadMode;
-    /// The mode named `name`; the broken `unsafe-local` only in a build with broken variants
-    /// ([`crate::MUTATIONS_AVAILABLE`]).
-    fn from_str(name: &str) -> Result<Self, Self::Err> {
-        let mode = ReadMode::ALL
-            .into_iter()
-            .find(|mode| mode.name() == name)
-            .ok_or_else(|| UnknownReadMode::Unknown(name.to_string()))?;
-        if mode == ReadMode::UnsafeLocal && !crate::MUTATIONS_AVAILABLE {
-            return Err(UnknownReadMode::Broken);
-        }
-        Ok(mode)
+/// The mode named `name`; the broken `unsafe-local` only in a build with broken variants
+/// ([`crate::MUTATIONS_AVAILABLE`]). Every entry point a user reaches parses read modes with
+/// this (a command line's `--read-mode`), never with [`ReadMode::from_name`].
+pub fn parse_read_mode(name: &str) -> Result<ReadMode, UnknownReadMode> {
+    let mode =
+        ReadMode::from_name(name).ok_or_else(|| UnknownReadMode::Unknown(name.to_string()))?;
+    if mode.is_deliberately_broken() && !crate::MUTATIONS_AVAILABLE {
+        return Err(UnknownReadMode::Broken);
     }
+    Ok(mode)
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
@@ -197,10 +150,10 @@ mod tests {
         assert_eq!(names, ["log", "read-index", "lease", "unsafe-local"]);
         for mode in ReadMode::ALL {
             assert_eq!(mode.to_string(), mode.name());
-            assert_eq!(mode.name().parse(), Ok(mode));
+            assert_eq!(parse_read_mode(mode.name()), Ok(mode));
         }
         assert_eq!(
-            "leases".parse::<ReadMode>(),
+            parse_read_mode("leases"),
             Err(UnknownReadMode::Unknown("leases".into()))
         );
     }

@@ -33,8 +33,9 @@ pub struct ClusterConfig {
     /// Runs a key-value server on every node (instead of a service that only checks what is
     /// applied).
     pub kv: Option<KvServerConfig>,
-    /// For the checking service (not `kv`, whose config has its own): hand the node a
-    /// snapshot once its log takes more than this many bytes (`None`: never).
+    /// Every node's service (the checking service, or the key-value server) hands its node a
+    /// snapshot once its log takes more than this many bytes (`None`: never). The one place a
+    /// simulated cluster says it: `kv`'s own field must stay `None`.
     pub snapshot_threshold: Option<usize>,
 }
 
@@ -101,6 +102,13 @@ impl Cluster {
     /// Builds and starts every node.
     pub fn new(sim: &Sim, config: ClusterConfig) -> Cluster {
         assert!(config.nodes >= 1, "a cluster needs at least one node");
+        assert!(
+            config
+                .kv
+                .as_ref()
+                .is_none_or(|kv| kv.snapshot_threshold.is_none()),
+            "a simulated cluster's snapshot threshold is ClusterConfig::snapshot_threshold"
+        );
         let clock = sim.clock();
         let events = Events::new(clock.clone(), sim.trace().clone());
         let network = Network::new(events.clone(), config.net.clone(), sim.rng(NETWORK_STREAM));
@@ -231,7 +239,10 @@ impl Cluster {
                 node.clone(),
                 apply_receiver,
                 node_clock,
-                kv.clone(),
+                KvServerConfig {
+                    snapshot_threshold: self.config.snapshot_threshold,
+                    ..kv.clone()
+                },
                 self.invariants.clone(),
             ))),
             None => Service::Checker(checker_service::start(

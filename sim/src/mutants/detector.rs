@@ -1,8 +1,10 @@
 //! The detectors a broken variant can be killed by, one column each in the kill matrix.
 
+use super::Broken;
 use crate::runner::Sim;
 use node::kv::ReadMode;
 use node::MutationSet;
+use runspec::{RunSpec, Workload};
 
 /// The kinds of detector, one column each in the kill matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -154,6 +156,27 @@ impl ChaosWorkload {
             text.push_str(", snapshots");
         }
         text
+    }
+
+    /// The run (seed 0, the random scheduler) this workload makes with `broken` switched on
+    /// (none: the correct build, which serves the unsafe mode's reads by ReadIndex).
+    pub fn spec(self, broken: Option<Broken>) -> RunSpec {
+        let mut spec = RunSpec::default();
+        if let Some(read_mode) = self.read_mode() {
+            spec.workload = Workload::Kv;
+            spec.read_mode = match (broken, read_mode) {
+                (None, ReadMode::UnsafeLocal) => ReadMode::ReadIndex,
+                (Some(Broken::UnsafeLocalReads), _) => ReadMode::UnsafeLocal,
+                _ => read_mode,
+            };
+        }
+        if self.snapshots() {
+            spec.snapshot_threshold = Some(CHAOS_SNAPSHOT_THRESHOLD);
+        }
+        if let Some(Broken::Node(mutation)) = broken {
+            spec.mutations = vec![mutation];
+        }
+        spec
     }
 }
 

@@ -199,7 +199,7 @@ fn sweep_kv(config: &KvWorkloadConfig, seeds: u64, sweep: Sweep, started: Instan
                 other => Some(format!(
                     "{other:?} ({} operations, {} reads by deposed leaders)",
                     run.history.len(),
-                    run.reads_by_deposed_leaders
+                    run.figures.reads_by_deposed_leaders
                 )),
             },
         }

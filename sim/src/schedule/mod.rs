@@ -90,7 +90,7 @@ pub struct Schedule {
 }
 
 /// The note that holds the seed a schedule runs with.
-pub const SEED_NOTE: &str = "seed";
+pub const SEED_NOTE: &str = runspec::SEED_NOTE;
 
 impl Schedule {
     /// The seed the notes give, if any.

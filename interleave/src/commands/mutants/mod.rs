@@ -2,56 +2,26 @@
 //! and the correct build against the same detectors; printed as a table (`table.rs`) or JSON
 //! (`json.rs`).
 
-use crate::cli::{workload_args, MutantsArgs};
-use crate::engines::run_seed;
-use crate::run_spec::{EngineChoice, WorkloadArgs, WITHOUT_BROKEN_VARIANTS};
+use crate::cli::MutantsArgs;
+use crate::engines::{run_seed, Watchdog};
+use crate::run_spec::{EngineArgs, WITHOUT_BROKEN_VARIANTS};
 use node::kv::ReadMode;
+use runspec::RunSpec;
 use sim::mutants::{
     catalogue, first_line, run_detector, sweep_seeds, Broken, Cell, ChaosWorkload, Column,
-    Detector, Sweep, Variant, CHAOS_SNAPSHOT_THRESHOLD,
+    Detector, Sweep, Variant,
 };
 use std::path::Path;
 use std::process::ExitCode;
 
-/// The workload a chaos detector runs for `broken` (none: the correct build, which serves the
-/// unsafe mode's reads by ReadIndex).
-pub fn chaos_workload(workload: ChaosWorkload, broken: Option<Broken>) -> WorkloadArgs {
-    let mut words: Vec<String> = match workload.read_mode() {
-        None => vec![],
-        Some(read_mode) => {
-            let read_mode = match (broken, read_mode) {
-                (None, ReadMode::UnsafeLocal) => ReadMode::ReadIndex,
-                (Some(Broken::UnsafeLocalReads), _) => ReadMode::UnsafeLocal,
-                _ => read_mode,
-            };
-            vec![
-                "--workload".into(),
-                "kv".into(),
-                "--read-mode".into(),
-                read_mode.to_string(),
-            ]
-        }
-    };
-    if workload.snapshots() {
-        words.extend([
-            "--snapshot-threshold".to_string(),
-            CHAOS_SNAPSHOT_THRESHOLD.to_string(),
-        ]);
-    }
-    if let Some(Broken::Node(mutation)) = broken {
-        words.extend(["--mutation".to_string(), mutation.to_string()]);
-    }
-    let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    workload_args(&words)
-}
-
-/// Runs one detector; the chaos column runs here, on `engine`, the others in `sim::mutants`.
+/// Runs one detector; the chaos column runs here, on `engine`'s scheduler, the others in
+/// `sim::mutants`.
 pub fn run_cell(
     detector: &Detector,
     broken: Option<Broken>,
     workspace: &Path,
     sweep: Sweep,
-    engine: &EngineChoice,
+    (engine, watchdog): (&EngineArgs, Watchdog),
 ) -> Cell {
     let Detector::Chaos {
         workload, seeds, ..
@@ -61,9 +31,13 @@ pub fn run_cell(
     };
     #[allow(clippy::disallowed_methods)] // the wall time a cell reports
     let started = std::time::Instant::now();
-    let workload = chaos_workload(workload, broken);
+    let spec = RunSpec {
+        scheduler: engine.scheduler,
+        pct_depth: engine.pct_depth,
+        ..workload.spec(broken)
+    };
     sweep_seeds(seeds, sweep, started, |seed| {
-        run_seed(engine, &workload, seed)
+        run_seed(&spec.with_seed(seed), watchdog)
             .failure
             .map(|failure| first_line(&failure))
     })
@@ -203,7 +177,7 @@ pub fn cell_text(detector: &Detector, cell: &Cell) -> String {
 
 /// Runs the kill matrix; exit 0 when every variant is killed by every detector that must kill
 /// it and the correct build passes.
-pub fn mutants(args: &MutantsArgs, watchdog: std::time::Duration) -> ExitCode {
+pub fn mutants(args: &MutantsArgs, watchdog: Watchdog) -> ExitCode {
     if !node::MUTATIONS_AVAILABLE {
         eprintln!("interleave: mutants runs the broken variants; {WITHOUT_BROKEN_VARIANTS}");
         return ExitCode::from(2);
@@ -212,7 +186,7 @@ pub fn mutants(args: &MutantsArgs, watchdog: std::time::Duration) -> ExitCode {
         eprintln!("interleave: {message}");
         return ExitCode::from(2);
     }
-    let engine = args.engine.choice(watchdog);
+    let engine = (&args.engine, watchdog);
     let workspace = args
         .workspace
         .clone()
@@ -268,7 +242,7 @@ pub fn mutants(args: &MutantsArgs, watchdog: std::time::Duration) -> ExitCode {
                 variant.broken.name(),
                 detector.column().title()
             );
-            let cell = run_cell(detector, Some(variant.broken), &workspace, sweep, &engine);
+            let cell = run_cell(detector, Some(variant.broken), &workspace, sweep, engine);
             eprintln!("{}", cell_text(detector, &cell));
             cells.push((*detector, cell));
         }
@@ -289,7 +263,7 @@ pub fn mutants(args: &MutantsArgs, watchdog: std::time::Duration) -> ExitCode {
             }
             seen.push(key.clone());
             eprint!("{:<32} {:<22} ", "correct build", key);
-            let cell = run_cell(detector, None, &workspace, Sweep::FirstKill, &engine);
+            let cell = run_cell(detector, None, &workspace, Sweep::FirstKill, engine);
             eprintln!("{}", if cell.killed() { "FAILED" } else { "passed" });
             correct.push(CorrectCell {
                 column: detector.column(),

@@ -2,55 +2,51 @@
 //! run comes out the same.
 
 use crate::cli::ReplayArgs;
-use crate::engines::run_seed_following;
+use crate::engines::{run_seed_following, Watchdog};
 use crate::outcome::SeedOutcome;
-use crate::run_spec::{EngineChoice, WorkloadArgs};
-use crate::shrink::{read_schedule, replay_args_of};
+use crate::shrink::{read_schedule, spec_of};
+use runspec::RunSpec;
 use sim::schedule::Schedule;
 use std::process::ExitCode;
 
-/// What to run: the seed, the workload, the engine and (with `--schedule`) the events.
+/// What to run: the run and (with `--schedule`) its events.
 struct Run {
-    seed: u64,
-    workload: WorkloadArgs,
-    engine: EngineChoice,
+    spec: RunSpec,
     schedule: Option<Schedule>,
 }
 
 /// The run `args` ask for: the seed and flags given, or a schedule file's (whose mutations
 /// `--mutation` or `--no-mutations` replace).
-fn what_to_run(args: &ReplayArgs, engine: EngineChoice) -> Result<Run, String> {
-    let Some(path) = &args.schedule else {
-        let mut workload = args.workload.clone();
+fn what_to_run(args: &ReplayArgs) -> Result<Run, String> {
+    let given = |seed| {
+        let mut spec = args.workload.spec(&args.engine, seed);
         if args.no_mutations {
-            workload.mutations.clear();
+            spec.mutations.clear();
         }
+        spec
+    };
+    let Some(path) = &args.schedule else {
+        let seed = args.seed.expect("clap requires --seed without --schedule");
         return Ok(Run {
-            seed: args.seed.expect("clap requires --seed without --schedule"),
-            workload,
-            engine,
+            spec: given(seed),
             schedule: None,
         });
     };
     let schedule = read_schedule(path)?;
-    let (seed, file) =
-        replay_args_of(&schedule).map_err(|message| format!("{}: {message}", path.display()))?;
-    if args.seed.is_some_and(|given| given != seed) {
+    let mut spec =
+        spec_of(&schedule).map_err(|message| format!("{}: {message}", path.display()))?;
+    if args.seed.is_some_and(|given| given != spec.seed) {
         return Err(format!(
-            "{} was recorded with seed {seed}: drop --seed or give that one",
-            path.display()
+            "{} was recorded with seed {}: drop --seed or give that one",
+            path.display(),
+            spec.seed
         ));
     }
-    let mut workload = file.workload;
-    if args.no_mutations {
-        workload.mutations.clear();
-    } else if !args.workload.mutations.is_empty() {
-        workload.mutations = args.workload.mutations.clone();
+    if args.no_mutations || !args.workload.mutations.is_empty() {
+        spec.mutations = given(spec.seed).mutations;
     }
     Ok(Run {
-        seed,
-        workload,
-        engine: file.engine.choice(engine.watchdog),
+        spec,
         schedule: Some(schedule),
     })
 }
@@ -58,9 +54,9 @@ fn what_to_run(args: &ReplayArgs, engine: EngineChoice) -> Result<Run, String> {
 /// Runs the seed `args.attempts` times; prints the first run's trace and verdict, and with
 /// several attempts how many failed and how many were identical to the first. Exit 1 if the first
 /// run failed, 0 if not, 2 on bad input or if the trace cannot be written.
-pub fn replay(args: &ReplayArgs, engine: EngineChoice) -> ExitCode {
-    let checked = what_to_run(args, engine).and_then(|run| {
-        crate::run_spec::check_duration(run.engine.scheduler, &run.workload)?;
+pub fn replay(args: &ReplayArgs, watchdog: Watchdog) -> ExitCode {
+    let checked = what_to_run(args).and_then(|run| {
+        crate::run_spec::check_runnable(&run.spec)?;
         Ok(run)
     });
     let run = match checked {
@@ -70,8 +66,8 @@ pub fn replay(args: &ReplayArgs, engine: EngineChoice) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (seed, engine) = (run.seed, run.engine);
-    let attempt = || run_seed_following(&engine, &run.workload, seed, run.schedule.as_ref());
+    let (seed, spec) = (run.spec.seed, &run.spec);
+    let attempt = || run_seed_following(spec, watchdog, run.schedule.as_ref());
     let first = attempt();
     let level = if args.verbose {
         threadsim::Level::Debug
@@ -92,11 +88,8 @@ pub fn replay(args: &ReplayArgs, engine: EngineChoice) -> ExitCode {
         let verdict = first.failure.as_deref().unwrap_or("nothing found");
         let lines = vec![
             verdict.to_string(),
-            format!("engine: {}", engine.describe()),
-            format!(
-                "workload:{}",
-                crate::replay_line::flags(&run.workload, &args.engine)
-            ),
+            format!("engine: {}", spec.scheduler.describe(spec.pct_depth)),
+            format!("workload: {}", spec.flags()),
         ];
         let title = format!(
             "seed {seed}: {}",
@@ -120,7 +113,7 @@ pub fn replay(args: &ReplayArgs, engine: EngineChoice) -> ExitCode {
             serde_json::json!({
                 "version": crate::JSON_VERSION,
                 "seed": seed,
-                "engine": engine.scheduler.name(),
+                "engine": spec.scheduler.name(),
                 "verdict": if first.failure.is_some() { "failed" } else { "passed" },
                 "violation": first.failure,
                 "trace_events": first.trace.events.len(),
@@ -133,7 +126,7 @@ pub fn replay(args: &ReplayArgs, engine: EngineChoice) -> ExitCode {
             })
         );
     } else {
-        print_verdict(&first, &engine);
+        print_verdict(&first, spec);
         if let Some(expected) = args.expect {
             if expected == first.trace.digest.value() {
                 println!("the same run as the one that found it (trace digest {expected:016x})");
@@ -149,8 +142,8 @@ pub fn replay(args: &ReplayArgs, engine: EngineChoice) -> ExitCode {
             println!(
                 "{} attempts on {}: {failed} failed, {identical} identical to the first (same violation, trace{})",
                 args.attempts,
-                engine.describe(),
-                if engine.scheduler.deterministic() {
+                spec.scheduler.describe(spec.pct_depth),
+                if spec.scheduler.deterministic() {
                     " and schedule"
                 } else {
                     ""
@@ -165,7 +158,7 @@ pub fn replay(args: &ReplayArgs, engine: EngineChoice) -> ExitCode {
     }
 }
 
-fn print_verdict(outcome: &SeedOutcome, engine: &EngineChoice) {
+fn print_verdict(outcome: &SeedOutcome, spec: &RunSpec) {
     let schedule = outcome.schedule.map_or(String::new(), |schedule| {
         format!(
             ", {} thread switches with a choice (schedule digest {:016x})",
@@ -174,7 +167,7 @@ fn print_verdict(outcome: &SeedOutcome, engine: &EngineChoice) {
     });
     let identity = format!(
         "{}; {} trace events (digest {}){schedule}",
-        engine.describe(),
+        spec.scheduler.describe(spec.pct_depth),
         outcome.trace.events.len(),
         outcome.trace.digest
     );

@@ -4,7 +4,6 @@
 use super::tally::Tally;
 use super::Run;
 use crate::outcome::SeedOutcome;
-use crate::run_spec::EngineChoice;
 use crate::shrink::ShrinkReport;
 use crate::{junit, JSON_VERSION};
 use std::path::PathBuf;
@@ -23,9 +22,9 @@ pub(super) fn finish(run: &Run<'_>, mut tally: Tally, elapsed: std::time::Durati
     let interrupted = crate::interrupt::interrupted();
     let shrunk = match tally.first_failure.take() {
         Some((outcome, folder))
-            if !args.no_shrink && run.engine.scheduler.deterministic() && !interrupted =>
+            if !args.no_shrink && run.spec.scheduler.deterministic() && !interrupted =>
         {
-            Some(shrink_first(args, &run.engine, &outcome, folder.as_deref()))
+            Some(shrink_first(run, &outcome, folder.as_deref()))
         }
         _ => None,
     };
@@ -73,11 +72,11 @@ fn summary_json(
             // What makes shards one run: gather refuses a set that differs in any of these.
             "run": {
                 "range": run.whole.to_string(),
-                "flags": crate::replay_line::flags(&args.workload, &args.engine),
+                "flags": run.spec.flags(),
                 "tool": env!("CARGO_PKG_VERSION"),
             },
             "interrupted": crate::interrupt::interrupted(),
-            "engine": run.engine.describe(),
+            "engine": run.spec.scheduler.describe(run.spec.pct_depth),
             "failures": tally.failures,
             "nondeterministic": tally.diverged,
             "wall_s": elapsed.as_secs_f64(),
@@ -116,7 +115,7 @@ fn print_summary(
         totals.partitions,
         totals.one_way_cuts
     );
-    if args.workload.snapshot_threshold.is_some() {
+    if run.spec.snapshot_threshold.is_some() {
         println!(
             "{} snapshots taken, {} installed from a leader (every one checked against the state it claims)",
             totals.snapshots_taken, totals.snapshots_installed
@@ -151,7 +150,7 @@ fn print_summary(
         println!("\nthe failure of seed {seed}, shrunk:");
         print!("{}", report.describe());
         if let Some(file) = file {
-            let line = crate::shrink::replay_schedule_line(file, &args.workload);
+            let line = crate::shrink::replay_schedule_line(file, &run.spec);
             println!("replay: {line}");
         }
     }
@@ -183,29 +182,19 @@ fn print_verdict(tally: &Tally) {
 
 /// Shrinks the schedule of `outcome` (a failing seed) and writes it beside the full one in its
 /// folder; returns the seed, the report and the file.
-fn shrink_first(
-    args: &crate::cli::ChaosArgs,
-    engine: &EngineChoice,
-    outcome: &SeedOutcome,
-    folder: Option<&std::path::Path>,
-) -> Shrunk {
+fn shrink_first(run: &Run<'_>, outcome: &SeedOutcome, folder: Option<&std::path::Path>) -> Shrunk {
+    let (args, spec) = (run.args, &run.spec.with_seed(outcome.seed));
     if !args.json {
         eprintln!(
             "shrinking the failure of seed {} for at most {} s (Ctrl-C stops it and keeps the smallest so far) ...",
             outcome.seed, args.shrink_time
         );
     }
-    let full = crate::shrink::with_notes(
-        &outcome.schedule_events,
-        outcome.seed,
-        &args.workload,
-        &args.engine,
-        outcome.failure.as_deref(),
-    );
+    let full =
+        crate::shrink::with_notes(&outcome.schedule_events, spec, outcome.failure.as_deref());
     let report = crate::shrink::shrink_failure(
-        engine,
-        &args.workload,
-        outcome.seed,
+        spec,
+        run.watchdog,
         &full,
         outcome.failure.as_deref().unwrap_or_default(),
         std::time::Duration::from_secs(args.shrink_time),

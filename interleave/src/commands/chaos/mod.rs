@@ -9,12 +9,12 @@ mod summary;
 mod tally;
 
 use crate::cli::ChaosArgs;
-use crate::engines::run_seed;
+use crate::engines::{run_seed, Watchdog};
 use crate::junit;
 use crate::outcome::SeedOutcome;
-use crate::run_spec::{EngineChoice, WorkloadKind};
 use crate::seeds::{FirstSeed, SeedRange};
 use crate::verify::Verification;
+use runspec::{RunSpec, Workload};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
@@ -32,7 +32,9 @@ struct Finished {
 /// What every part of one run reads.
 struct Run<'a> {
     args: &'a ChaosArgs,
-    engine: EngineChoice,
+    /// The run every seed makes, with seed 0 (each seed's is `spec.with_seed(seed)`).
+    spec: RunSpec,
+    watchdog: Watchdog,
     /// The whole range, and this shard's part of it.
     whole: SeedRange,
     range: SeedRange,
@@ -42,10 +44,11 @@ struct Run<'a> {
     stop: Arc<AtomicBool>,
 }
 
-/// Runs `args.seeds` seeds on `engine` with `workers` threads; exit 0 when nothing was found, 1
-/// when a seed failed or a replay diverged.
-pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
-    let (whole, range, workers, _out_lock) = match prepare(args) {
+/// Runs `args.seeds` seeds with `workers` threads; exit 0 when nothing was found, 1 when a seed
+/// failed or a replay diverged.
+pub fn chaos(args: &ChaosArgs, watchdog: Watchdog) -> ExitCode {
+    let spec = args.workload.spec(&args.engine, 0);
+    let (whole, range, workers, _out_lock) = match prepare(args, &spec) {
         Ok(prepared) => prepared,
         Err(message) => {
             eprintln!("interleave: {message}");
@@ -53,12 +56,13 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
         }
     };
     if !args.json {
-        print_header(args, &engine, workers, whole, range);
+        print_header(args, &spec, workers, whole, range);
     }
     crate::interrupt::stop_on_ctrl_c();
     let run = Run {
         args,
-        engine,
+        spec,
+        watchdog,
         whole,
         range,
         interactive: std::io::IsTerminal::is_terminal(&std::io::stderr()) && !args.json,
@@ -92,9 +96,10 @@ pub fn chaos(args: &ChaosArgs, engine: EngineChoice) -> ExitCode {
 /// one's); or why the arguments cannot run.
 fn prepare(
     args: &ChaosArgs,
+    spec: &RunSpec,
 ) -> Result<(SeedRange, SeedRange, usize, crate::out_dir::Claim), String> {
     let whole = SeedRange::new(args.first_seed.resolve(), args.seeds)?;
-    crate::run_spec::check_duration(args.engine.scheduler, &args.workload)?;
+    crate::run_spec::check_runnable(spec)?;
     let range = args.shard.map_or(whole, |shard| whole.shard(shard));
     let workers = args
         .workers
@@ -122,7 +127,7 @@ fn spawn_workers(
     let mut handles = Vec::new();
     for worker in 0..workers {
         let (next_index, stop, results) = (next_index.clone(), run.stop.clone(), results.clone());
-        let (args, engine, range) = (run.args.clone(), run.engine, run.range);
+        let (spec, watchdog, range) = (run.spec.clone(), run.watchdog, run.range);
         let spawned = std::thread::Builder::new()
             .name(format!("chaos-worker-{worker}"))
             .spawn(move || loop {
@@ -132,7 +137,7 @@ fn spawn_workers(
                     return;
                 }
                 let seed = range.nth(index);
-                let finished = run_and_verify(&engine, &args, seed);
+                let finished = run_and_verify(&spec.with_seed(seed), watchdog);
                 if results.send(finished).is_err() {
                     return;
                 }
@@ -145,10 +150,10 @@ fn spawn_workers(
 
 /// Runs one seed; a failing seed is run once more and compared. A passing seed keeps only its
 /// trace digest (its events are not needed).
-fn run_and_verify(engine: &EngineChoice, args: &ChaosArgs, seed: u64) -> Finished {
+fn run_and_verify(spec: &RunSpec, watchdog: Watchdog) -> Finished {
     #[allow(clippy::disallowed_methods)] // the seed's wall time, for the JUnit report
     let started = std::time::Instant::now();
-    let mut outcome = run_seed(engine, &args.workload, seed);
+    let mut outcome = run_seed(spec, watchdog);
     if outcome.failure.is_none() {
         outcome.trace.events = Vec::new();
         return Finished {
@@ -157,8 +162,8 @@ fn run_and_verify(engine: &EngineChoice, args: &ChaosArgs, seed: u64) -> Finishe
             verification: None,
         };
     }
-    let replayed = run_seed(engine, &args.workload, seed);
-    let verification = Verification::compare(&outcome, replayed, engine.scheduler.deterministic());
+    let replayed = run_seed(spec, watchdog);
+    let verification = Verification::compare(&outcome, replayed, spec.scheduler.deterministic());
     Finished {
         wall: started.elapsed(),
         outcome,
@@ -168,15 +173,15 @@ fn run_and_verify(engine: &EngineChoice, args: &ChaosArgs, seed: u64) -> Finishe
 
 fn print_header(
     args: &ChaosArgs,
-    engine: &EngineChoice,
+    spec: &RunSpec,
     workers: usize,
     whole: SeedRange,
     range: SeedRange,
 ) {
-    let workload = &args.workload;
+    let workload = spec;
     let shape = match workload.workload {
-        WorkloadKind::Raft => format!("{} rounds per seed", workload.rounds),
-        WorkloadKind::Kv => format!(
+        Workload::Raft => format!("{} rounds per seed", workload.rounds),
+        Workload::Kv => format!(
             "key-value workload ({} reads, {} s per seed, linearizability checked)",
             workload.read_mode,
             workload
@@ -199,7 +204,7 @@ fn print_header(
         } else {
             "unreliable (10% request and 10% reply loss)"
         },
-        engine.describe(),
+        spec.scheduler.describe(spec.pct_depth),
     );
     if args.first_seed == FirstSeed::Random {
         println!(

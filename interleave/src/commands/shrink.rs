@@ -1,7 +1,8 @@
 //! `interleave shrink FOLDER`: shrinks a saved failure's schedule later.
 
 use crate::cli::ShrinkArgs;
-use crate::shrink::{read_schedule, replay_args_of, replay_schedule_line, shrink_failure};
+use crate::engines::Watchdog;
+use crate::shrink::{read_schedule, replay_schedule_line, shrink_failure, spec_of};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -31,19 +32,18 @@ pub fn shrink(args: &ShrinkArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (seed, replay) = match replay_args_of(&full) {
+    let spec = match spec_of(&full) {
         Ok(found) => found,
         Err(message) => {
             eprintln!("interleave: {}: {message}", file.display());
             return ExitCode::from(2);
         }
     };
-    let engine = replay.engine.choice(Duration::from_secs(60));
-    if !engine.scheduler.deterministic() {
+    if !spec.scheduler.deterministic() {
         eprintln!("interleave: a schedule recorded on OS threads cannot be shrunk: its runs do not repeat");
         return ExitCode::from(2);
     }
-    let first = crate::engines::run_seed_following(&engine, &replay.workload, seed, Some(&full));
+    let first = crate::engines::run_seed_following(&spec, Watchdog::default(), Some(&full));
     let Some(failure) = first.failure else {
         println!(
             "{}: the schedule does not fail: nothing to shrink",
@@ -53,14 +53,14 @@ pub fn shrink(args: &ShrinkArgs) -> ExitCode {
     };
     crate::interrupt::stop_on_ctrl_c();
     println!(
-        "shrinking seed {seed}'s failure ({}) for at most {} s (Ctrl-C stops it and keeps the smallest so far) ...",
+        "shrinking seed {}'s failure ({}) for at most {} s (Ctrl-C stops it and keeps the smallest so far) ...",
+        spec.seed,
         sim::shrink::violation_kind(&failure),
         args.shrink_time
     );
     let report = shrink_failure(
-        &engine,
-        &replay.workload,
-        seed,
+        &spec,
+        Watchdog::default(),
         &full,
         &failure,
         Duration::from_secs(args.shrink_time),
@@ -71,7 +71,7 @@ pub fn shrink(args: &ShrinkArgs) -> ExitCode {
         eprintln!("interleave: {error}");
         return ExitCode::from(2);
     }
-    println!("replay: {}", replay_schedule_line(&out, &replay.workload));
+    println!("replay: {}", replay_schedule_line(&out, &spec));
     if crate::interrupt::interrupted() {
         ExitCode::from(crate::interrupt::interrupted_exit())
     } else if report.verified {

@@ -4,11 +4,10 @@
 use super::{Finished, Run};
 use crate::failure_folder;
 use crate::outcome::SeedOutcome;
-use crate::replay_line::{flags, replay_line};
-use crate::run_spec::{EngineChoice, WorkloadKind};
+use crate::replay_line::replay_line;
 use crate::verify::Verification;
 use crate::{junit, JSON_VERSION};
-use sim::ChaosReport;
+use runspec::{RunFigures, RunSpec, Workload};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -26,7 +25,7 @@ pub(super) struct Tally {
     /// Failing seeds stopped at their violation (no figures).
     pub(super) stopped_early: u64,
     saved: usize,
-    pub(super) totals: ChaosReport,
+    pub(super) totals: RunFigures,
     /// The lowest failing seed whose replay held, and its folder: the one to shrink.
     pub(super) first_failure: Option<(SeedOutcome, Option<PathBuf>)>,
     pub(super) junit_cases: Vec<(u64, junit::Case)>,
@@ -42,17 +41,17 @@ impl Tally {
         } = finished;
         self.done += 1;
         if run.args.junit.is_some() {
-            let case = junit_case(run.args, &outcome, verification.as_ref(), wall);
+            let case = junit_case(&run.spec, &outcome, verification.as_ref(), wall);
             self.junit_cases.push(case);
         }
         match &outcome.figures {
-            Some(figures) => add(&mut self.totals, figures),
+            Some(figures) => self.totals += figures,
             None => self.stopped_early += 1,
         }
         match (&outcome.failure, &verification) {
             (None, _) => {
                 if run.args.json {
-                    println!("{}", passed_json(&outcome, &run.engine));
+                    println!("{}", passed_json(&outcome, &run.spec));
                 }
             }
             (Some(failure), Some(verification)) => {
@@ -72,17 +71,13 @@ impl Tally {
         verification: &Verification,
     ) {
         let args = run.args;
-        let replay = replay_line(
-            outcome.seed,
-            &args.workload,
-            &args.engine,
-            outcome.trace.digest,
-        );
-        let folder = self.save(run, outcome, &replay, verification);
+        let spec = run.spec.with_seed(outcome.seed);
+        let replay = replay_line(&spec, outcome.trace.digest);
+        let folder = self.save(run, &spec, outcome, &replay, verification);
         if args.json {
             let json = failed_json(
                 outcome,
-                &run.engine,
+                &spec,
                 failure,
                 &replay,
                 verification,
@@ -99,14 +94,10 @@ impl Tally {
             if let Some(dir) = &folder {
                 println!("trace and history: {}", dir.display());
             }
-            if verification.holds() && args.engine.scheduler.deterministic() {
+            if verification.holds() && spec.scheduler.deterministic() {
                 println!(
                     "keep: {}   (a line for interleave/tests/regressions.txt)",
-                    crate::regressions::line_for(
-                        outcome.seed,
-                        &flags(&args.workload, &args.engine),
-                        !args.workload.mutations.is_empty()
-                    )
+                    crate::regressions::line_for(&spec)
                 );
             }
         }
@@ -131,6 +122,7 @@ impl Tally {
     fn save(
         &mut self,
         run: &Run<'_>,
+        spec: &RunSpec,
         outcome: &SeedOutcome,
         replay: &str,
         verification: &Verification,
@@ -139,7 +131,7 @@ impl Tally {
             return None;
         }
         self.saved += 1;
-        match failure_folder::save(run.args, outcome, &run.engine, replay, verification) {
+        match failure_folder::save(&run.args.out, spec, outcome, replay, verification) {
             Ok(dir) => Some(dir),
             Err(error) => {
                 eprintln!(
@@ -175,25 +167,20 @@ impl Tally {
 
 /// A seed as a JUnit test case (with its seed, to sort by).
 fn junit_case(
-    args: &crate::cli::ChaosArgs,
+    spec: &RunSpec,
     outcome: &SeedOutcome,
     verification: Option<&Verification>,
     wall: std::time::Duration,
 ) -> (u64, junit::Case) {
     let failure = outcome.failure.as_ref().map(|failure| {
-        let replay = replay_line(
-            outcome.seed,
-            &args.workload,
-            &args.engine,
-            outcome.trace.digest,
-        );
+        let replay = replay_line(&spec.with_seed(outcome.seed), outcome.trace.digest);
         let checked = verification.map_or_else(String::new, |v| v.describe(outcome));
         let message = failure.lines().next().unwrap_or_default().to_string();
         (message, format!("{failure}\n\nreplay: {replay}\n{checked}"))
     });
-    let classname = match args.workload.workload {
-        WorkloadKind::Raft => "chaos raft",
-        WorkloadKind::Kv => "chaos kv",
+    let classname = match spec.workload {
+        Workload::Raft => "chaos raft",
+        Workload::Kv => "chaos kv",
     };
     let case = junit::Case {
         name: format!("seed {}", outcome.seed),
@@ -204,26 +191,13 @@ fn junit_case(
     (outcome.seed, case)
 }
 
-/// Adds one seed's figures to the totals.
-fn add(totals: &mut ChaosReport, report: &ChaosReport) {
-    totals.simulated += report.simulated;
-    totals.leaders_elected += report.leaders_elected;
-    totals.highest_applied += report.highest_applied;
-    totals.crashes += report.crashes;
-    totals.partitions += report.partitions;
-    totals.one_way_cuts += report.one_way_cuts;
-    totals.operations_checked += report.operations_checked;
-    totals.snapshots_taken += report.snapshots_taken;
-    totals.snapshots_installed += report.snapshots_installed;
-}
-
-fn passed_json(outcome: &SeedOutcome, engine: &EngineChoice) -> serde_json::Value {
+fn passed_json(outcome: &SeedOutcome, spec: &RunSpec) -> serde_json::Value {
     let figures = outcome.figures.clone().unwrap_or_default();
     serde_json::json!({
         "version": JSON_VERSION,
         "seed": outcome.seed,
         "verdict": "passed",
-        "engine": engine.scheduler.name(),
+        "engine": spec.scheduler.name(),
         "simulated_s": figures.simulated.as_secs_f64(),
         "leaders_elected": figures.leaders_elected,
         "highest_applied": figures.highest_applied,
@@ -234,7 +208,7 @@ fn passed_json(outcome: &SeedOutcome, engine: &EngineChoice) -> serde_json::Valu
 
 fn failed_json(
     outcome: &SeedOutcome,
-    engine: &EngineChoice,
+    spec: &RunSpec,
     failure: &str,
     replay: &str,
     verification: &Verification,
@@ -244,7 +218,7 @@ fn failed_json(
         "version": JSON_VERSION,
         "seed": outcome.seed,
         "verdict": "failed",
-        "engine": engine.scheduler.name(),
+        "engine": spec.scheduler.name(),
         "violation": failure,
         "replay": replay,
         "replay_verified": verification.holds(),

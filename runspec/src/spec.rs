@@ -1,0 +1,168 @@
+//! What a run is: one seed of a workload on a cluster, with a fault mix, maybe broken variants,
+//! and a scheduler. Everything a replay needs and nothing else: a run with the same
+//! [`RunSpec`] on the same build is the same run.
+
+use crate::{ClockSkew, FaultMix, Mutation, ReadMode, SchedulerKind};
+use std::time::Duration;
+
+/// What runs on the cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Workload {
+    /// Commands offered to every node, round after round; continuous invariants.
+    Raft,
+    /// 30 clerks against the key-value store; continuous invariants and the client history
+    /// checked for linearizability.
+    Kv,
+}
+
+impl Workload {
+    /// Every workload, in the order `--help` lists them.
+    pub const ALL: [Workload; 2] = [Workload::Raft, Workload::Kv];
+
+    /// The value as typed on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Raft => "raft",
+            Workload::Kv => "kv",
+        }
+    }
+
+    /// The workload named `name`.
+    pub fn from_name(name: &str) -> Option<Workload> {
+        Workload::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+}
+
+/// The bounds of every setting, which the command line and the text form both enforce.
+pub mod bounds {
+    use std::ops::RangeInclusive;
+
+    /// Nodes in the cluster (in an even one, half is not a majority).
+    pub const NODES: RangeInclusive<u32> = 2..=9;
+    /// Fault rounds per seed (raft workload).
+    pub const ROUNDS: RangeInclusive<u32> = 1..=100_000;
+    /// Simulated seconds per seed.
+    pub const DURATION_SECONDS: RangeInclusive<f64> = 0.1..=86_400.0;
+    /// Log bytes past which a service snapshots (256 B to 1 GiB).
+    pub const SNAPSHOT_THRESHOLD: RangeInclusive<u64> = 256..=(1 << 30);
+    /// PCT's bug depth.
+    pub const PCT_DEPTH: RangeInclusive<u64> = 1..=20;
+}
+
+/// One run: replayed exactly by any build of the same code, on a deterministic scheduler.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunSpec {
+    /// The seed: every random choice of the run (events, thread switches) comes from it.
+    pub seed: u64,
+    /// What runs on the cluster.
+    pub workload: Workload,
+    /// Nodes in the cluster ([`bounds::NODES`]).
+    pub nodes: u32,
+    /// Fault rounds (raft workload; each 50-500 ms of simulated time).
+    pub rounds: u32,
+    /// Simulated time (raft: the rounds stop early once it has passed; kv: the clients' run
+    /// time, 27 s when `None`).
+    pub duration: Option<Duration>,
+    /// No message loss (delays and partitions still happen).
+    pub reliable: bool,
+    /// The kinds of fault injected.
+    pub faults: FaultMix,
+    /// How gets are served (key-value workload).
+    pub read_mode: ReadMode,
+    /// Every service snapshots once the log in its stored state takes more than this many
+    /// bytes (`None`: never).
+    pub snapshot_threshold: Option<u64>,
+    /// The node's deliberately broken behaviours switched on (none: the correct node).
+    pub mutations: Vec<Mutation>,
+    /// Who decides every thread switch.
+    pub scheduler: SchedulerKind,
+    /// PCT's bug depth (with [`SchedulerKind::Pct`]).
+    pub pct_depth: u64,
+}
+
+impl Default for RunSpec {
+    /// Seed 0 of the default chaos run: the raft workload on 5 nodes, 200 rounds, every fault,
+    /// clocks within their bound, no snapshots, the random scheduler.
+    fn default() -> RunSpec {
+        RunSpec {
+            seed: 0,
+            workload: Workload::Raft,
+            nodes: 5,
+            rounds: 200,
+            duration: None,
+            reliable: false,
+            faults: FaultMix::ALL,
+            read_mode: ReadMode::ReadIndex,
+            snapshot_threshold: None,
+            mutations: Vec::new(),
+            scheduler: SchedulerKind::Random,
+            pct_depth: 3,
+        }
+    }
+}
+
+impl RunSpec {
+    /// This run with another seed.
+    pub fn with_seed(&self, seed: u64) -> RunSpec {
+        RunSpec {
+            seed,
+            ..self.clone()
+        }
+    }
+
+    /// Whether the run asks for a deliberately broken behaviour (a mutation, or the unsafe-local
+    /// read mode of the key-value workload), which only a build with broken variants runs.
+    pub fn asks_for_broken(&self) -> bool {
+        !self.mutations.is_empty()
+            || (self.workload == Workload::Kv && self.read_mode.is_deliberately_broken())
+    }
+
+    /// Whether the clock skew is the default one (within the nodes' bound).
+    pub(crate) fn default_skew(&self) -> bool {
+        self.faults.skew == ClockSkew::WithinBound
+    }
+
+    /// Checks every setting against its bound and the rules between them.
+    pub fn check(&self) -> Result<(), String> {
+        let within = |name: &str, ok: bool, range: String| {
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("{name} is outside {range}"))
+            }
+        };
+        within(
+            "--nodes",
+            bounds::NODES.contains(&self.nodes),
+            format!("{:?}", bounds::NODES),
+        )?;
+        within(
+            "--rounds",
+            bounds::ROUNDS.contains(&self.rounds),
+            format!("{:?}", bounds::ROUNDS),
+        )?;
+        within(
+            "--pct-depth",
+            bounds::PCT_DEPTH.contains(&self.pct_depth),
+            format!("{:?}", bounds::PCT_DEPTH),
+        )?;
+        if let Some(bytes) = self.snapshot_threshold {
+            within(
+                "--snapshot-threshold",
+                bounds::SNAPSHOT_THRESHOLD.contains(&bytes),
+                format!("{:?}", bounds::SNAPSHOT_THRESHOLD),
+            )?;
+        }
+        if let Some(duration) = self.duration {
+            within(
+                "--duration",
+                bounds::DURATION_SECONDS.contains(&duration.as_secs_f64()),
+                format!("{:?} s", bounds::DURATION_SECONDS),
+            )?;
+        }
+        if self.scheduler == SchedulerKind::RandomOneStream {
+            return Err("the random-one-stream scheduler is the benchmarks' only".into());
+        }
+        Ok(())
+    }
+}
