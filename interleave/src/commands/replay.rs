@@ -66,9 +66,49 @@ pub fn replay(args: &ReplayArgs, watchdog: Watchdog) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (seed, spec) = (run.spec.seed, &run.spec);
-    let attempt = || run_seed_following(spec, watchdog, run.schedule.as_ref());
+    let attempt = || run_seed_following(&run.spec, watchdog, run.schedule.as_ref());
     let first = attempt();
+    if let Err(message) = write_trace_and_report(args, &run.spec, &first) {
+        eprintln!("interleave: {message}");
+        return ExitCode::from(2);
+    }
+    let mut attempts = Attempts {
+        made: args.attempts,
+        failed: u32::from(first.failure.is_some()),
+        identical: 1,
+    };
+    let fingerprint = first.fingerprint();
+    for _ in 1..args.attempts {
+        let again = attempt();
+        attempts.failed += u32::from(again.failure.is_some());
+        attempts.identical += u32::from(again.fingerprint() == fingerprint);
+    }
+    if args.json {
+        println!("{}", json(args, &run.spec, &first, &attempts));
+    } else {
+        print_verdict(&first, &run.spec);
+        print_checks(args, &run.spec, &first, &attempts);
+    }
+    if first.failure.is_some() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// How the attempts came out: how many were made, failed, and were identical to the first.
+struct Attempts {
+    made: u32,
+    failed: u32,
+    identical: u32,
+}
+
+/// The first run's trace, to `--out` or standard error, and with `--report` its page.
+fn write_trace_and_report(
+    args: &ReplayArgs,
+    spec: &RunSpec,
+    first: &SeedOutcome,
+) -> Result<(), String> {
     let level = if args.verbose {
         threadsim::Level::Debug
     } else {
@@ -76,12 +116,7 @@ pub fn replay(args: &ReplayArgs, watchdog: Watchdog) -> ExitCode {
     };
     let trace = first.trace.render(level);
     match &args.out {
-        Some(path) => {
-            if let Err(error) = userfiles::write_whole(path, &trace) {
-                eprintln!("interleave: {error}");
-                return ExitCode::from(2);
-            }
-        }
+        Some(path) => userfiles::write_whole(path, &trace).map_err(|error| error.to_string())?,
         None => eprint!("{trace}"),
     }
     if let Some(path) = &args.report {
@@ -92,69 +127,64 @@ pub fn replay(args: &ReplayArgs, watchdog: Watchdog) -> ExitCode {
             format!("workload: {}", spec.flags()),
         ];
         let title = format!(
-            "seed {seed}: {}",
+            "seed {}: {}",
+            spec.seed,
             verdict.lines().next().unwrap_or_default()
         );
-        if let Err(error) = crate::report::write(path, &first, title, lines, None) {
-            eprintln!("interleave: {error}");
-            return ExitCode::from(2);
-        }
+        crate::report::write(path, first, title, lines, None).map_err(|error| error.to_string())?;
     }
-    let (mut failed, mut identical) = (u32::from(first.failure.is_some()), 1u32);
-    let fingerprint = first.fingerprint();
-    for _ in 1..args.attempts {
-        let again = attempt();
-        failed += u32::from(again.failure.is_some());
-        identical += u32::from(again.fingerprint() == fingerprint);
-    }
-    if args.json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "version": crate::JSON_VERSION,
-                "seed": seed,
-                "engine": spec.scheduler.name(),
-                "verdict": if first.failure.is_some() { "failed" } else { "passed" },
-                "violation": first.failure,
-                "trace_events": first.trace.events.len(),
-                "trace_digest": first.trace.digest.to_string(),
-                "schedule_digest": first.schedule.map(|s| format!("{:016x}", s.digest)),
-                "attempts": args.attempts,
-                "failed": failed,
-                "identical": identical,
-                "matches_expected": args.expect.map(|digest| digest == first.trace.digest.value()),
-            })
-        );
-    } else {
-        print_verdict(&first, spec);
-        if let Some(expected) = args.expect {
-            if expected == first.trace.digest.value() {
-                println!("the same run as the one that found it (trace digest {expected:016x})");
-            } else {
-                println!(
-                    "NOT the run that found it: trace digest {} where {expected:016x} was expected \
-                     (a different build of interleave, or uncontrolled nondeterminism)",
-                    first.trace.digest
-                );
-            }
-        }
-        if args.attempts > 1 {
+    Ok(())
+}
+
+/// The verdict and the attempts as one JSON object (`--json`).
+fn json(
+    args: &ReplayArgs,
+    spec: &RunSpec,
+    first: &SeedOutcome,
+    attempts: &Attempts,
+) -> serde_json::Value {
+    serde_json::json!({
+        "version": crate::JSON_VERSION,
+        "seed": spec.seed,
+        "engine": spec.scheduler.name(),
+        "verdict": if first.failure.is_some() { "failed" } else { "passed" },
+        "violation": first.failure,
+        "trace_events": first.trace.events.len(),
+        "trace_digest": first.trace.digest.to_string(),
+        "schedule_digest": first.schedule.map(|s| format!("{:016x}", s.digest)),
+        "attempts": attempts.made,
+        "failed": attempts.failed,
+        "identical": attempts.identical,
+        "matches_expected": args.expect.map(|digest| digest == first.trace.digest.value()),
+    })
+}
+
+/// Whether the run is the one `--expect` names, and how the attempts came out.
+fn print_checks(args: &ReplayArgs, spec: &RunSpec, first: &SeedOutcome, attempts: &Attempts) {
+    if let Some(expected) = args.expect {
+        if expected == first.trace.digest.value() {
+            println!("the same run as the one that found it (trace digest {expected:016x})");
+        } else {
             println!(
-                "{} attempts on {}: {failed} failed, {identical} identical to the first (same violation, trace{})",
-                args.attempts,
-                spec.scheduler.describe(spec.pct_depth),
-                if spec.scheduler.deterministic() {
-                    " and schedule"
-                } else {
-                    ""
-                }
+                "NOT the run that found it: trace digest {} where {expected:016x} was expected \
+                 (a different build of interleave, or uncontrolled nondeterminism)",
+                first.trace.digest
             );
         }
     }
-    if first.failure.is_some() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+    if attempts.made > 1 {
+        println!(
+            "{} attempts on {}: {} failed, {} identical to the first (same violation, trace{})",
+            attempts.made,
+            spec.scheduler.describe(spec.pct_depth),
+            attempts.failed,
+            attempts.identical,
+            if spec.scheduler.deterministic() {
+                " and schedule"
+            } else {
+                ""
+            }
+        );
     }
 }
 

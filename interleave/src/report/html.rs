@@ -4,7 +4,7 @@
 //! them. Every shape has a tooltip; the data drawn is embedded as JSON (`run-data`) so a test or a
 //! script can check it against the trace. No script runs and nothing is fetched.
 
-use super::picture::Picture;
+use super::picture::{Lane, Mark, Picture};
 use std::fmt::Write;
 
 /// What the page says about the run besides its picture.
@@ -68,184 +68,19 @@ fn tick_step(end: f64) -> f64 {
 
 /// Renders the page.
 pub fn render(header: &Header, picture: &Picture, operations: Option<&Operations>) -> String {
-    let end = picture.end.max(1) as f64;
-    let x = |us: u64| LEFT + WIDTH * (us as f64 / end);
-    let mut svg = String::new();
-    let mut y = 24.0;
-    let row_label = |svg: &mut String, y: f64, label: &str| {
-        let _ = write!(
-            svg,
-            r#"<text x="{}" y="{}" class="label">{}</text>"#,
-            LEFT - 8.0,
-            y + LANE * 0.65,
-            escape(label)
-        );
-    };
-    // The network lane.
-    row_label(&mut svg, y, "network");
-    let _ = write!(
-        svg,
-        r#"<rect x="{LEFT}" y="{y}" width="{WIDTH}" height="{LANE}" class="lane"/>"#
-    );
-    for (start, stop, groups) in &picture.partitions {
-        let _ = write!(
-            svg,
-            r#"<rect x="{:.2}" y="{y}" width="{:.2}" height="{LANE}" class="partition"><title>partition {} from {} to {}</title></rect>"#,
-            x(*start),
-            (x(*stop) - x(*start)).max(1.0),
-            escape(groups),
-            seconds(*start),
-            seconds(*stop)
-        );
-    }
-    for mark in &picture.network {
-        let _ = write!(
-            svg,
-            r#"<path d="M{:.2} {y} l4 8 l-8 0 z" class="cut"><title>{} at {}</title></path>"#,
-            x(mark.at),
-            escape(&mark.text),
-            seconds(mark.at)
-        );
-    }
-    y += LANE + GAP;
-    // One lane per node.
+    let mut canvas = Canvas::new(picture.end);
+    canvas.network_lane(picture);
     for lane in &picture.lanes {
-        row_label(&mut svg, y, &lane.node);
-        let _ = write!(
-            svg,
-            r#"<rect x="{LEFT}" y="{y}" width="{WIDTH}" height="{LANE}" class="lane"/>"#
-        );
-        for span in &lane.roles {
-            let width = (x(span.end) - x(span.start)).max(0.5);
-            let _ = write!(
-                svg,
-                r#"<rect x="{:.2}" y="{y}" width="{width:.2}" height="{LANE}" fill="{}"><title>{} {} in t{} from {} to {}</title></rect>"#,
-                x(span.start),
-                role_colour(&span.role),
-                lane.node,
-                escape(&span.role),
-                span.term,
-                seconds(span.start),
-                seconds(span.end)
-            );
-            if span.role == "Leader" && width > 24.0 {
-                let _ = write!(
-                    svg,
-                    r#"<text x="{:.2}" y="{}" class="term">t{}</text>"#,
-                    x(span.start) + 3.0,
-                    y + LANE * 0.65,
-                    span.term
-                );
-            }
-        }
-        for (start, stop) in &lane.down {
-            let _ = write!(
-                svg,
-                r#"<rect x="{:.2}" y="{y}" width="{:.2}" height="{LANE}" class="down"><title>{} down from {} to {}</title></rect>"#,
-                x(*start),
-                (x(*stop) - x(*start)).max(1.0),
-                lane.node,
-                seconds(*start),
-                seconds(*stop)
-            );
-        }
-        for (start, stop) in &lane.paused {
-            let _ = write!(
-                svg,
-                r#"<rect x="{:.2}" y="{}" width="{:.2}" height="{}" class="paused"><title>{} paused from {} to {}</title></rect>"#,
-                x(*start),
-                y + 2.0,
-                (x(*stop) - x(*start)).max(1.0),
-                LANE - 4.0,
-                lane.node,
-                seconds(*start),
-                seconds(*stop)
-            );
-        }
-        for (at, index) in &lane.commits {
-            let _ = write!(
-                svg,
-                r#"<line x1="{0:.2}" x2="{0:.2}" y1="{1}" y2="{2}" class="commit"><title>{3} commits up to #{4} at {5}</title></line>"#,
-                x(*at),
-                y + LANE - 6.0,
-                y + LANE,
-                lane.node,
-                index,
-                seconds(*at)
-            );
-        }
-        y += LANE + GAP;
+        canvas.node_lane(lane);
     }
-    // The clients' lane: operations completed per slice of time, and the unknown ones.
     if let Some(operations) = operations {
-        row_label(&mut svg, y, "clients");
-        let _ = write!(
-            svg,
-            r#"<rect x="{LEFT}" y="{y}" width="{WIDTH}" height="{LANE}" class="lane"/>"#
-        );
-        const SLICES: usize = 200;
-        let mut done = [0u64; SLICES];
-        let mut unknown = 0;
-        for (_, ret) in operations {
-            match ret {
-                Some(ret) => {
-                    done[((*ret as f64 / end * SLICES as f64) as usize).min(SLICES - 1)] += 1
-                }
-                None => unknown += 1,
-            }
-        }
-        let most = done.iter().copied().max().unwrap_or(0).max(1) as f64;
-        for (slice, count) in done.iter().enumerate().filter(|(_, c)| **c > 0) {
-            let height = LANE * (*count as f64 / most);
-            let start = (slice as f64 / SLICES as f64 * end) as u64;
-            let stop = ((slice + 1) as f64 / SLICES as f64 * end) as u64;
-            let _ = write!(
-                svg,
-                r#"<rect x="{:.2}" y="{:.2}" width="{:.2}" height="{height:.2}" class="ops"><title>{count} operations returned from {} to {}</title></rect>"#,
-                x(start),
-                y + LANE - height,
-                WIDTH / SLICES as f64,
-                seconds(start),
-                seconds(stop)
-            );
-        }
-        let _ = write!(
-            svg,
-            r#"<text x="{}" y="{}" class="note">{} operations, {unknown} with an unknown outcome</text>"#,
-            LEFT + WIDTH + 6.0,
-            y + LANE * 0.65,
-            operations.len()
-        );
-        y += LANE + GAP;
+        canvas.clients_lane(operations);
     }
-    // The time axis: a tick every 1, 2 or 5 times a power of ten, about ten of them.
-    let step = tick_step(end);
-    let decimals = (-(step / 1e6).log10().floor()).max(0.0) as usize;
-    for us in (0..)
-        .map(|k| k * step as u64)
-        .take_while(|&us| us as f64 <= end)
-    {
-        let _ = write!(
-            svg,
-            r#"<line x1="{0:.2}" x2="{0:.2}" y1="20" y2="{1}" class="grid"/><text x="{0:.2}" y="{2}" class="tick">{3:.4$} s</text>"#,
-            x(us),
-            y,
-            y + 14.0,
-            us as f64 / 1e6,
-            decimals
-        );
-    }
-    // The violation, across every lane.
+    canvas.time_axis();
     if let Some(violation) = &picture.violation {
-        let _ = write!(
-            svg,
-            r#"<line x1="{0:.2}" x2="{0:.2}" y1="14" y2="{1}" class="violation"><title>{2} at {3}</title></line><text x="{0:.2}" y="11" class="violation-label">violation at {3}</text>"#,
-            x(violation.at),
-            y,
-            escape(&violation.text),
-            seconds(violation.at)
-        );
+        canvas.violation(violation);
     }
+    let (svg, y) = (canvas.svg, canvas.y);
     let height = y + 24.0;
     let data = picture.to_json().to_string().replace("</", "<\\/");
     let mut lines = String::new();
@@ -304,6 +139,215 @@ svg {{ display: block; margin-top: 10px; }}
         title = escape(&header.title),
         svg_width = LEFT + WIDTH + 330.0,
     )
+}
+
+/// The picture being drawn: the SVG so far, the top of the next lane, and the run's end.
+struct Canvas {
+    svg: String,
+    y: f64,
+    end: f64,
+}
+
+impl Canvas {
+    fn new(end: u64) -> Canvas {
+        Canvas {
+            svg: String::new(),
+            y: 24.0,
+            end: end.max(1) as f64,
+        }
+    }
+
+    /// Where `us` microseconds into the run falls on the page.
+    fn x(&self, us: u64) -> f64 {
+        LEFT + WIDTH * (us as f64 / self.end)
+    }
+
+    /// Starts a lane labelled `label` at the current height.
+    fn lane(&mut self, label: &str) {
+        let y = self.y;
+        let _ = write!(
+            self.svg,
+            r#"<text x="{}" y="{}" class="label">{}</text>"#,
+            LEFT - 8.0,
+            y + LANE * 0.65,
+            escape(label)
+        );
+        let _ = write!(
+            self.svg,
+            r#"<rect x="{LEFT}" y="{y}" width="{WIDTH}" height="{LANE}" class="lane"/>"#
+        );
+    }
+
+    /// The network lane: partitions as stretches, cuts and heals as marks.
+    fn network_lane(&mut self, picture: &Picture) {
+        self.lane("network");
+        let y = self.y;
+        for (start, stop, groups) in &picture.partitions {
+            let _ = write!(
+                self.svg,
+                r#"<rect x="{:.2}" y="{y}" width="{:.2}" height="{LANE}" class="partition"><title>partition {} from {} to {}</title></rect>"#,
+                self.x(*start),
+                (self.x(*stop) - self.x(*start)).max(1.0),
+                escape(groups),
+                seconds(*start),
+                seconds(*stop)
+            );
+        }
+        for mark in &picture.network {
+            let _ = write!(
+                self.svg,
+                r#"<path d="M{:.2} {y} l4 8 l-8 0 z" class="cut"><title>{} at {}</title></path>"#,
+                self.x(mark.at),
+                escape(&mark.text),
+                seconds(mark.at)
+            );
+        }
+        self.y += LANE + GAP;
+    }
+
+    /// A node's lane: its roles and terms, down and paused stretches, and commits.
+    fn node_lane(&mut self, lane: &Lane) {
+        self.lane(&lane.node);
+        self.roles(lane);
+        let y = self.y;
+        for (start, stop) in &lane.down {
+            let _ = write!(
+                self.svg,
+                r#"<rect x="{:.2}" y="{y}" width="{:.2}" height="{LANE}" class="down"><title>{} down from {} to {}</title></rect>"#,
+                self.x(*start),
+                (self.x(*stop) - self.x(*start)).max(1.0),
+                lane.node,
+                seconds(*start),
+                seconds(*stop)
+            );
+        }
+        for (start, stop) in &lane.paused {
+            let _ = write!(
+                self.svg,
+                r#"<rect x="{:.2}" y="{}" width="{:.2}" height="{}" class="paused"><title>{} paused from {} to {}</title></rect>"#,
+                self.x(*start),
+                y + 2.0,
+                (self.x(*stop) - self.x(*start)).max(1.0),
+                LANE - 4.0,
+                lane.node,
+                seconds(*start),
+                seconds(*stop)
+            );
+        }
+        for (at, index) in &lane.commits {
+            let _ = write!(
+                self.svg,
+                r#"<line x1="{0:.2}" x2="{0:.2}" y1="{1}" y2="{2}" class="commit"><title>{3} commits up to #{4} at {5}</title></line>"#,
+                self.x(*at),
+                y + LANE - 6.0,
+                y + LANE,
+                lane.node,
+                index,
+                seconds(*at)
+            );
+        }
+        self.y += LANE + GAP;
+    }
+
+    /// A node's roles over time, a leader's stretch labelled with its term where it fits.
+    fn roles(&mut self, lane: &Lane) {
+        let y = self.y;
+        for span in &lane.roles {
+            let width = (self.x(span.end) - self.x(span.start)).max(0.5);
+            let _ = write!(
+                self.svg,
+                r#"<rect x="{:.2}" y="{y}" width="{width:.2}" height="{LANE}" fill="{}"><title>{} {} in t{} from {} to {}</title></rect>"#,
+                self.x(span.start),
+                role_colour(&span.role),
+                lane.node,
+                escape(&span.role),
+                span.term,
+                seconds(span.start),
+                seconds(span.end)
+            );
+            if span.role == "Leader" && width > 24.0 {
+                let _ = write!(
+                    self.svg,
+                    r#"<text x="{:.2}" y="{}" class="term">t{}</text>"#,
+                    self.x(span.start) + 3.0,
+                    y + LANE * 0.65,
+                    span.term
+                );
+            }
+        }
+    }
+
+    /// The clients' lane: operations completed per slice of time, and the unknown ones.
+    fn clients_lane(&mut self, operations: &Operations) {
+        const SLICES: usize = 200;
+        self.lane("clients");
+        let (y, end) = (self.y, self.end);
+        let mut done = [0u64; SLICES];
+        let mut unknown = 0;
+        for (_, ret) in operations {
+            match ret {
+                Some(ret) => {
+                    done[((*ret as f64 / end * SLICES as f64) as usize).min(SLICES - 1)] += 1
+                }
+                None => unknown += 1,
+            }
+        }
+        let most = done.iter().copied().max().unwrap_or(0).max(1) as f64;
+        for (slice, count) in done.iter().enumerate().filter(|(_, c)| **c > 0) {
+            let height = LANE * (*count as f64 / most);
+            let start = (slice as f64 / SLICES as f64 * end) as u64;
+            let stop = ((slice + 1) as f64 / SLICES as f64 * end) as u64;
+            let _ = write!(
+                self.svg,
+                r#"<rect x="{:.2}" y="{:.2}" width="{:.2}" height="{height:.2}" class="ops"><title>{count} operations returned from {} to {}</title></rect>"#,
+                self.x(start),
+                y + LANE - height,
+                WIDTH / SLICES as f64,
+                seconds(start),
+                seconds(stop)
+            );
+        }
+        let _ = write!(
+            self.svg,
+            r#"<text x="{}" y="{}" class="note">{} operations, {unknown} with an unknown outcome</text>"#,
+            LEFT + WIDTH + 6.0,
+            y + LANE * 0.65,
+            operations.len()
+        );
+        self.y += LANE + GAP;
+    }
+
+    /// The time axis: a tick every 1, 2 or 5 times a power of ten, about ten of them.
+    fn time_axis(&mut self) {
+        let step = tick_step(self.end);
+        let decimals = (-(step / 1e6).log10().floor()).max(0.0) as usize;
+        for us in (0..)
+            .map(|k| k * step as u64)
+            .take_while(|&us| us as f64 <= self.end)
+        {
+            let _ = write!(
+                self.svg,
+                r#"<line x1="{0:.2}" x2="{0:.2}" y1="20" y2="{1}" class="grid"/><text x="{0:.2}" y="{2}" class="tick">{3:.4$} s</text>"#,
+                self.x(us),
+                self.y,
+                self.y + 14.0,
+                us as f64 / 1e6,
+                decimals
+            );
+        }
+    }
+
+    /// The violation, across every lane.
+    fn violation(&mut self, violation: &Mark) {
+        let _ = write!(
+            self.svg,
+            r#"<line x1="{0:.2}" x2="{0:.2}" y1="14" y2="{1}" class="violation"><title>{2} at {3}</title></line><text x="{0:.2}" y="11" class="violation-label">violation at {3}</text>"#,
+            self.x(violation.at),
+            self.y,
+            escape(&violation.text),
+            seconds(violation.at)
+        );
+    }
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]

@@ -60,144 +60,155 @@ pub struct Picture {
 /// A role a node is in since (start, role, term).
 type OpenRole = Option<(u64, String, u64)>;
 
-/// Ends `lane`'s open role, if any, at `at`.
-fn close_role(lane: &mut Lane, open: &mut OpenRole, at: u64) {
-    if let Some((start, role, term)) = open.take() {
-        lane.roles.push(RoleSpan {
-            start,
-            end: at,
-            role,
-            term,
-        });
-    }
+/// What is open on one node's lane while the trace is read.
+#[derive(Default)]
+struct Open {
+    /// Its role since when, and which.
+    role: OpenRole,
+    /// Down since.
+    down: Option<u64>,
+    /// Paused since.
+    paused: Option<u64>,
 }
 
-/// Makes `slots` long enough to hold node `n`.
-fn grow<T>(slots: &mut Vec<Option<T>>, n: usize) {
-    while slots.len() <= n {
-        slots.push(None);
-    }
+/// A trace being read into a picture, one event at a time.
+#[derive(Default)]
+struct Reader {
+    picture: Picture,
+    /// One per lane.
+    open: Vec<Open>,
+    /// The partition in force, since when.
+    partition: Option<(u64, String)>,
 }
 
 fn node_number(node: &str) -> Option<usize> {
     node.strip_prefix('n')?.parse().ok()
 }
 
+impl Reader {
+    /// The lane of `node` (`n3`), made with those before it if need be.
+    fn lane(&mut self, node: &str) -> Option<usize> {
+        let number = node_number(node)?;
+        while self.picture.lanes.len() <= number {
+            let name = format!("n{}", self.picture.lanes.len());
+            self.picture.lanes.push(Lane {
+                node: name,
+                ..Lane::default()
+            });
+            self.open.push(Open::default());
+        }
+        Some(number)
+    }
+
+    /// Ends lane `n`'s open role, if any, at `at`.
+    fn close_role(&mut self, n: usize, at: u64) {
+        if let Some((start, role, term)) = self.open[n].role.take() {
+            self.picture.lanes[n].roles.push(RoleSpan {
+                start,
+                end: at,
+                role,
+                term,
+            });
+        }
+    }
+
+    /// Reads one event of the trace, `text` at `at` microseconds.
+    fn read(&mut self, at: u64, text: &str) {
+        self.picture.end = self.picture.end.max(at);
+        let words: Vec<&str> = text.split_whitespace().collect();
+        match words.as_slice() {
+            [node, "is", role, "in", term] => {
+                let term = term.strip_prefix('t').and_then(|t| t.parse().ok());
+                if let (Some(n), Some(term)) = (self.lane(node), term) {
+                    self.close_role(n, at);
+                    self.open[n].role = Some((at, role.to_string(), term));
+                }
+            }
+            ["crash", node] => {
+                if let Some(n) = self.lane(node) {
+                    self.close_role(n, at);
+                    self.open[n].down.get_or_insert(at);
+                }
+            }
+            ["restart", node, ..] => {
+                if let Some(n) = self.lane(node) {
+                    if let Some(since) = self.open[n].down.take() {
+                        self.picture.lanes[n].down.push((since, at));
+                    }
+                }
+            }
+            ["pause", node] => {
+                if let Some(n) = self.lane(node) {
+                    self.open[n].paused.get_or_insert(at);
+                }
+            }
+            ["resume", node] => {
+                if let Some(n) = self.lane(node) {
+                    if let Some(since) = self.open[n].paused.take() {
+                        self.picture.lanes[n].paused.push((since, at));
+                    }
+                }
+            }
+            [node, "commits", "up", "to", index] => {
+                let index = index.strip_prefix('#').and_then(|i| i.parse().ok());
+                if let (Some(n), Some(index)) = (self.lane(node), index) {
+                    self.picture.lanes[n].commits.push((at, index));
+                }
+            }
+            ["partition", groups @ ..] => {
+                self.end_partition(at);
+                self.partition = Some((at, groups.join(" ")));
+            }
+            ["heal"] => self.end_partition(at),
+            ["cut", ..] | [_, "network", "up" | "down"] | ["network", _] => {
+                self.picture.network.push(Mark {
+                    at,
+                    text: text.to_string(),
+                })
+            }
+            ["invariant", "violated:", ..] => {
+                self.picture.violation.get_or_insert(Mark {
+                    at,
+                    text: text.to_string(),
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// Ends the partition in force, if any, at `at`.
+    fn end_partition(&mut self, at: u64) {
+        if let Some((start, groups)) = self.partition.take() {
+            self.picture.partitions.push((start, at, groups));
+        }
+    }
+
+    /// The picture, with what is still open ended at the last event.
+    fn finish(mut self) -> Picture {
+        let end = self.picture.end;
+        for n in 0..self.open.len() {
+            self.close_role(n, end);
+            let lane = &mut self.picture.lanes[n];
+            if let Some(since) = self.open[n].down.take() {
+                lane.down.push((since, end));
+            }
+            if let Some(since) = self.open[n].paused.take() {
+                lane.paused.push((since, end));
+            }
+        }
+        self.end_partition(end);
+        self.picture
+    }
+}
+
 impl Picture {
     /// Reads `trace`.
     pub fn from_trace(trace: &TraceLog) -> Picture {
-        let mut picture = Picture::default();
-        let mut open_role: Vec<OpenRole> = Vec::new();
-        let mut down_since: Vec<Option<u64>> = Vec::new();
-        let mut paused_since: Vec<Option<u64>> = Vec::new();
-        let mut partition: Option<(u64, String)> = None;
+        let mut reader = Reader::default();
         for event in &trace.events {
-            let at = event.at.since_epoch().as_micros() as u64;
-            picture.end = picture.end.max(at);
-            let text = event.text.as_str();
-            let words: Vec<&str> = text.split_whitespace().collect();
-            let lane = |picture: &mut Picture, node: &str| -> Option<usize> {
-                let number = node_number(node)?;
-                while picture.lanes.len() <= number {
-                    let name = format!("n{}", picture.lanes.len());
-                    picture.lanes.push(Lane {
-                        node: name,
-                        ..Lane::default()
-                    });
-                }
-                Some(number)
-            };
-            match words.as_slice() {
-                [node, "is", role, "in", term] => {
-                    let (Some(n), Some(term)) = (
-                        lane(&mut picture, node),
-                        term.strip_prefix('t').and_then(|t| t.parse().ok()),
-                    ) else {
-                        continue;
-                    };
-                    grow(&mut open_role, n);
-                    close_role(&mut picture.lanes[n], &mut open_role[n], at);
-                    open_role[n] = Some((at, role.to_string(), term));
-                }
-                ["crash", node] => {
-                    let Some(n) = lane(&mut picture, node) else {
-                        continue;
-                    };
-                    grow(&mut open_role, n);
-                    grow(&mut down_since, n);
-                    close_role(&mut picture.lanes[n], &mut open_role[n], at);
-                    down_since[n].get_or_insert(at);
-                }
-                ["restart", node, ..] => {
-                    let Some(n) = lane(&mut picture, node) else {
-                        continue;
-                    };
-                    grow(&mut down_since, n);
-                    if let Some(since) = down_since[n].take() {
-                        picture.lanes[n].down.push((since, at));
-                    }
-                }
-                ["pause", node] | ["resume", node] => {
-                    let Some(n) = lane(&mut picture, node) else {
-                        continue;
-                    };
-                    grow(&mut paused_since, n);
-                    if words[0] == "pause" {
-                        paused_since[n].get_or_insert(at);
-                    } else if let Some(since) = paused_since[n].take() {
-                        picture.lanes[n].paused.push((since, at));
-                    }
-                }
-                [node, "commits", "up", "to", index] => {
-                    let (Some(n), Some(index)) = (
-                        lane(&mut picture, node),
-                        index.strip_prefix('#').and_then(|i| i.parse().ok()),
-                    ) else {
-                        continue;
-                    };
-                    picture.lanes[n].commits.push((at, index));
-                }
-                ["partition", ..] | ["heal"] => {
-                    if let Some((start, groups)) = partition.take() {
-                        picture.partitions.push((start, at, groups));
-                    }
-                    if words[0] == "partition" {
-                        partition = Some((at, words[1..].join(" ")));
-                    }
-                }
-                ["cut", ..] | [_, "network", "up" | "down"] | ["network", _] => {
-                    picture.network.push(Mark {
-                        at,
-                        text: text.to_string(),
-                    })
-                }
-                ["invariant", "violated:", ..] => {
-                    picture.violation.get_or_insert(Mark {
-                        at,
-                        text: text.to_string(),
-                    });
-                }
-                _ => {}
-            }
+            reader.read(event.at.since_epoch().as_micros() as u64, &event.text);
         }
-        let end = picture.end;
-        for (n, open) in open_role.iter_mut().enumerate() {
-            close_role(&mut picture.lanes[n], open, end);
-        }
-        for (n, since) in down_since.into_iter().enumerate() {
-            if let Some(since) = since {
-                picture.lanes[n].down.push((since, end));
-            }
-        }
-        for (n, since) in paused_since.into_iter().enumerate() {
-            if let Some(since) = since {
-                picture.lanes[n].paused.push((since, end));
-            }
-        }
-        if let Some((start, groups)) = partition {
-            picture.partitions.push((start, end, groups));
-        }
-        picture
+        reader.finish()
     }
 
     /// The picture as the JSON the page embeds (`run-data`), which tests read back.
