@@ -48,6 +48,11 @@ pub struct WorkloadArgs {
     /// Fault mix: no one-way link cuts (raft workload).
     #[arg(long)]
     pub no_one_way: bool,
+    /// Fault mix: process pauses (raft workload; the key-value workload pauses leaders as part
+    /// of its isolations): a node, the leader half the time, stops for a round or more, past an
+    /// election timeout, and goes on as if nothing happened.
+    #[arg(long)]
+    pub pauses: bool,
     /// Fault mix: how far the nodes' clocks drift. `within` the nodes' drift bound (rates 0.9x
     /// to 1.1x, no jumps: every read mode must stay linearizable), `beyond` it (0.5x to 1.5x and
     /// forward jumps: deliberately unsafe for lease reads), or `off`.
@@ -94,6 +99,7 @@ impl WorkloadArgs {
                 partitions: !self.no_partitions,
                 one_way: !self.no_one_way,
                 skew: self.clock_skew,
+                pauses: self.pauses,
             },
             read_mode: self.read_mode,
             snapshot_threshold: self.snapshot_threshold,
@@ -241,7 +247,7 @@ mod tests {
                         faults: FaultMix {
                             skew,
                             crashes: skew != ClockSkew::Off,
-                            ..FaultMix::ALL
+                            ..FaultMix::DEFAULT
                         },
                         ..base.clone()
                     });
@@ -261,7 +267,8 @@ mod tests {
                 faults: FaultMix {
                     partitions: false,
                     one_way: false,
-                    ..FaultMix::ALL
+                    pauses: true,
+                    ..FaultMix::DEFAULT
                 },
                 ..base.clone()
             });

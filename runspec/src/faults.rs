@@ -13,20 +13,26 @@ pub struct FaultMix {
     pub one_way: bool,
     /// Clock skew: nodes' clocks change rate (and, beyond the bound, jump forward).
     pub skew: ClockSkew,
+    /// Process pauses (raft workload): a node, the leader half the time, stops every thread
+    /// for a round or more (past an election timeout, as a long garbage collection or a
+    /// stopped VM would) and goes on as if nothing happened. Off by default: switching it on
+    /// changes what every seed draws.
+    pub pauses: bool,
 }
 
 impl FaultMix {
-    /// Every kind of fault.
-    pub const ALL: FaultMix = FaultMix {
+    /// The default mix: crashes, partitions, one-way cuts and clocks within their bound.
+    pub const DEFAULT: FaultMix = FaultMix {
         crashes: true,
         partitions: true,
         one_way: true,
         skew: ClockSkew::WithinBound,
+        pauses: false,
     };
 }
 
 impl Default for FaultMix {
     fn default() -> FaultMix {
-        FaultMix::ALL
+        FaultMix::DEFAULT
     }
 }

@@ -27,6 +27,8 @@ pub struct RunFigures {
     pub one_way_cuts: u64,
     /// Clock rate changes and jumps.
     pub clock_changes: u64,
+    /// Process pauses.
+    pub pauses: u64,
     /// Rounds in which entries were committed while some fault was in force (raft workload).
     pub rounds_committing_under_faults: u64,
     /// Commands offered to nodes (raft workload).
@@ -65,6 +67,7 @@ impl AddAssign<&RunFigures> for RunFigures {
             leader_isolations,
             one_way_cuts,
             clock_changes,
+            pauses,
             rounds_committing_under_faults,
             commands_offered,
             commands_accepted,
@@ -88,6 +91,7 @@ impl AddAssign<&RunFigures> for RunFigures {
             (&mut self.leader_isolations, leader_isolations),
             (&mut self.one_way_cuts, one_way_cuts),
             (&mut self.clock_changes, clock_changes),
+            (&mut self.pauses, pauses),
             (
                 &mut self.rounds_committing_under_faults,
                 rounds_committing_under_faults,
@@ -127,6 +131,7 @@ mod tests {
             leader_isolations: 7,
             one_way_cuts: 8,
             clock_changes: 9,
+            pauses: 21,
             rounds_committing_under_faults: 10,
             commands_offered: 11,
             commands_accepted: 12,

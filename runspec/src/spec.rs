@@ -91,7 +91,7 @@ impl Default for RunSpec {
             rounds: 200,
             duration: None,
             reliable: false,
-            faults: FaultMix::ALL,
+            faults: FaultMix::DEFAULT,
             read_mode: ReadMode::ReadIndex,
             snapshot_threshold: None,
             mutations: Vec::new(),

@@ -74,6 +74,9 @@ impl RunSpec {
         if !self.default_skew() {
             push(format!("--clock-skew {}", self.faults.skew));
         }
+        if self.faults.pauses {
+            push("--pauses".into());
+        }
         if let Some(bytes) = self.snapshot_threshold {
             push(format!("--snapshot-threshold {bytes}"));
         }
@@ -110,6 +113,7 @@ impl RunSpec {
                 "--no-crashes" => spec.faults.crashes = false,
                 "--no-partitions" => spec.faults.partitions = false,
                 "--no-one-way" => spec.faults.one_way = false,
+                "--pauses" => spec.faults.pauses = true,
                 "--nodes" => spec.nodes = number(flag, value()?)?,
                 "--rounds" => spec.rounds = number(flag, value()?)?,
                 "--pct-depth" => spec.pct_depth = number(flag, value()?)?,
@@ -209,7 +213,7 @@ mod tests {
                 duration: Some(Duration::from_millis(2_500)),
                 faults: FaultMix {
                     skew: ClockSkew::BeyondBound,
-                    ..FaultMix::ALL
+                    ..FaultMix::DEFAULT
                 },
                 ..base.clone()
             },
@@ -222,6 +226,7 @@ mod tests {
                     partitions: false,
                     one_way: false,
                     skew: ClockSkew::Off,
+                    pauses: true,
                 },
                 snapshot_threshold: Some(1024),
                 mutations: vec![Mutation::ForgetVote, Mutation::HalfIsMajority],
@@ -260,7 +265,7 @@ mod tests {
         assert_eq!(
             spec.flags(),
             "--nodes 4 --rounds 17 --reliable --mutation forget-vote --mutation half-is-majority \
-             --no-crashes --no-partitions --no-one-way --clock-skew off --snapshot-threshold 1024 \
+             --no-crashes --no-partitions --no-one-way --clock-skew off --pauses --snapshot-threshold 1024 \
              --scheduler pct --pct-depth 7"
         );
         assert_eq!(

@@ -46,7 +46,7 @@ impl Default for ChaosConfig {
             round_max: Duration::from_millis(500),
             unreliable: true,
             mutations: MutationSet::default(),
-            faults: FaultMix::ALL,
+            faults: FaultMix::DEFAULT,
             duration: None,
             snapshot_threshold: None,
         }
@@ -122,6 +122,7 @@ pub fn run_chaos_with(
         leader_isolations: counts.leader_isolations,
         one_way_cuts: counts.one_way_cuts,
         clock_changes: counts.clock_changes,
+        pauses: counts.pauses,
         rounds_committing_under_faults: counts.groups_committing_under_faults,
         commands_offered: counts.offered,
         commands_accepted: counts.accepted,
@@ -129,6 +130,7 @@ pub fn run_chaos_with(
     };
     // Heal everything; the cluster must recover.
     cluster.heal();
+    cluster.resume_every_paused_node();
     cluster.set_unreliable(false);
     for &id in &ids {
         if !cluster.is_running(id) {
@@ -161,6 +163,8 @@ struct Rounds<'c> {
     next_value: u64,
     pause: Duration,
     ended: bool,
+    /// Nodes this generator paused and has not resumed (with `FaultMix::pauses`).
+    paused: Vec<NodeId>,
 }
 
 impl<'c> Rounds<'c> {
@@ -172,6 +176,42 @@ impl<'c> Rounds<'c> {
             next_value: 1,
             pause: Duration::ZERO,
             ended: false,
+            paused: Vec::new(),
+        }
+    }
+
+    /// With pauses in the mix, one time in four a running node that is not paused is paused
+    /// (the leader, when there is one, half the time), one time in four a paused one resumed.
+    /// Draws nothing without them, so seeds run as before.
+    /// `crashing` is the node the round crashes, if any.
+    fn pause_or_resume(
+        &mut self,
+        cluster: &Cluster,
+        snapshot: &Snapshot,
+        crashing: Option<NodeId>,
+    ) -> Option<Event> {
+        if !self.config.faults.pauses {
+            return None;
+        }
+        match cluster.random(4) {
+            0 => {
+                let candidates: Vec<NodeId> = (snapshot.running.iter().copied())
+                    .filter(|node| !self.paused.contains(node) && Some(*node) != crashing)
+                    .collect();
+                let leader = snapshot.leader.filter(|leader| candidates.contains(leader));
+                let node = match leader {
+                    Some(leader) if cluster.random(2) == 0 => leader,
+                    _ if candidates.is_empty() => return None,
+                    _ => candidates[cluster.random(candidates.len())],
+                };
+                self.paused.push(node);
+                Some(Event::Pause(node))
+            }
+            1 if !self.paused.is_empty() => {
+                let node = self.paused.remove(cluster.random(self.paused.len()));
+                Some(Event::Resume(node))
+            }
+            _ => None,
         }
     }
 }
@@ -188,6 +228,7 @@ impl Timeline for Rounds<'_> {
             .is_some_and(|duration| elapsed >= duration);
         if self.round == self.config.rounds || out_of_time {
             self.ended = true;
+            // Nodes still paused go on as the run heals (`resume_every_paused_node`).
             return vec![Event::End];
         }
         self.round += 1;
@@ -201,7 +242,15 @@ impl Timeline for Rounds<'_> {
                 }
             })
             .collect();
-        events.extend(choose_fault(cluster, snapshot, self.config.faults));
+        let fault = choose_fault(cluster, snapshot, self.config.faults);
+        let crashing = match fault {
+            Some(Event::Crash(node)) => Some(node),
+            _ => None,
+        };
+        // A crashed node's next instance is not paused.
+        self.paused.retain(|paused| Some(*paused) != crashing);
+        events.extend(fault);
+        events.extend(self.pause_or_resume(cluster, snapshot, crashing));
         self.pause = cluster.random_duration(self.config.round_min, self.config.round_max);
         events
     }

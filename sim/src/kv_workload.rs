@@ -293,6 +293,7 @@ pub fn run_kv_workload_with(
         ),
     };
     cluster.heal();
+    cluster.resume_every_paused_node();
     for thread in threads {
         thread.join();
     }
@@ -314,6 +315,7 @@ pub fn run_kv_workload_with(
         leader_isolations: counts.leader_isolations,
         one_way_cuts: counts.one_way_cuts,
         clock_changes: counts.clock_changes,
+        pauses: counts.pauses,
         leaders_elected: observed.leaders_elected,
         highest_applied: observed.highest_applied.0,
         operations_checked: history.len() as u64,

@@ -121,6 +121,8 @@ pub struct FaultCounts {
     pub one_way_cuts: u64,
     /// Clock rates changed and clocks jumped.
     pub clock_changes: u64,
+    /// Process pauses.
+    pub pauses: u64,
     /// Groups of events after which entries were committed while some fault was in force.
     pub groups_committing_under_faults: u64,
 }
@@ -217,6 +219,7 @@ fn count(counts: &mut FaultCounts, event: &Event, snapshot: &Snapshot, nodes: us
             }
         }
         Event::Cut(..) => counts.one_way_cuts += 1,
+        Event::Pause(_) => counts.pauses += 1,
         Event::ClockRate(..) | Event::ClockJump(..) => counts.clock_changes += 1,
         _ => {}
     }

@@ -1,6 +1,6 @@
 //! The chaos run: 200 rounds of random faults per seed with every invariant on.
 
-use sim::{run_chaos, run_seeds, ChaosConfig};
+use sim::{run_chaos, run_seeds, ChaosConfig, FaultMix};
 
 /// The default seeds of the chaos run (`INTERLEAVE_SEED` replaces them with one).
 const CHAOS_SEEDS: &[u64] = &[101, 102, 103, 104, 105];
@@ -56,6 +56,34 @@ fn chaos_on_clusters_of_two_four_and_six_nodes() {
             },
         );
     }
+}
+
+/// Chaos with process pauses: nodes (leaders half the time) stop for a round or more and go on;
+/// every invariant holds and the healed cluster commits on every node (so every paused node was
+/// resumed). Without pauses in the mix, no node is paused.
+#[test]
+fn chaos_with_pauses_pauses_leaders_and_resumes_every_node() {
+    run_seeds(
+        "chaos::chaos_with_pauses_pauses_leaders_and_resumes_every_node",
+        &[201, 202, 203],
+        |sim| {
+            let with = |pauses| ChaosConfig {
+                faults: FaultMix {
+                    pauses,
+                    ..FaultMix::DEFAULT
+                },
+                ..ChaosConfig::default()
+            };
+            let report = run_chaos(sim, &with(true));
+            eprintln!("seed {}: {report:?}", sim.seed());
+            assert!(report.pauses >= 10, "{report:?}");
+        },
+    );
+    run_seeds(
+        "chaos::chaos_without_pauses_pauses_nothing",
+        &[201],
+        |sim| assert_eq!(run_chaos(sim, &ChaosConfig::default()).pauses, 0),
+    );
 }
 
 /// Chaos with snapshots every 512 bytes of log: services compact, followers install leaders'

@@ -63,16 +63,31 @@ impl Cluster {
     /// Pauses every thread of `node` (see [`node::Node::pause`]).
     pub fn pause(&self, node: NodeId) {
         self.events.info(format!("pause {node}"));
-        if let Some(running) = self.running.lock().get(&node) {
+        if let Some(running) = self.running.lock().get_mut(&node) {
             running.node.pause();
+            running.paused = true;
         }
     }
 
     /// Resumes a paused node.
     pub fn resume(&self, node: NodeId) {
         self.events.info(format!("resume {node}"));
-        if let Some(running) = self.running.lock().get(&node) {
+        if let Some(running) = self.running.lock().get_mut(&node) {
             running.node.resume();
+            running.paused = false;
+        }
+    }
+
+    /// Resumes every node a fault left paused (part of healing at the end of a run: a schedule
+    /// that pauses a node and never resumes it, as a shrunk one may, must not pass for a cluster
+    /// that cannot recover).
+    pub fn resume_every_paused_node(&self) {
+        let paused: Vec<NodeId> = (self.running.lock().iter())
+            .filter(|(_, running)| running.paused)
+            .map(|(id, _)| *id)
+            .collect();
+        for node in paused {
+            self.resume(node);
         }
     }
 

@@ -73,6 +73,8 @@ enum Service {
 struct Running {
     node: Arc<Node>,
     service: Service,
+    /// Whether a fault paused this instance (a new instance starts running).
+    paused: bool,
 }
 
 /// A simulated cluster. Dropping it crashes every node and joins every thread.
@@ -253,7 +255,14 @@ impl Cluster {
                 self.config.snapshot_threshold,
             )),
         };
-        self.running.lock().insert(id, Running { node, service });
+        self.running.lock().insert(
+            id,
+            Running {
+                node,
+                service,
+                paused: false,
+            },
+        );
         Ok(())
     }
 

@@ -115,6 +115,9 @@ fn print_summary(
         totals.partitions,
         totals.one_way_cuts
     );
+    if totals.pauses > 0 {
+        println!("{} process pauses", totals.pauses);
+    }
     if run.spec.snapshot_threshold.is_some() {
         println!(
             "{} snapshots taken, {} installed from a leader (every one checked against the state it claims)",
