@@ -29,7 +29,8 @@ pub struct RunFigures {
     pub clock_changes: u64,
     /// Process pauses.
     pub pauses: u64,
-    /// Rounds in which entries were committed while some fault was in force (raft workload).
+    /// Groups of events (a raft round; the events of one instant) after which entries were
+    /// committed while some fault was in force.
     pub rounds_committing_under_faults: u64,
     /// Commands offered to nodes (raft workload).
     pub commands_offered: u64,

@@ -114,20 +114,7 @@ pub fn run_chaos_with(
             execute(&cluster, &mut Following::new(schedule), recorder)
         }
     };
-    let mut report = RunFigures {
-        crashes: counts.crashes,
-        crashes_mid_replication: counts.crashes_mid_replication,
-        restarts: counts.restarts,
-        partitions: counts.partitions,
-        leader_isolations: counts.leader_isolations,
-        one_way_cuts: counts.one_way_cuts,
-        clock_changes: counts.clock_changes,
-        pauses: counts.pauses,
-        rounds_committing_under_faults: counts.groups_committing_under_faults,
-        commands_offered: counts.offered,
-        commands_accepted: counts.accepted,
-        ..RunFigures::default()
-    };
+    let mut report = counts;
     // Heal everything; the cluster must recover.
     cluster.heal();
     cluster.resume_every_paused_node();

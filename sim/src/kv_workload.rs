@@ -308,14 +308,6 @@ pub fn run_kv_workload_with(
     history.sort_by_key(|op| op.call);
     let figures = RunFigures {
         simulated,
-        crashes: counts.crashes,
-        crashes_mid_replication: counts.crashes_mid_replication,
-        restarts: counts.restarts,
-        partitions: counts.partitions,
-        leader_isolations: counts.leader_isolations,
-        one_way_cuts: counts.one_way_cuts,
-        clock_changes: counts.clock_changes,
-        pauses: counts.pauses,
         leaders_elected: observed.leaders_elected,
         highest_applied: observed.highest_applied.0,
         operations_checked: history.len() as u64,
@@ -326,7 +318,7 @@ pub fn run_kv_workload_with(
         lease_reads: observed.lease_reads,
         snapshots_taken: observed.snapshots_taken,
         snapshots_installed: observed.snapshots_installed,
-        ..RunFigures::default()
+        ..counts
     };
     KvRun { history, figures }
 }

@@ -12,6 +12,7 @@
 use crate::cluster::Cluster;
 use crate::schedule::{Event, Schedule, ScheduleRecorder, Timed};
 use node::{Command, NodeId};
+use runspec::RunFigures;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -100,33 +101,6 @@ impl Timeline for Following {
     }
 }
 
-/// What the faults of a run amounted to.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FaultCounts {
-    /// Commands offered, and accepted by a leader.
-    pub offered: u64,
-    /// Commands a leader accepted.
-    pub accepted: u64,
-    /// Crashes.
-    pub crashes: u64,
-    /// Crashes of a node whose log held entries not yet known committed.
-    pub crashes_mid_replication: u64,
-    /// Restarts.
-    pub restarts: u64,
-    /// Symmetric partitions.
-    pub partitions: u64,
-    /// Partitions that left the leader in a minority.
-    pub leader_isolations: u64,
-    /// One-way link cuts.
-    pub one_way_cuts: u64,
-    /// Clock rates changed and clocks jumped.
-    pub clock_changes: u64,
-    /// Process pauses.
-    pub pauses: u64,
-    /// Groups of events after which entries were committed while some fault was in force.
-    pub groups_committing_under_faults: u64,
-}
-
 /// The wait between two groups of events when the second one is already due: one microsecond,
 /// the resolution of a schedule file's times.
 const SMALLEST_WAIT: Duration = Duration::from_micros(1);
@@ -137,9 +111,9 @@ pub fn execute(
     cluster: &Cluster,
     timeline: &mut dyn Timeline,
     recorder: &ScheduleRecorder,
-) -> FaultCounts {
+) -> RunFigures {
     let started = cluster.clock().now();
-    let mut counts = FaultCounts::default();
+    let mut counts = RunFigures::default();
     let mut faulty = false;
     let mut applied_before = None;
     let mut first = true;
@@ -154,7 +128,7 @@ pub fn execute(
         let elapsed = cluster.clock().now() - started;
         if let Some(before) = applied_before.take() {
             if faulty && cluster.invariants().observed().highest_applied > before {
-                counts.groups_committing_under_faults += 1;
+                counts.rounds_committing_under_faults += 1;
             }
         }
         let snapshot = Snapshot::take(cluster);
@@ -170,14 +144,14 @@ pub fn execute(
 }
 
 /// Carries out one event.
-pub fn apply(cluster: &Cluster, event: &Event, counts: &mut FaultCounts) {
+pub fn apply(cluster: &Cluster, event: &Event, counts: &mut RunFigures) {
     match event {
         Event::Offer { to, value } => {
             if cluster
                 .start(*to, Command::from_text(&format!("c{value}")))
                 .is_some()
             {
-                counts.accepted += 1;
+                counts.commands_accepted += 1;
             }
         }
         Event::Crash(node) => cluster.crash(*node),
@@ -196,9 +170,9 @@ pub fn apply(cluster: &Cluster, event: &Event, counts: &mut FaultCounts) {
     }
 }
 
-fn count(counts: &mut FaultCounts, event: &Event, snapshot: &Snapshot, nodes: usize) {
+fn count(counts: &mut RunFigures, event: &Event, snapshot: &Snapshot, nodes: usize) {
     match event {
-        Event::Offer { .. } => counts.offered += 1,
+        Event::Offer { .. } => counts.commands_offered += 1,
         Event::Crash(node) => {
             counts.crashes += 1;
             if snapshot.uncommitted.contains(node) {
