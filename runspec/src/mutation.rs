@@ -114,11 +114,16 @@ pub enum Mutation {
     /// answered "session expired" (sessions created on first use, Raft thesis §6.3): a retry
     /// whose first attempt was applied before the session expired is applied again.
     ExpiredSessionReopened,
+    /// A new leader drops the entries of its log past its commit index, as if what it does not
+    /// know committed were the old leader's business (Raft Figure 3, Leader Append-Only: a
+    /// leader never overwrites or deletes entries in its log): entries a majority holds, which
+    /// the old leader may have committed, are lost.
+    LeaderDropsUncommittedTail,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 28] = [
+    pub const ALL: [Mutation; 29] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -147,6 +152,7 @@ impl Mutation {
         Mutation::EntriesAfterSnapshot,
         Mutation::DeliverSnapshotWithLockHeld,
         Mutation::ExpiredSessionReopened,
+        Mutation::LeaderDropsUncommittedTail,
     ];
 
     /// The mutation's command-line name.
@@ -180,6 +186,7 @@ impl Mutation {
             Mutation::EntriesAfterSnapshot => "entries-after-snapshot",
             Mutation::DeliverSnapshotWithLockHeld => "deliver-snapshot-with-lock-held",
             Mutation::ExpiredSessionReopened => "expired-session-reopened",
+            Mutation::LeaderDropsUncommittedTail => "leader-drops-uncommitted-tail",
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod deliver_snapshot_with_lock_held;
 pub mod entries_after_snapshot;
 pub mod expired_session_reopened;
 pub mod forget_vote;
+pub mod leader_drops_uncommitted_tail;
 pub mod lost_applier_wakeup;
 pub mod reply_before_persist;
 pub mod sleep_in_persist;

@@ -217,6 +217,15 @@ impl RaftCore {
     /// Becomes leader at `now`: every follower's next index is just past this log, a heartbeat
     /// to each is due at once, and the new leader gets one quorum timeout to hear from a majority.
     fn become_leader(&mut self, now: Instant, effects: &mut Effects) {
+        let dropped = if self.has(Mutation::LeaderDropsUncommittedTail) {
+            let commit_index = self.commit_index;
+            crate::broken::leader_drops_uncommitted_tail::drop_tail(
+                &mut self.state.log,
+                commit_index,
+            )
+        } else {
+            Effects::default()
+        };
         let next_index = self.state.log.last_index().next();
         let progress = Progress {
             next_index,
@@ -233,6 +242,7 @@ impl RaftCore {
         self.leader_hint = Some(self.id);
         self.heard_from_leader(now);
         effects.push(Effect::RoleChanged(Role::Leader));
+        effects.extend(dropped);
         effects.push(Effect::WakePeers);
         self.advance_commit(effects);
     }

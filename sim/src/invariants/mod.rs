@@ -2,6 +2,8 @@
 //! runs, one property per file:
 //!
 //! - `election_safety`: at most one leader per term (§5.2), on every role change;
+//! - `leader_append_only`: a leader never removes entries of its log (Figure 3), on every
+//!   change of a leader's log;
 //! - `log_matching`: equal index and term imply equal logs up to there (§5.3), on every entry
 //!   any node appends;
 //! - `leader_completeness`: a committed entry is in the log of every later leader (§5.4), on
@@ -22,6 +24,7 @@
 
 mod election_safety;
 mod in_order_apply;
+mod leader_append_only;
 mod leader_completeness;
 mod log_matching;
 mod log_mirror;
@@ -31,6 +34,7 @@ mod state_machine_safety;
 use crate::events::Events;
 use election_safety::ElectionSafety;
 use in_order_apply::InOrderApply;
+use leader_append_only::LeaderAppendOnly;
 use leader_completeness::LeaderCompleteness;
 use log_matching::LogMatching;
 use log_mirror::LogMirrors;
@@ -68,6 +72,7 @@ pub struct Observed {
 #[derive(Default)]
 struct Checks {
     election_safety: ElectionSafety,
+    leader_append_only: LeaderAppendOnly,
     log_matching: LogMatching,
     leader_completeness: LeaderCompleteness,
     state_machine_safety: StateMachineSafety,
@@ -220,6 +225,7 @@ impl Invariants {
         checks.in_order_apply.on_restart(node);
         checks.logs.on_restart(node);
         checks.leader_completeness.on_not_leader(node);
+        checks.leader_append_only.on_restart(node);
     }
 
     /// The first violation, if any.
@@ -291,6 +297,7 @@ impl Observer for Invariants {
         match event {
             NodeEvent::RoleChanged { term, role } => {
                 checks.terms.insert(node, *term);
+                checks.leader_append_only.on_role(node, *term, *role);
                 if *role == Role::Leader {
                     match checks.election_safety.on_leader(node, *term) {
                         Ok(first) => checks.observed.leaders_elected += u64::from(first),
@@ -308,6 +315,10 @@ impl Observer for Invariants {
                 truncated_from,
                 appended,
             } => {
+                let append_only = checks
+                    .leader_append_only
+                    .on_log_changed(node, *truncated_from);
+                self.verdict(checks, append_only);
                 for (index, entry) in checks.logs.on_changed(node, *truncated_from, appended) {
                     let matching = checks.log_matching.on_appended(node, index, entry);
                     self.verdict(checks, matching);

@@ -274,5 +274,11 @@ pub fn catalogue() -> Vec<Variant> {
             detectors: vec![SessionChurn { seeds: 5 }, chaos_kv_misses(ReadMode::Log)],
             signature: &["NotLinearizable"],
         },
+        Variant {
+            broken: node(Mutation::LeaderDropsUncommittedTail),
+            models: "a new leader drops the entries past its commit index, which the old leader may have committed (Raft Figure 3, Leader Append-Only)",
+            detectors: vec![CHAOS_RAFT],
+            signature: &["Leader Append-Only"],
+        },
     ]
 }
