@@ -220,6 +220,13 @@ pub struct ChaosArgs {
     /// The engine.
     #[command(flatten)]
     pub engine: EngineArgs,
+    /// Swarm testing: each seed draws its own cluster size (3 to 7), message loss, fault kinds
+    /// (each on half the time, pauses and clock skew included), snapshot threshold and, for
+    /// the key-value workload, read mode from the seed, so one range covers configurations no
+    /// fixed mix reaches; a failure's replay line names what its seed drew. The workload,
+    /// broken variants and rounds are the command line's.
+    #[arg(long, conflicts_with_all = ["nodes", "reliable", "no_crashes", "no_partitions", "no_one_way", "pauses", "fault_points", "liveness", "clock_skew", "snapshot_threshold", "read_mode"])]
+    pub swarm: bool,
     /// How many seeds to run.
     #[arg(long, env = "INTERLEAVE_SEED_COUNT", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
     pub seeds: u64,
@@ -260,6 +267,20 @@ pub struct ChaosArgs {
     /// the violation and its verified replay line (for CI dashboards).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Determinism self-check (deterministic schedulers): every N-th seed that passes is run a
+    /// second time and must be the same run (the same trace, thread switches and history); a
+    /// difference is a failure of the tool, reported with both traces. 0 turns it off. A
+    /// failing seed is always run twice.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub self_check_every: u64,
+    /// Write what the run explored to FILE as JSON: every coverage point of the node, whether
+    /// this run's configuration can reach it, and in how many seeds it was reached.
+    #[arg(long, value_name = "FILE")]
+    pub coverage: Option<PathBuf>,
+    /// Fail (exit 1) if a coverage point this run's configuration can reach was reached by no
+    /// seed: the gate that keeps a change from leaving part of the protocol untested.
+    #[arg(long)]
+    pub require_coverage: bool,
     /// Do not shrink the first failure's schedule.
     #[arg(long)]
     pub no_shrink: bool,

@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod coverage;
 pub mod engines;
 pub mod failure_folder;
 pub mod interrupt;

@@ -33,6 +33,10 @@ pub struct SeedOutcome {
     pub kv: Option<KvEvidence>,
     /// The run's external events as they happened (without notes).
     pub schedule_events: sim::schedule::Schedule,
+    /// The coverage points the run reached, and how often (`node::coverage`).
+    pub coverage: threadsim::coverage::Counts,
+    /// The node's fault points that fired, and how often (`node::fault_points`).
+    pub faults_fired: threadsim::coverage::Counts,
 }
 
 impl SeedOutcome {

@@ -53,6 +53,17 @@ pub struct WorkloadArgs {
     /// election timeout, and goes on as if nothing happened.
     #[arg(long)]
     pub pauses: bool,
+    /// Fault mix: fault points in the node's own code (BUGGIFY): each seed arms a quarter of
+    /// them, and an armed one fires a quarter of the times it is passed: spurious wake-ups,
+    /// thread switches inside critical sections, a full apply channel, replies handled twice,
+    /// election timeouts at their minimum, requests sent late. Every firing is in the trace.
+    #[arg(long)]
+    pub fault_points: bool,
+    /// Liveness mode (raft workload): when the faults end, a minority stays failed for good
+    /// (crashed, or cut off from everyone), and every other node must still commit within the
+    /// bound; the failure names the nodes that never caught up.
+    #[arg(long)]
+    pub liveness: bool,
     /// Fault mix: how far the nodes' clocks drift. `within` the nodes' drift bound (rates 0.9x
     /// to 1.1x, no jumps: every read mode must stay linearizable), `beyond` it (0.5x to 1.5x and
     /// forward jumps: deliberately unsafe for lease reads), or `off`.
@@ -100,6 +111,8 @@ impl WorkloadArgs {
                 one_way: !self.no_one_way,
                 skew: self.clock_skew,
                 pauses: self.pauses,
+                fault_points: self.fault_points,
+                liveness: self.liveness,
             },
             read_mode: self.read_mode,
             snapshot_threshold: self.snapshot_threshold,
@@ -119,6 +132,7 @@ pub const MAX_DETERMINISTIC_DURATION: Duration = Duration::from_secs(600);
 /// Refuses a run its engine cannot hold in bounded memory, or one with a broken variant in a
 /// build without them.
 pub fn check_runnable(spec: &RunSpec) -> Result<(), String> {
+    spec.check()?;
     if spec.asks_for_broken() && !node::MUTATIONS_AVAILABLE {
         return Err(WITHOUT_BROKEN_VARIANTS.to_string());
     }
@@ -268,6 +282,7 @@ mod tests {
                     partitions: false,
                     one_way: false,
                     pauses: true,
+                    fault_points: true,
                     ..FaultMix::DEFAULT
                 },
                 ..base.clone()

@@ -128,6 +128,8 @@ mod tests {
             schedule: None,
             schedule_events: sim::schedule::Schedule::default(),
             kv: None,
+            coverage: Default::default(),
+            faults_fired: Default::default(),
         }
     }
 

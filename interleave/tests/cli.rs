@@ -49,6 +49,32 @@ fn a_broken_node_exits_one_and_prints_a_replay_line() {
 }
 
 #[test]
+fn a_swarm_run_draws_each_seeds_configuration_and_prints_it() {
+    let (code, stdout, stderr) = interleave(&[
+        "chaos", "--swarm", "--seeds", "10", "--rounds", "20", "--json",
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    let flags: std::collections::BTreeSet<&str> = lines[..10]
+        .iter()
+        .map(|line| line["flags"].as_str().expect("each seed's flags"))
+        .collect();
+    assert!(flags.len() > 5, "the seeds drew alike: {flags:?}");
+    let summary = &lines[10]["summary"];
+    assert_eq!(summary["run"]["swarm"], true, "{stdout}");
+    // Every tenth passing seed is run twice and must be the same run: here seed 10.
+    assert_eq!(summary["self_checked"], 1, "{stdout}");
+    assert_eq!(
+        summary["nondeterministic"],
+        serde_json::json!([]),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn version_prints_the_crate_version_and_exits_zero() {
     let (code, stdout, stderr) = interleave(&["--version"]);
     assert_eq!(code, 0, "{stderr}");
@@ -64,6 +90,8 @@ fn usage_errors_exit_two_without_a_panic() {
         &["chaos", "--nodes", "1"][..],
         &["chaos", "--nodes", "10"],
         &["chaos", "--mutation", "bogus"],
+        &["chaos", "--swarm", "--nodes", "3"],
+        &["chaos", "--swarm", "--no-crashes"],
         &["frobnicate"],
     ] {
         let (code, _, stderr) = interleave(args);
@@ -184,8 +212,9 @@ fn replay_arguments(line: &str) -> Vec<String> {
 /// trace digest, and says it is the run that found it.
 #[test]
 fn deterministic_failures_replay_exactly_in_fresh_processes() {
-    let variants: [&[&str]; 4] = [
+    let variants: [&[&str]; 5] = [
         &["--mutation", "commit-old-term"],
+        &["--mutation", "no-step-down-on-higher-term", "--swarm"],
         &["--mutation", "no-step-down-on-higher-term"],
         &["--mutation", "sleep-in-persist", "--scheduler", "pct"],
         &["--workload", "kv", "--read-mode", "unsafe-local"],

@@ -70,6 +70,8 @@
 mod broken;
 pub mod config;
 pub mod core;
+pub mod coverage;
+pub mod fault_points;
 pub mod kv;
 pub mod local_network;
 pub mod log;

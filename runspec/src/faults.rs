@@ -18,6 +18,15 @@ pub struct FaultMix {
     /// stopped VM would) and goes on as if nothing happened. Off by default: switching it on
     /// changes what every seed draws.
     pub pauses: bool,
+    /// Fault points in the node's own code (`node::fault_points`, FoundationDB's BUGGIFY):
+    /// each armed by the seed one time in four, firing one time in four it is passed (spurious
+    /// wake-ups, thread switches inside critical sections, a full apply channel, replies handled
+    /// twice, election timeouts at their minimum, requests sent late).
+    pub fault_points: bool,
+    /// Liveness mode (raft workload; TigerBeetle's simulator has one): when the faults end, a
+    /// minority stays failed for good (crashed, or cut off from everyone), and the rest must
+    /// still commit, every one of them, within the bound that the healed cluster has.
+    pub liveness: bool,
 }
 
 impl FaultMix {
@@ -28,6 +37,8 @@ impl FaultMix {
         one_way: true,
         skew: ClockSkew::WithinBound,
         pauses: false,
+        fault_points: false,
+        liveness: false,
     };
 }
 

@@ -4,6 +4,7 @@
 //!   variants, the scheduler and the seed), whose text form is written and read only here: the
 //!   flags of a replay line ([`RunSpec::flags`], [`RunSpec::parse_flags`]) and the notes that head
 //!   a schedule file ([`RunSpec::notes`], [`RunSpec::from_notes`]).
+//! - **Swarm testing**: [`RunSpec::swarmed`], the configuration a seed draws for itself.
 //! - **The names a run uses**: [`Mutation`] (the node's broken variants), [`ReadMode`],
 //!   [`ClockSkew`], [`SchedulerKind`], the kinds of fault in [`FaultMix`].
 //! - **What a run did**: [`RunFigures`], once.
@@ -19,6 +20,7 @@ mod mutation;
 mod read_mode;
 mod scheduler;
 mod spec;
+mod swarm;
 mod text;
 
 pub use clock_skew::{ClockSkew, UnknownClockSkew};
@@ -28,4 +30,5 @@ pub use mutation::{Mutation, UnknownMutation};
 pub use read_mode::ReadMode;
 pub use scheduler::SchedulerKind;
 pub use spec::{bounds, RunSpec, Workload};
+pub use swarm::{SWARM_NODES, SWARM_READ_MODES, SWARM_SNAPSHOT_THRESHOLDS};
 pub use text::{SpecError, FLAGS_NOTE, SEED_NOTE, VIOLATION_NOTE};

@@ -119,11 +119,15 @@ pub enum Mutation {
     /// leader never overwrites or deletes entries in its log): entries a majority holds, which
     /// the old leader may have committed, are lost.
     LeaderDropsUncommittedTail,
+    /// The leader commits only what every node holds, not a majority (Raft §5.3 commits on a
+    /// majority): safe, since every majority is covered, but one node down for good stops
+    /// every commit. Chaos that heals everything at the end never sees it.
+    CommitNeedsEveryNode,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 29] = [
+    pub const ALL: [Mutation; 30] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -153,6 +157,7 @@ impl Mutation {
         Mutation::DeliverSnapshotWithLockHeld,
         Mutation::ExpiredSessionReopened,
         Mutation::LeaderDropsUncommittedTail,
+        Mutation::CommitNeedsEveryNode,
     ];
 
     /// The mutation's command-line name.
@@ -187,6 +192,7 @@ impl Mutation {
             Mutation::DeliverSnapshotWithLockHeld => "deliver-snapshot-with-lock-held",
             Mutation::ExpiredSessionReopened => "expired-session-reopened",
             Mutation::LeaderDropsUncommittedTail => "leader-drops-uncommitted-tail",
+            Mutation::CommitNeedsEveryNode => "commit-needs-every-node",
         }
     }
 }

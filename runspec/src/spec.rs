@@ -160,6 +160,13 @@ impl RunSpec {
                 format!("{:?} s", bounds::DURATION_SECONDS),
             )?;
         }
+        if self.faults.liveness && self.workload != Workload::Raft {
+            return Err(
+                "--liveness is the raft workload's (the key-value workload's clients \
+                        need every node back at the end)"
+                    .into(),
+            );
+        }
         if self.scheduler == SchedulerKind::RandomOneStream {
             return Err("the random-one-stream scheduler is the benchmarks' only".into());
         }

@@ -77,6 +77,12 @@ impl RunSpec {
         if self.faults.pauses {
             push("--pauses".into());
         }
+        if self.faults.fault_points {
+            push("--fault-points".into());
+        }
+        if self.faults.liveness {
+            push("--liveness".into());
+        }
         if let Some(bytes) = self.snapshot_threshold {
             push(format!("--snapshot-threshold {bytes}"));
         }
@@ -114,6 +120,8 @@ impl RunSpec {
                 "--no-partitions" => spec.faults.partitions = false,
                 "--no-one-way" => spec.faults.one_way = false,
                 "--pauses" => spec.faults.pauses = true,
+                "--fault-points" => spec.faults.fault_points = true,
+                "--liveness" => spec.faults.liveness = true,
                 "--nodes" => spec.nodes = number(flag, value()?)?,
                 "--rounds" => spec.rounds = number(flag, value()?)?,
                 "--pct-depth" => spec.pct_depth = number(flag, value()?)?,
@@ -227,6 +235,8 @@ mod tests {
                     one_way: false,
                     skew: ClockSkew::Off,
                     pauses: true,
+                    fault_points: true,
+                    liveness: true,
                 },
                 snapshot_threshold: Some(1024),
                 mutations: vec![Mutation::ForgetVote, Mutation::HalfIsMajority],
@@ -265,7 +275,7 @@ mod tests {
         assert_eq!(
             spec.flags(),
             "--nodes 4 --rounds 17 --reliable --mutation forget-vote --mutation half-is-majority \
-             --no-crashes --no-partitions --no-one-way --clock-skew off --pauses --snapshot-threshold 1024 \
+             --no-crashes --no-partitions --no-one-way --clock-skew off --pauses --fault-points --liveness --snapshot-threshold 1024 \
              --scheduler pct --pct-depth 7"
         );
         assert_eq!(

@@ -101,6 +101,9 @@ pub fn run_chaos_with(
     events: ChaosEvents<'_>,
     recorder: &ScheduleRecorder,
 ) -> RunFigures {
+    if config.faults.fault_points {
+        sim.arm_fault_points();
+    }
     let mut cluster_config = ClusterConfig::new(config.nodes);
     cluster_config.net.unreliable = config.unreliable;
     cluster_config.node.mutations = config.mutations.clone();
@@ -115,19 +118,33 @@ pub fn run_chaos_with(
         }
     };
     let mut report = counts;
-    // Heal everything; the cluster must recover.
+    // Heal everything (in liveness mode, all but a minority failed for good); the cluster must
+    // recover.
+    let failed_for_good = if config.faults.liveness {
+        minority_failed_for_good(sim, &ids)
+    } else {
+        Vec::new()
+    };
     cluster.heal();
     cluster.resume_every_paused_node();
     cluster.set_unreliable(false);
     for &id in &ids {
-        if !cluster.is_running(id) {
+        let stays_down = failed_for_good.contains(&(id, FailedForGood::Crashed));
+        if !cluster.is_running(id) && !stays_down {
             cluster
                 .restart(id)
                 .unwrap_or_else(|error| panic!("{id} cannot restart: {error}"));
             report.restarts += 1;
         }
     }
-    cluster.one(Command::from_text("after-chaos"), config.nodes, true);
+    for &(id, how) in &failed_for_good {
+        match how {
+            FailedForGood::Crashed => cluster.crash(id),
+            FailedForGood::CutOff => cluster.disconnect(id),
+        }
+    }
+    let live = config.nodes - failed_for_good.len();
+    cluster.one(Command::from_text("after-chaos"), live, true);
     if let Some(threshold) = config.snapshot_threshold {
         cluster.check_log_bounded(threshold);
     }
@@ -140,6 +157,42 @@ pub fn run_chaos_with(
     cluster.shutdown();
     report
 }
+
+/// How a node of liveness mode's minority fails for good.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FailedForGood {
+    /// Crashed, never restarted.
+    Crashed,
+    /// Running, but cut off from every other node.
+    CutOff,
+}
+
+/// Liveness mode's minority: 1 to (n - 1) / 2 of `ids` (none in a cluster of two), each
+/// crashed or cut off, drawn from a stream of the seed's own so that a run following a
+/// recorded or shrunk schedule fails the same nodes.
+fn minority_failed_for_good(sim: &Sim, ids: &[NodeId]) -> Vec<(NodeId, FailedForGood)> {
+    let mut draws = sim.rng(LIVENESS_STREAM);
+    let largest = (ids.len() - 1) / 2;
+    if largest == 0 {
+        return Vec::new();
+    }
+    let count = 1 + draws.index(largest);
+    let mut candidates = ids.to_vec();
+    (0..count)
+        .map(|_| {
+            let node = candidates.remove(draws.index(candidates.len()));
+            let how = if draws.chance(0.5) {
+                FailedForGood::Crashed
+            } else {
+                FailedForGood::CutOff
+            };
+            (node, how)
+        })
+        .collect()
+}
+
+/// The random stream of liveness mode's minority.
+const LIVENESS_STREAM: u64 = 0x11fe_0001;
 
 /// The chaos generator: round after round, a command offered to every node and one random fault
 /// (or repair), then a random pause; after the last round (or the configured duration), the end.

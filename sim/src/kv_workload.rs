@@ -59,6 +59,8 @@ pub struct KvWorkloadConfig {
     pub crashes: bool,
     /// How the nodes' clocks drift (new rates at every isolation of the leader).
     pub skew: ClockSkew,
+    /// Whether the node's fault points are armed from the seed (`node::fault_points`).
+    pub fault_points: bool,
     /// The drift bound the nodes assume (their `max_clock_drift_ppm`), which
     /// [`ClockSkew::WithinBound`] keeps to: wider than a real deployment's, so that the margin a
     /// lease needs is wide and a lease without it is caught.
@@ -86,6 +88,7 @@ impl KvWorkloadConfig {
             read_mode: ReadMode::Lease,
             unreliable: false,
             skew: ClockSkew::WithinBound,
+            fault_points: false,
             election_timeout: (Duration::from_millis(1000), Duration::from_millis(1050)),
             duration: Duration::from_secs(30),
             clients: 20,
@@ -111,6 +114,7 @@ impl KvWorkloadConfig {
             unreliable: !spec.reliable,
             crashes: spec.faults.crashes,
             skew: spec.faults.skew,
+            fault_points: spec.faults.fault_points,
             snapshot_threshold: spec.snapshot_threshold.map(crate::chaos::threshold_bytes),
             ..defaults
         }
@@ -146,6 +150,7 @@ impl Default for KvWorkloadConfig {
             apply_capacity: None,
             crashes: true,
             skew: ClockSkew::WithinBound,
+            fault_points: false,
             max_clock_drift_ppm: 250_000,
             election_timeout: (Duration::from_millis(300), Duration::from_millis(600)),
             quiet_between_faults: (Duration::from_millis(1000), Duration::from_millis(3000)),
@@ -227,6 +232,9 @@ pub fn run_kv_workload_with(
         config.clients > config.clients_with_old_leader,
         "some clients must stay with the majority"
     );
+    if config.fault_points {
+        sim.arm_fault_points();
+    }
     let mut cluster_config = ClusterConfig::new(config.nodes);
     cluster_config.net.unreliable = config.unreliable;
     cluster_config.node.mutations = config.mutations.clone();

@@ -15,6 +15,9 @@
 //! - [`ManualClock`]: time that moves only when a test says so, for driving code step by step
 //!   (on one thread, or in a loom model).
 //! - [`mod@channel`]: a bounded channel whose waits go through the clock.
+//! - [`coverage`]: named states a run should reach now and then, counted per run;
+//!   [`fault_points`]: places the code may misbehave as its environment allows, armed per run
+//!   from the seed (BUGGIFY).
 //! - [`DetRng`]: a seeded random source that splits into independent streams.
 //! - [`simulation`]: a run with one seed, its fake clock and its event [`Trace`], on real threads
 //!   under a watchdog or, in a shuttle build, as one controlled execution whose every thread
@@ -64,8 +67,11 @@
 
 pub mod channel;
 pub mod clock;
+mod context;
+pub mod coverage;
 pub mod digest;
 pub mod fake_clock;
+pub mod fault_points;
 pub mod isolated;
 pub mod manual_clock;
 pub mod panic_message;

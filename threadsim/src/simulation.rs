@@ -65,6 +65,11 @@ impl Sim {
     pub fn trace(&self) -> &Trace {
         &self.trace
     }
+
+    /// Arms this run's [fault points](crate::fault_points) from its seed.
+    pub fn arm_fault_points(&self) {
+        crate::fault_points::arm(self.seed, &self.trace);
+    }
 }
 
 /// How a simulation's threads are run.
@@ -95,6 +100,11 @@ pub struct Run<T> {
     pub trace: TraceLog,
     /// The schedule of a controlled run.
     pub schedule: Option<ScheduleSummary>,
+    /// The [coverage points](crate::coverage) the run reached, and how often.
+    pub coverage: crate::coverage::Counts,
+    /// The [fault points](crate::fault_points) that fired, and how often (none unless the run
+    /// armed them).
+    pub faults_fired: crate::coverage::Counts,
 }
 
 /// Runs `body` as the registered main thread (`sim-main`) of a fresh simulation with `seed` on
@@ -106,6 +116,8 @@ where
     T: Send + 'static,
 {
     let trace = Trace::with_limit(DEFAULT_TRACE_LIMIT);
+    let context = std::sync::Arc::new(crate::context::RunContext::default());
+    let _entered = crate::context::enter(Some(context.clone()));
     match *engine {
         Engine::OsThreads { watchdog } => {
             let result = if crate::sync::CONTROLLED_EXECUTIONS {
@@ -122,6 +134,8 @@ where
                 result,
                 trace: trace.take(),
                 schedule: None,
+                coverage: crate::context::lock(&context.coverage).clone(),
+                faults_fired: crate::fault_points::fired(),
             }
         }
         Engine::Controlled {
@@ -143,6 +157,8 @@ where
                 result: result.map_err(|message| SimFailure { seed, message }),
                 trace: trace.take(),
                 schedule: Some(schedule),
+                coverage: crate::context::lock(&context.coverage).clone(),
+                faults_fired: crate::fault_points::fired(),
             }
         }
     }
@@ -178,9 +194,11 @@ where
     let clock = sim.clock.clone();
     let (done_sender, done) = mpsc::channel();
     let ticket = clock.thread_register("sim-main");
+    let context = crate::context::current();
     let main = std::thread::Builder::new()
         .name("sim-main".to_string())
         .spawn(move || {
+            let _entered = crate::context::enter(context);
             let outcome = catch_unwind(AssertUnwindSafe(|| body(&sim)));
             let clock = sim.clock.clone();
             drop(sim);

@@ -114,6 +114,8 @@ pub fn record<T>(seed: u64, run: engine_threadsim::Run<T>) -> (Option<T>, SeedOu
         schedule: run.schedule.map(schedule),
         kv: None,
         schedule_events: sim::schedule::Schedule::default(),
+        coverage: run.coverage,
+        faults_fired: run.faults_fired,
     };
     (value, outcome)
 }

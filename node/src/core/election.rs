@@ -4,6 +4,7 @@
 
 use super::read_index::ReadRounds;
 use super::{Effect, Effects, LeaderState, Progress, RaftCore, RoleState};
+use crate::coverage::{reached, sometimes, Point};
 use crate::messages::{RequestVoteArgs, RequestVoteReply, Response};
 use crate::mutation::Mutation;
 use crate::observer::Role;
@@ -145,15 +146,19 @@ impl RaftCore {
         };
         if args.pre_vote {
             // Would this node vote for the candidate in `args.term`? Nothing changes here.
-            let grant = args.term > self.term()
-                && (!self.within_lease(now) || self.has(Mutation::PreVoteIgnoresLease))
-                && self.candidate_up_to_date(args);
+            let leased = self.within_lease(now) && !self.has(Mutation::PreVoteIgnoresLease);
+            let grant = args.term > self.term() && !leased && self.candidate_up_to_date(args);
+            sometimes(
+                args.term > self.term() && leased,
+                Point::PreVoteRefusedByLease,
+            );
             effects.push(reply(self, grant));
             return effects;
         }
         if args.term > self.term() && self.within_lease(now) {
             // Heard from a current leader less than a minimum election timeout ago: refuse
             // without adopting the term.
+            reached(Point::VoteRefusedByLease);
             effects.push(reply(self, false));
             return effects;
         }
@@ -164,7 +169,12 @@ impl RaftCore {
             .state
             .voted_for
             .is_none_or(|voted| voted == args.candidate);
-        let grant = args.term == self.term() && free_to_vote && self.candidate_up_to_date(args);
+        let up_to_date = self.candidate_up_to_date(args);
+        let grant = args.term == self.term() && free_to_vote && up_to_date;
+        if args.term == self.term() {
+            sometimes(!free_to_vote, Point::VoteRefusedAlreadyVoted);
+            sometimes(free_to_vote && !up_to_date, Point::VoteRefusedLogBehind);
+        }
         if grant {
             if self.state.voted_for != Some(args.candidate) {
                 self.state.voted_for = Some(args.candidate);
@@ -185,6 +195,7 @@ impl RaftCore {
     ) -> Effects {
         let mut effects = Effects::default();
         if reply.term > self.term() {
+            reached(Point::CandidateDeposedByReply);
             self.become_follower(reply.term, now, &mut effects);
             return effects;
         }
@@ -207,6 +218,7 @@ impl RaftCore {
             _ => false,
         };
         if won && args.pre_vote {
+            reached(Point::PreVoteWon);
             effects.extend(self.start_election(now));
         } else if won {
             self.become_leader(now, &mut effects);
@@ -226,6 +238,10 @@ impl RaftCore {
         } else {
             Effects::default()
         };
+        sometimes(
+            self.state.log.last_index() > self.commit_index,
+            Point::NewLeaderWithUncommittedTail,
+        );
         let next_index = self.state.log.last_index().next();
         let progress = Progress {
             next_index,

@@ -21,6 +21,7 @@
 
 use super::{RaftCore, RoleState};
 use crate::core::{NotLeader, ReadIndexError};
+use crate::coverage::{reached, sometimes, Point};
 use crate::mutation::Mutation;
 use crate::{LogIndex, NodeId};
 use std::time::Duration;
@@ -53,11 +54,20 @@ impl RaftCore {
             }));
         }
         if leads && self.state.log.term_at(self.commit_index) != Some(self.term()) {
+            reached(Point::ReadRefusedNoCommitInTerm);
             return Err(ReadIndexError::NoCommitInTerm);
         }
         if self.peers.is_empty() || self.lease_holds(now) {
+            if let Some(until) = self.lease_until {
+                reached(Point::LeaseReadServed);
+                sometimes(
+                    until - now < Duration::from_millis(1),
+                    Point::LeaseReadInLastMillisecond,
+                );
+            }
             return Ok(self.commit_index);
         }
+        reached(Point::LeaseReadExpired);
         Err(ReadIndexError::NoLease)
     }
 

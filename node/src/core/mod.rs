@@ -332,6 +332,7 @@ impl RaftCore {
         if let RoleState::Leader(leader) = &mut self.role {
             let failed = leader.reads.fail_all(ReadIndexError::NotConfirmed);
             if !failed.is_empty() {
+                crate::coverage::reached(crate::coverage::Point::ReadsFailedOnStepDown);
                 effects.push(Effect::ReadsDone(failed));
             }
         }

@@ -134,6 +134,7 @@ impl RaftCore {
             return Err(not_leader);
         };
         if !committed_in_term {
+            crate::coverage::reached(crate::coverage::Point::ReadRefusedNoCommitInTerm);
             return Err(ReadIndexError::NoCommitInTerm);
         }
         leader.reads.next_ticket += 1;
@@ -181,6 +182,7 @@ impl RaftCore {
             return;
         }
         let confirmed = reads.in_flight.take().expect("the round just acknowledged");
+        crate::coverage::reached(crate::coverage::Point::ReadRoundConfirmed);
         let done = confirmed
             .reads
             .into_iter()

@@ -4,6 +4,7 @@
 
 use super::{Effect, Effects, Progress, RaftCore, RoleState};
 use crate::broken;
+use crate::coverage::{reached, sometimes, Point};
 use crate::messages::{AppendEntriesArgs, AppendEntriesReply, Conflict, Request, Response};
 use crate::mutation::Mutation;
 use crate::{LogIndex, NodeId};
@@ -37,6 +38,7 @@ impl RaftCore {
         if next_index <= self.state.log.snapshot_index() {
             // What the peer needs next is compacted: it gets the snapshot instead, the next
             // chunk of it.
+            reached(Point::SnapshotSent);
             let sent = leader.progress[&peer].snapshot_sent;
             let mut args = self.snapshot_request(sent);
             args.read_round = read_round;
@@ -106,6 +108,7 @@ impl RaftCore {
             }))
         };
         if args.term < self.term() {
+            reached(Point::StaleLeaderRejected);
             effects.push(reply(self, false, None));
             return effects;
         }
@@ -134,8 +137,13 @@ impl RaftCore {
             }
             Some(_) => None,
         };
-        if conflict.is_some() {
-            effects.push(reply(self, false, conflict));
+        sometimes(compacted, Point::AppendPrevCompacted);
+        if let Some(conflict) = conflict {
+            reached(match conflict.term {
+                None => Point::AppendRejectedLogShort,
+                Some(_) => Point::AppendRejectedTermMismatch,
+            });
+            effects.push(reply(self, false, Some(conflict)));
             return effects;
         }
 
@@ -154,6 +162,7 @@ impl RaftCore {
             });
         }
         if let Some(from) = outcome.truncated_from {
+            reached(Point::FollowerTruncatedSuffix);
             if from <= self.commit_index {
                 effects.push(Effect::InvariantViolated(format!(
                     "{}: truncated committed entries from {from} (commit index {})",
@@ -210,7 +219,10 @@ impl RaftCore {
             let log = &self.state.log;
             let suggested = match conflict.term.and_then(|term| log.last_index_of_term(term)) {
                 Some(last_of_term) => last_of_term.next(),
-                None => conflict.first_index,
+                None => {
+                    sometimes(conflict.term.is_some(), Point::BacktrackedPastConflictTerm);
+                    conflict.first_index
+                }
             };
             entry.next_index = backtrack(*entry, suggested);
             effects.push(Effect::WakePeers);
@@ -232,11 +244,16 @@ impl RaftCore {
             let stubborn = matches!(self.role, RoleState::Leader(_))
                 && self.has(Mutation::NoStepDownOnHigherTermReply);
             if !stubborn {
+                sometimes(
+                    matches!(self.role, RoleState::Leader(_)),
+                    Point::LeaderDeposedByReply,
+                );
                 self.become_follower(answer.reply_term, now, effects);
             }
             return false;
         }
         if answer.request_term != self.term() || answer.reply_term != self.term() {
+            reached(Point::ReplyToOldTermIgnored);
             return false;
         }
         self.peer_answered(answer.peer, now);
@@ -256,15 +273,26 @@ impl RaftCore {
         let mut candidate = log.last_index();
         while candidate > self.commit_index {
             let entry_term = log.term_at(candidate).expect("candidate within the log");
-            if entry_term != term && !self.has(Mutation::CommitOldTermByCounting) {
-                break;
-            }
             let replicas = 1 + leader
                 .progress
                 .values()
                 .filter(|p| p.match_index >= candidate)
                 .count();
-            if self.quorum.is_majority(replicas) {
+            let on_majority = if self.has(Mutation::CommitNeedsEveryNode) {
+                broken::commit_needs_every_node::committable(replicas, self.peers.len() + 1)
+            } else {
+                self.quorum.is_majority(replicas)
+            };
+            if entry_term != term && !self.has(Mutation::CommitOldTermByCounting) {
+                sometimes(on_majority, Point::OldTermEntryOnMajorityNotCounted);
+                break;
+            }
+            if on_majority {
+                let first_new = self.commit_index.next();
+                sometimes(
+                    log.term_at(first_new).is_some_and(|first| first != term),
+                    Point::OldTermEntriesCommittedIndirectly,
+                );
                 self.commit_index = candidate;
                 effects.push(Effect::CommitAdvanced(candidate));
                 return;

@@ -51,6 +51,7 @@ impl RaftCore {
         if index <= self.state.log.snapshot_index() {
             return effects;
         }
+        crate::coverage::reached(crate::coverage::Point::LogCompacted);
         self.state.log.compact_to(index);
         self.state.snapshot = snapshot;
         effects.push(Effect::Persist);
@@ -154,6 +155,7 @@ impl RaftCore {
         let older_taken =
             self.has(Mutation::InstallOlderSnapshot) && index > self.state.log.snapshot_index();
         if index <= self.commit_index && !older_taken {
+            crate::coverage::reached(crate::coverage::Point::SnapshotAlreadyCommitted);
             effects.push(reply(self, args.total_bytes));
             return effects;
         }
@@ -162,6 +164,11 @@ impl RaftCore {
             return effects;
         };
         let kept_suffix = self.state.log.term_at(index) == Some(args.last_included_term);
+        crate::coverage::reached(if kept_suffix {
+            crate::coverage::Point::SnapshotInstalledKeptSuffix
+        } else {
+            crate::coverage::Point::SnapshotInstalledLogReplaced
+        });
         self.state
             .log
             .install_snapshot(index, args.last_included_term);
@@ -204,6 +211,7 @@ impl RaftCore {
             .expect("progress for every peer");
         if reply.received < args.total_bytes {
             // More chunks to go, from where the follower is.
+            crate::coverage::reached(crate::coverage::Point::SnapshotSentInChunks);
             progress.snapshot_sent = Some((args.last_included_index, reply.received));
             effects.push(Effect::WakePeers);
             return effects;

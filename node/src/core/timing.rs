@@ -61,10 +61,19 @@ impl RaftCore {
     /// Draws a new election deadline from `now`; if it falls before the time the ticker waits
     /// until, the ticker must be woken.
     pub(super) fn reset_election_timer(&mut self, now: Instant, effects: &mut Effects) {
-        let timeout = self.timers.rng.duration_ms(
+        let drawn = self.timers.rng.duration_ms(
             self.config.election_timeout_min,
             self.config.election_timeout_max,
         );
+        let at_minimum = crate::fault_points::fires(
+            crate::fault_points::FaultPoint::ElectionTimeoutAtMinimum,
+            now,
+        );
+        let timeout = if at_minimum {
+            self.config.election_timeout_min
+        } else {
+            drawn
+        };
         self.timers.election_deadline = now + timeout;
         self.timers.reset_at = now;
         if self
@@ -126,6 +135,7 @@ impl RaftCore {
                 self.timers.leader_contact_at = Some(now);
                 return effects;
             }
+            crate::coverage::reached(crate::coverage::Point::CheckQuorumStepDown);
             let term = self.term();
             self.become_follower(term, now, &mut effects);
         }

@@ -171,8 +171,12 @@ impl KvStateMachine {
         if self.reopens_expired_sessions {
             crate::broken::expired_session_reopened::reopen(self, client);
         }
-        let session = self.sessions.get(client).ok_or(SessionExpired)?;
+        let Some(session) = self.sessions.get(client) else {
+            crate::coverage::reached(crate::coverage::Point::SessionExpiredRefused);
+            return Err(SessionExpired);
+        };
         if suppress_duplicates && seq <= session.seq {
+            crate::coverage::reached(crate::coverage::Point::DuplicateSuppressed);
             // An older sequence number than the last is a retry nobody waits for any more.
             return Ok(match (session.refused, op) {
                 (Some(refusal), _) => Err(refusal),

@@ -6,6 +6,7 @@
 use super::state::{Locked, Shell};
 use super::{Applied, Delivery};
 use crate::broken;
+use crate::fault_points::{self, FaultPoint};
 use crate::mutation::Mutation;
 use crate::LogIndex;
 use threadsim::sync::MutexGuard;
@@ -73,6 +74,10 @@ impl Shell {
             return;
         }
         if locked.snapshot_due && !locked.stopped {
+            crate::coverage::sometimes(
+                locked.delivering,
+                crate::coverage::Point::SnapshotDueWhileDelivering,
+            );
             let mutations = &self.config.mutations;
             if locked.delivering && mutations.has(Mutation::EntriesAfterSnapshot) {
                 return broken::entries_after_snapshot::deliver_now(self, locked);
@@ -83,7 +88,8 @@ impl Shell {
         }
         // Broken variant `lost-delivery-handoff`: what is not delivered here is stranded.
         let hand_off = !self.config.mutations.has(Mutation::LostDeliveryHandoff);
-        let room = if locked.delivering || locked.stopped {
+        let full = fault_points::fires(FaultPoint::ApplyChannelFull, self.clock.now());
+        let room = if locked.delivering || locked.stopped || full {
             0
         } else {
             self.apply_sender.room()
@@ -93,6 +99,10 @@ impl Shell {
             room.min(self.config.max_entries_per_apply_batch),
         );
         if batch.is_empty() {
+            crate::coverage::sometimes(
+                !locked.delivering && !locked.stopped && room == 0,
+                crate::coverage::Point::ApplyChannelFull,
+            );
             if hand_off {
                 self.applier_wake.notify();
             }

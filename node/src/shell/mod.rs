@@ -30,6 +30,7 @@ mod ticker;
 use crate::broken;
 use crate::config::{Config, ConfigError};
 use crate::core::{ProposeError, RaftCore, ReadIndexError};
+use crate::fault_points::{self, FaultPoint};
 use crate::mutation::Mutation;
 use crate::observer::{Observer, Role};
 use crate::persist::{PersistentState, Persister, StorageError};
@@ -197,7 +198,10 @@ fn drive(wake: &threadsim::clock::Signal, mut pass: impl FnMut() -> Pass) {
             Pass::Exit => return,
             Pass::Again => {}
             Pass::WaitUntil(deadline) => {
-                wake.wait_until(deadline);
+                let now = wake.clock().now();
+                if !fault_points::fires(FaultPoint::SpuriousWakeup, now) {
+                    wake.wait_until(deadline);
+                }
             }
         }
     }

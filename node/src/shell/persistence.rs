@@ -3,6 +3,7 @@
 
 use super::state::{Locked, Shell};
 use crate::broken;
+use crate::fault_points::{self, FaultPoint};
 use crate::mutation::Mutation;
 use crate::StorageError;
 
@@ -19,6 +20,9 @@ impl Shell {
         let state = locked.core.persistent();
         if self.config.mutations.has(Mutation::ForgetVote) {
             return broken::forget_vote::save(&*self.persister, state);
+        }
+        if fault_points::fires(FaultPoint::SwitchInPersist, self.clock.now()) {
+            threadsim::sync::thread::yield_now();
         }
         locked.encoder.update(state);
         // Every update is saved (a failed save stops the node), so what the update kept is what

@@ -4,6 +4,7 @@
 
 use super::state::{Locked, Shell};
 use super::Pass;
+use crate::fault_points::{self, FaultPoint};
 use crate::messages::{Request, Response};
 use crate::NodeId;
 use threadsim::sync::MutexGuard;
@@ -25,6 +26,9 @@ pub(super) struct Replicator {
 /// instead of waiting for the round after (5 nodes, 8 clients: 3.5 -> 5.7 entries per
 /// AppendEntries; see docs/figures.md). A lone client's rounds carry one entry, so its chain
 /// never yields. No timer: the yield returns at once when nothing else is runnable.
+/// The longest a request is sent late when [`FaultPoint::SendLate`] fires.
+const LATE: std::time::Duration = std::time::Duration::from_millis(20);
+
 pub(super) fn pass(shell: &Shell, peer: NodeId, replicator: &mut Replicator) -> Pass {
     if replicator.last_batch > 1 {
         threadsim::sync::thread::yield_now();
@@ -48,17 +52,21 @@ pub(super) fn pass(shell: &Shell, peer: NodeId, replicator: &mut Replicator) -> 
         }
         request
     };
+    if let Some(late) = fault_points::delay(FaultPoint::SendLate, shell.clock.now(), LATE) {
+        shell.clock.sleep(late);
+    }
     let response = shell
         .transport
         .call(peer, request.clone(), shell.config.rpc_timeout)
         .ok();
-    handle_reply(
-        shell,
-        &shell.replicator_wake[&peer],
-        peer,
-        &request,
-        response,
-    )
+    let wake = &shell.replicator_wake[&peer];
+    let twice =
+        response.is_some() && fault_points::fires(FaultPoint::ReplyHandledTwice, shell.clock.now());
+    let pass = handle_reply(shell, wake, peer, &request, response.clone());
+    if twice && matches!(pass, Pass::Again) {
+        return handle_reply(shell, wake, peer, &request, response);
+    }
+    pass
 }
 
 /// Handles the outcome of a call to `peer` (shared by the replicator and the heartbeater). A
@@ -71,6 +79,7 @@ pub(super) fn handle_reply(
     response: Option<Response>,
 ) -> Pass {
     let mut locked: MutexGuard<'_, Locked> = shell.lock();
+    let paused = locked.paused;
     while locked.paused && !locked.stopped {
         drop(locked);
         wake.wait();
@@ -79,6 +88,7 @@ pub(super) fn handle_reply(
     if locked.stopped {
         return Pass::Exit;
     }
+    crate::coverage::sometimes(paused, crate::coverage::Point::ReplyHandledAfterPause);
     let now = shell.clock.now();
     let effects = locked
         .core

@@ -1,6 +1,7 @@
 //! Requests from other nodes, handled on the caller's thread.
 
 use super::state::Shell;
+use crate::fault_points::{self, FaultPoint};
 use crate::messages::{Request, Response};
 use crate::mutation::Mutation;
 use crate::transport::RpcHandler;
@@ -23,6 +24,9 @@ impl RpcHandler for Shell {
         locked.delivers_itself = !self.config.mutations.has(Mutation::ApplyWithLockHeld);
         let reply = self.execute(&mut locked, effects);
         locked.delivers_itself = false;
+        if fault_points::fires(FaultPoint::SwitchInHandler, now) {
+            threadsim::sync::thread::yield_now();
+        }
         if locked.stopped {
             return None;
         }

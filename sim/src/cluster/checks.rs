@@ -121,7 +121,29 @@ impl Cluster {
                 self.sleep(Duration::from_millis(50));
             }
         }
-        panic!("one({command}) failed to reach agreement on {expected} nodes within 10 s");
+        panic!(
+            "one({command}) failed to reach agreement on {expected} nodes within 10 s; {}",
+            self.progress_of_every_node()
+        );
+    }
+
+    /// Each node's applied index and whether it is down or cut off, for a liveness failure to
+    /// say which node never caught up.
+    fn progress_of_every_node(&self) -> String {
+        let nodes: Vec<String> = (self.ids().into_iter())
+            .map(|id| {
+                let applied = self.invariants().applied_upto(id);
+                let how = if !self.is_running(id) {
+                    " (down)"
+                } else if !self.is_connected(id) {
+                    " (cut off)"
+                } else {
+                    ""
+                };
+                format!("{id} applied up to {applied}{how}")
+            })
+            .collect();
+        nodes.join(", ")
     }
 
     /// Waits for `index` to be applied by at least `expected` nodes, giving up (returning None)

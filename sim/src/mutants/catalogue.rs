@@ -4,8 +4,8 @@
 
 use super::detector::Detector;
 use super::detector::{
-    chaos_kv, chaos_kv_misses, chaos_kv_snapshots, CHAOS_RAFT, CHAOS_RAFT_MISSES,
-    CHAOS_RAFT_SNAPSHOTS_MISSES,
+    chaos_kv, chaos_kv_misses, chaos_kv_snapshots, CHAOS_RAFT, CHAOS_RAFT_LIVENESS,
+    CHAOS_RAFT_MISSES, CHAOS_RAFT_SNAPSHOTS_MISSES,
 };
 use crate::runner::Sim;
 use crate::scenarios;
@@ -279,6 +279,12 @@ pub fn catalogue() -> Vec<Variant> {
             models: "a new leader drops the entries past its commit index, which the old leader may have committed (Raft Figure 3, Leader Append-Only)",
             detectors: vec![CHAOS_RAFT],
             signature: &["Leader Append-Only"],
+        },
+        Variant {
+            broken: node(Mutation::CommitNeedsEveryNode),
+            models: "the leader commits only what every node holds, not a majority (Raft §5.3): safe, but one node down for good stops every commit",
+            detectors: vec![CHAOS_RAFT_LIVENESS, CHAOS_RAFT_MISSES],
+            signature: &["failed to reach agreement"],
         },
     ]
 }

@@ -123,6 +123,9 @@ pub enum ChaosWorkload {
     RaftSnapshots,
     /// [`ChaosWorkload::Kv`] with snapshots every [`CHAOS_SNAPSHOT_THRESHOLD`] bytes of log.
     KvSnapshots(ReadMode),
+    /// [`ChaosWorkload::Raft`] in liveness mode: a minority fails for good at the end, and the
+    /// rest must commit.
+    RaftLiveness,
 }
 
 /// The snapshot threshold of the chaos workloads with snapshots: small, so that compaction,
@@ -133,7 +136,9 @@ impl ChaosWorkload {
     /// The read mode of a key-value workload.
     pub fn read_mode(self) -> Option<ReadMode> {
         match self {
-            ChaosWorkload::Raft | ChaosWorkload::RaftSnapshots => None,
+            ChaosWorkload::Raft | ChaosWorkload::RaftSnapshots | ChaosWorkload::RaftLiveness => {
+                None
+            }
             ChaosWorkload::Kv(read_mode) | ChaosWorkload::KvSnapshots(read_mode) => Some(read_mode),
         }
     }
@@ -155,6 +160,9 @@ impl ChaosWorkload {
         if self.snapshots() {
             text.push_str(", snapshots");
         }
+        if self == ChaosWorkload::RaftLiveness {
+            text.push_str(", liveness");
+        }
         text
     }
 
@@ -173,6 +181,7 @@ impl ChaosWorkload {
         if self.snapshots() {
             spec.snapshot_threshold = Some(CHAOS_SNAPSHOT_THRESHOLD);
         }
+        spec.faults.liveness = self == ChaosWorkload::RaftLiveness;
         if let Some(Broken::Node(mutation)) = broken {
             spec.mutations = vec![mutation];
         }
@@ -195,6 +204,12 @@ pub(super) const CHAOS_RAFT_MISSES: Detector = Detector::Chaos {
     workload: ChaosWorkload::Raft,
     seeds: CHAOS_RAFT_SEEDS,
     kills: false,
+};
+/// Raft chaos in liveness mode, which must find the variant.
+pub(super) const CHAOS_RAFT_LIVENESS: Detector = Detector::Chaos {
+    workload: ChaosWorkload::RaftLiveness,
+    seeds: CHAOS_RAFT_SEEDS,
+    kills: true,
 };
 /// Key-value chaos with gets served by `read_mode`, which does not find the variant: its
 /// targeted detector does.

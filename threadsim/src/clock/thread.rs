@@ -29,9 +29,11 @@ where
         exited: exited.clone(),
         ticket,
     };
+    let context = crate::context::current();
     let handle = thread::Builder::new()
         .name(name.clone())
         .spawn(move || {
+            let _entered = crate::context::enter(context);
             let _on_exit = on_exit;
             body()
         })

@@ -25,14 +25,14 @@ struct Finished {
     /// Real time the seed took, its verification included.
     wall: std::time::Duration,
     outcome: SeedOutcome,
-    /// For a failing seed: what its rerun showed.
+    /// For a failing seed, and a passing one the self-check reran: what its rerun showed.
     verification: Option<Verification>,
 }
 
 /// What every part of one run reads.
 struct Run<'a> {
     args: &'a ChaosArgs,
-    /// The run every seed makes, with seed 0 (each seed's is `spec.with_seed(seed)`).
+    /// The run every seed makes, with seed 0 (each seed's is [`Run::spec_of`]).
     spec: RunSpec,
     watchdog: Watchdog,
     /// The whole range, and this shard's part of it.
@@ -42,6 +42,24 @@ struct Run<'a> {
     interactive: bool,
     /// Set to stop the workers (`--fail-fast`).
     stop: Arc<AtomicBool>,
+}
+
+impl Run<'_> {
+    /// The run `seed` makes: the command line's with that seed, and with `--swarm` the
+    /// configuration the seed draws.
+    fn spec_of(&self, seed: u64) -> RunSpec {
+        seed_spec(&self.spec, self.args.swarm, seed)
+    }
+}
+
+/// The run `seed` makes from `spec`, drawn by the swarm if `swarm`.
+fn seed_spec(spec: &RunSpec, swarm: bool, seed: u64) -> RunSpec {
+    let spec = spec.with_seed(seed);
+    if swarm {
+        spec.swarmed()
+    } else {
+        spec
+    }
 }
 
 /// Runs `args.seeds` seeds with `workers` threads; exit 0 when nothing was found, 1 when a seed
@@ -128,6 +146,7 @@ fn spawn_workers(
     for worker in 0..workers {
         let (next_index, stop, results) = (next_index.clone(), run.stop.clone(), results.clone());
         let (spec, watchdog, range) = (run.spec.clone(), run.watchdog, run.range);
+        let (swarm, self_check_every) = (run.args.swarm, run.args.self_check_every);
         let spawned = std::thread::Builder::new()
             .name(format!("chaos-worker-{worker}"))
             .spawn(move || loop {
@@ -137,7 +156,9 @@ fn spawn_workers(
                     return;
                 }
                 let seed = range.nth(index);
-                let finished = run_and_verify(&spec.with_seed(seed), watchdog);
+                let spec = seed_spec(&spec, swarm, seed);
+                let finished =
+                    run_and_verify(&spec, self_check_every, |spec| run_seed(spec, watchdog));
                 if results.send(finished).is_err() {
                     return;
                 }
@@ -148,26 +169,30 @@ fn spawn_workers(
     Ok((handles, finished))
 }
 
-/// Runs one seed; a failing seed is run once more and compared. A passing seed keeps only its
-/// trace digest (its events are not needed).
-fn run_and_verify(spec: &RunSpec, watchdog: Watchdog) -> Finished {
+/// Runs one seed with `run_seed`; a failing seed, and every `self_check_every`-th seed that
+/// passes on a deterministic scheduler (0: none), is run once more and compared. A seed that
+/// passed and was the same run twice keeps only its trace digest (its events are not needed).
+fn run_and_verify(
+    spec: &RunSpec,
+    self_check_every: u64,
+    run_seed: impl Fn(&RunSpec) -> SeedOutcome,
+) -> Finished {
     #[allow(clippy::disallowed_methods)] // the seed's wall time, for the JUnit report
     let started = std::time::Instant::now();
-    let mut outcome = run_seed(spec, watchdog);
-    if outcome.failure.is_none() {
+    let mut outcome = run_seed(spec);
+    let deterministic = spec.scheduler.deterministic();
+    let self_checked =
+        deterministic && self_check_every > 0 && spec.seed.is_multiple_of(self_check_every);
+    let verification = (outcome.failure.is_some() || self_checked)
+        .then(|| Verification::compare(&outcome, run_seed(spec), deterministic));
+    let diverged = verification.as_ref().is_some_and(Verification::diverged);
+    if outcome.failure.is_none() && !diverged {
         outcome.trace.events = Vec::new();
-        return Finished {
-            wall: started.elapsed(),
-            outcome,
-            verification: None,
-        };
     }
-    let replayed = run_seed(spec, watchdog);
-    let verification = Verification::compare(&outcome, replayed, spec.scheduler.deterministic());
     Finished {
         wall: started.elapsed(),
         outcome,
-        verification: Some(verification),
+        verification,
     }
 }
 
@@ -195,21 +220,92 @@ fn print_header(
         let names: Vec<&str> = workload.mutations.iter().map(|m| m.name()).collect();
         format!(", mutations: {}", names.join(", "))
     };
-    println!(
-        "interleave chaos: {} nodes, {shape}, seeds {range}{}, {} network, {}, {workers} workers{mutations}",
-        workload.nodes,
-        args.shard.map_or_else(String::new, |shard| format!(" (shard {shard} of {whole})")),
-        if workload.reliable {
-            "reliable"
-        } else {
-            "unreliable (10% request and 10% reply loss)"
-        },
-        spec.scheduler.describe(spec.pct_depth),
-    );
+    let shard = args
+        .shard
+        .map_or_else(String::new, |shard| format!(" (shard {shard} of {whole})"));
+    let scheduler = spec.scheduler.describe(spec.pct_depth);
+    if args.swarm {
+        println!(
+            "interleave chaos: swarm testing (each seed draws its cluster size, message loss, \
+             faults and snapshots; a failure's replay line says which), {shape}, seeds \
+             {range}{shard}, {scheduler}, {workers} workers{mutations}"
+        );
+    } else {
+        println!(
+            "interleave chaos: {} nodes, {shape}, seeds {range}{shard}, {} network, {scheduler}, \
+             {workers} workers{mutations}",
+            workload.nodes,
+            if workload.reliable {
+                "reliable"
+            } else {
+                "unreliable (10% request and 10% reply loss)"
+            },
+        );
+    }
     if args.first_seed == FirstSeed::Random {
         println!(
             "first seed drawn at random: {} (`--first-seed {}` runs this range again)",
             whole.first, whole.first
         );
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// A passing run of `spec` whose trace holds `event`.
+    fn passing(spec: &RunSpec, event: &str) -> SeedOutcome {
+        let trace = threadsim::Trace::with_limit(10);
+        trace.record(
+            threadsim::Instant::ZERO,
+            threadsim::Level::Info,
+            event.into(),
+        );
+        SeedOutcome {
+            seed: spec.seed,
+            failure: None,
+            figures: None,
+            trace: trace.take(),
+            schedule: None,
+            kv: None,
+            schedule_events: sim::schedule::Schedule::default(),
+            coverage: Default::default(),
+            faults_fired: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_self_check_reruns_every_nth_passing_seed_and_catches_a_run_that_differs() {
+        let runs = Cell::new(0);
+        // A build with uncontrolled nondeterminism: each run of a seed traces something else.
+        let differs_every_time = |spec: &RunSpec| {
+            runs.set(runs.get() + 1);
+            passing(spec, &format!("run {}", runs.get()))
+        };
+        let seed = |seed| RunSpec::default().with_seed(seed);
+        let unchecked = run_and_verify(&seed(9), 10, differs_every_time);
+        assert!(unchecked.verification.is_none(), "seed 9 is not the 10th");
+        assert_eq!(runs.get(), 1);
+        let checked = run_and_verify(&seed(10), 10, differs_every_time);
+        let verification = checked.verification.expect("seed 10 is rerun");
+        assert!(verification.diverged(), "{verification:?}");
+        assert!(
+            !checked.outcome.trace.events.is_empty(),
+            "a diverged seed keeps its trace for the report"
+        );
+        assert_eq!(runs.get(), 3);
+        let off = run_and_verify(&seed(20), 0, differs_every_time);
+        assert!(off.verification.is_none(), "0 turns the self-check off");
+    }
+
+    #[test]
+    fn a_seed_that_is_the_same_run_twice_passes_the_self_check_and_drops_its_events() {
+        let same = |spec: &RunSpec| passing(spec, "the same");
+        let checked = run_and_verify(&RunSpec::default().with_seed(30), 10, same);
+        let verification = checked.verification.expect("seed 30 is rerun");
+        assert!(verification.holds() && !verification.diverged());
+        assert!(checked.outcome.trace.events.is_empty());
     }
 }

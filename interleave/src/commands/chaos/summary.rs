@@ -3,6 +3,7 @@
 
 use super::tally::Tally;
 use super::Run;
+use crate::coverage::Reachable;
 use crate::outcome::SeedOutcome;
 use crate::shrink::ShrinkReport;
 use crate::{junit, JSON_VERSION};
@@ -38,14 +39,32 @@ pub(super) fn finish(run: &Run<'_>, mut tally: Tally, elapsed: std::time::Durati
             status_ok = false;
         }
     }
+    let reachable = Reachable::of(&run.spec, args.swarm);
+    if let Some(file) = &args.coverage {
+        let json = tally.coverage.to_json(reachable);
+        if let Err(error) = userfiles::write_whole(file, format!("{json:#}\n")) {
+            eprintln!("interleave: {error}");
+            status_ok = false;
+        }
+    }
     if args.json {
         println!("{}", summary_json(run, &tally, elapsed, shrunk.as_ref()));
     } else {
         print_summary(run, &tally, elapsed, shrunk.as_ref());
     }
+    let unreached = tally.coverage.unreached(reachable);
+    let coverage_gap = args.require_coverage && !interrupted && !unreached.is_empty();
+    if coverage_gap {
+        let names: Vec<&str> = unreached.iter().map(|point| point.name()).collect();
+        eprintln!(
+            "interleave: coverage gate: {} reachable point(s) reached by no seed: {}",
+            names.len(),
+            names.join("; ")
+        );
+    }
     if crate::interrupt::interrupted() {
         ExitCode::from(crate::interrupt::interrupted_exit())
-    } else if !tally.failures.is_empty() {
+    } else if !tally.failures.is_empty() || !tally.diverged.is_empty() || coverage_gap {
         ExitCode::from(1)
     } else if !status_ok {
         ExitCode::from(2)
@@ -73,12 +92,15 @@ fn summary_json(
             "run": {
                 "range": run.whole.to_string(),
                 "flags": run.spec.flags(),
+                "swarm": args.swarm,
                 "tool": env!("CARGO_PKG_VERSION"),
             },
             "interrupted": crate::interrupt::interrupted(),
             "engine": run.spec.scheduler.describe(run.spec.pct_depth),
             "failures": tally.failures,
             "nondeterministic": tally.diverged,
+            "self_checked": tally.self_checked,
+            "coverage": tally.coverage.to_json(Reachable::of(&run.spec, args.swarm)),
             "wall_s": elapsed.as_secs_f64(),
             "simulated_s": tally.totals.simulated.as_secs_f64(),
             "shrunk": shrunk.map(|(seed, report, file)| serde_json::json!({
@@ -118,7 +140,7 @@ fn print_summary(
     if totals.pauses > 0 {
         println!("{} process pauses", totals.pauses);
     }
-    if run.spec.snapshot_threshold.is_some() {
+    if run.spec.snapshot_threshold.is_some() || totals.snapshots_taken > 0 {
         println!(
             "{} snapshots taken, {} installed from a leader (every one checked against the state it claims)",
             totals.snapshots_taken, totals.snapshots_installed
@@ -147,6 +169,18 @@ fn print_summary(
             "UNCONTROLLED NONDETERMINISM in {} seed(s) {:?}: their reruns differed",
             tally.diverged.len(),
             tally.diverged
+        );
+    }
+    for line in tally
+        .coverage
+        .describe(Reachable::of(&run.spec, run.args.swarm))
+    {
+        println!("{line}");
+    }
+    if tally.self_checked > 0 && tally.diverged.is_empty() {
+        println!(
+            "determinism self-check: {} passing seeds run twice, each the same run both times",
+            tally.self_checked
         );
     }
     if let Some((seed, report, file)) = shrunk {
@@ -186,7 +220,7 @@ fn print_verdict(tally: &Tally) {
 /// Shrinks the schedule of `outcome` (a failing seed) and writes it beside the full one in its
 /// folder; returns the seed, the report and the file.
 fn shrink_first(run: &Run<'_>, outcome: &SeedOutcome, folder: Option<&std::path::Path>) -> Shrunk {
-    let (args, spec) = (run.args, &run.spec.with_seed(outcome.seed));
+    let (args, spec) = (run.args, &run.spec_of(outcome.seed));
     if !args.json {
         eprintln!(
             "shrinking the failure of seed {} for at most {} s (Ctrl-C stops it and keeps the smallest so far) ...",

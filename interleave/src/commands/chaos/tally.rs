@@ -22,6 +22,10 @@ pub(super) struct Tally {
     /// Failing seeds, and those whose rerun differed.
     pub(super) failures: Vec<u64>,
     pub(super) diverged: Vec<u64>,
+    /// Passing seeds the determinism self-check ran twice.
+    pub(super) self_checked: u64,
+    /// The coverage points every seed reached.
+    pub(super) coverage: crate::coverage::CoverageTally,
     /// Failing seeds stopped at their violation (no figures).
     pub(super) stopped_early: u64,
     saved: usize,
@@ -40,8 +44,10 @@ impl Tally {
             verification,
         } = finished;
         self.done += 1;
+        self.coverage.add(&outcome.coverage, &outcome.faults_fired);
+        let spec = run.spec_of(outcome.seed);
         if run.args.junit.is_some() {
-            let case = junit_case(&run.spec, &outcome, verification.as_ref(), wall);
+            let case = junit_case(&spec, &outcome, verification.as_ref(), wall);
             self.junit_cases.push(case);
         }
         match &outcome.figures {
@@ -49,9 +55,15 @@ impl Tally {
             None => self.stopped_early += 1,
         }
         match (&outcome.failure, &verification) {
-            (None, _) => {
+            (None, Some(verification)) if verification.diverged() => {
+                self.self_checked += 1;
+                let failure = "the seed passed, but its rerun was not the same run";
+                self.record_failure(run, &outcome, failure, verification)
+            }
+            (None, checked) => {
+                self.self_checked += u64::from(checked.is_some());
                 if run.args.json {
-                    println!("{}", passed_json(&outcome, &run.spec));
+                    println!("{}", passed_json(&outcome, &spec));
                 }
             }
             (Some(failure), Some(verification)) => {
@@ -71,7 +83,7 @@ impl Tally {
         verification: &Verification,
     ) {
         let args = run.args;
-        let spec = run.spec.with_seed(outcome.seed);
+        let spec = run.spec_of(outcome.seed);
         let replay = replay_line(&spec, outcome.trace.digest);
         let folder = self.save(run, &spec, outcome, &replay, verification);
         if args.json {
@@ -165,7 +177,7 @@ impl Tally {
     }
 }
 
-/// A seed as a JUnit test case (with its seed, to sort by).
+/// A seed (whose run is `spec`) as a JUnit test case (with its seed, to sort by).
 fn junit_case(
     spec: &RunSpec,
     outcome: &SeedOutcome,
@@ -173,7 +185,7 @@ fn junit_case(
     wall: std::time::Duration,
 ) -> (u64, junit::Case) {
     let failure = outcome.failure.as_ref().map(|failure| {
-        let replay = replay_line(&spec.with_seed(outcome.seed), outcome.trace.digest);
+        let replay = replay_line(spec, outcome.trace.digest);
         let checked = verification.map_or_else(String::new, |v| v.describe(outcome));
         let message = failure.lines().next().unwrap_or_default().to_string();
         (message, format!("{failure}\n\nreplay: {replay}\n{checked}"))
@@ -198,6 +210,7 @@ fn passed_json(outcome: &SeedOutcome, spec: &RunSpec) -> serde_json::Value {
         "seed": outcome.seed,
         "verdict": "passed",
         "engine": spec.scheduler.name(),
+        "flags": spec.flags(),
         "simulated_s": figures.simulated.as_secs_f64(),
         "leaders_elected": figures.leaders_elected,
         "highest_applied": figures.highest_applied,
