@@ -40,6 +40,9 @@ RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo bench -p shuttle
 step "the README's first command, as a user types it (deterministic chaos, 100 seeds)"
 cargo run --release -p interleave -- chaos
 
+step "coverage gate: every coverage point the raft workload can reach is reached (100 seeds, fault points on)"
+cargo run --release -p interleave -- chaos --fault-points --require-coverage --out target/interleave-runs-coverage
+
 step "the shipped binaries refuse every broken variant (built as a user builds them)"
 scripts/production-refuses
 
