@@ -22,19 +22,24 @@ pub struct Case {
 /// Refuses a report path whose folder does not exist, before a run that would end unable to
 /// write it.
 pub fn check_path(path: &Path) -> Result<(), String> {
+    check_report_path(path, "the JUnit report")
+}
+
+/// [`check_path`] for any report a run writes at its end, named `what` in the error.
+pub fn check_report_path(path: &Path, what: &str) -> Result<(), String> {
     let folder = match path.parent() {
         Some(folder) if !folder.as_os_str().is_empty() => folder,
         _ => Path::new("."),
     };
     if !folder.is_dir() {
         return Err(format!(
-            "cannot write the JUnit report {}: {} is not a folder",
+            "cannot write {what} {}: {} is not a folder",
             path.display(),
             folder.display()
         ));
     }
     if path.is_dir() {
-        return Err(format!("the JUnit report {} is a folder", path.display()));
+        return Err(format!("{what} {} is a folder", path.display()));
     }
     userfiles::check_replaceable(path).map_err(|error| error.to_string())
 }

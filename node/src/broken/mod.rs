@@ -23,3 +23,20 @@ pub mod snapshot_without_sessions;
 pub mod ticker_check_then_act;
 pub mod ticker_lockstep;
 pub mod truncate_on_matching_heartbeat;
+
+/// Removes `log`'s entries from `from` on, as a broken rule does, with the effects that write
+/// and report it (shared by the variants that truncate where the protocol must not).
+pub(crate) fn remove_entries_from(
+    log: &mut crate::log::RaftLog,
+    from: crate::LogIndex,
+) -> crate::core::Effects {
+    use crate::core::{Effect, Effects};
+    let mut effects = Effects::default();
+    log.truncate_from(from);
+    effects.push_from_outside(Effect::Persist);
+    effects.push_from_outside(Effect::LogChanged {
+        truncated_from: Some(from),
+        appended_from: None,
+    });
+    effects
+}

@@ -129,6 +129,9 @@ fn prepare(
     if let Some(checked) = args.junit.as_deref().map(junit::check_path) {
         checked?;
     }
+    if let Some(file) = &args.coverage {
+        junit::check_report_path(file, "the coverage report")?;
+    }
     let claim = crate::out_dir::claim(&args.out, crate::out_dir::is_seed_folder)
         .and_then(|mut claim| claim.clear(|_| true).map(|_| claim))?;
     Ok((whole, range, workers, claim))
