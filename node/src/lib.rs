@@ -88,7 +88,10 @@ pub use core::{ProposeError, ReadIndexError};
 pub use local_network::LocalNetwork;
 pub use mutation::{Mutation, MutationSet, MUTATIONS_AVAILABLE};
 pub use observer::{LoggedEntry, NoObserver, NodeEvent, Observer, Role};
-pub use persist::{MemoryPersister, PersistentState, Persister, RecordingPersister, StorageError};
+pub use persist::{
+    GroupCommit, GroupCommitStats, MemoryPersister, PersistentState, Persister, RecordingPersister,
+    StorageError, WriteTicket,
+};
 pub use shell::{
     Applied, Delivery, Node, NodeError, NodeParams, NodeStatus, Pass, ReplicationStats, Workers,
 };

@@ -18,6 +18,8 @@ pub struct RaftLog {
     /// two removals the log only grows, which is what lets a [`crate::persist::StateEncoder`]
     /// encode only the entries appended since its last persist.
     removals: u64,
+    /// The bytes of the commands in `entries`, kept as they change.
+    command_bytes: usize,
 }
 
 /// Two logs are equal when they cover the same prefix and hold the same entries after it
@@ -59,11 +61,13 @@ impl RaftLog {
             snapshot_index.0 > 0 || snapshot_term == Term(0),
             "the empty prefix has term 0, not {snapshot_term}"
         );
+        let command_bytes = entries.iter().map(|entry| entry.command.0.len()).sum();
         RaftLog {
             snapshot_index,
             snapshot_term,
             entries,
             removals: 0,
+            command_bytes,
         }
     }
 
@@ -150,8 +154,23 @@ impl RaftLog {
         self.entries[start..start + taken].to_vec()
     }
 
+    /// The bytes of the commands the log holds (after its snapshot).
+    pub fn command_bytes(&self) -> usize {
+        debug_assert_eq!(
+            self.command_bytes,
+            Self::bytes_of(&self.entries),
+            "the kept count drifted"
+        );
+        self.command_bytes
+    }
+
+    fn bytes_of(entries: &[Entry]) -> usize {
+        entries.iter().map(|entry| entry.command.0.len()).sum()
+    }
+
     /// Appends one entry and returns its index.
     pub fn append(&mut self, entry: Entry) -> LogIndex {
+        self.command_bytes += entry.command.0.len();
         self.entries.push(entry);
         self.last_index()
     }
@@ -161,6 +180,7 @@ impl RaftLog {
     pub fn truncate_from(&mut self, from: LogIndex) {
         let position = self.position(from);
         if position < self.entries.len() {
+            self.command_bytes -= Self::bytes_of(&self.entries[position..]);
             self.entries.truncate(position);
             self.removals += 1;
         }
@@ -194,6 +214,7 @@ impl RaftLog {
                 }
                 None => {}
             }
+            self.command_bytes += Self::bytes_of(&entries[offset..]);
             self.entries.extend_from_slice(&entries[offset..]);
             outcome.appended_from = Some(index);
             outcome.changed = true;
@@ -210,6 +231,7 @@ impl RaftLog {
         }
         let term = self.term_at(index).expect("compacting past the end");
         let position = self.position(index);
+        self.command_bytes -= Self::bytes_of(&self.entries[..=position]);
         self.entries.drain(..=position);
         self.snapshot_index = index;
         self.snapshot_term = term;
@@ -228,6 +250,7 @@ impl RaftLog {
             self.compact_to(index);
         } else {
             self.entries.clear();
+            self.command_bytes = 0;
             self.snapshot_index = index;
             self.snapshot_term = term;
             self.removals += 1;

@@ -47,5 +47,6 @@ pub fn save(
     stale.snapshot = behind;
     // The encoder no longer knows what the persister holds.
     locked.encoder = StateEncoder::new();
+    locked.log_bytes_written = 0;
     persister.save(&stale.encode())
 }

@@ -89,6 +89,13 @@ pub(super) fn seal(prefix: &[u8], snapshot_hash: Option<u64>, entries_chain: u64
     mix(with_snapshot, entries_chain)
 }
 
+/// The bytes [`StateEncoder`] spends on a state besides its snapshot: the fixed fields, the
+/// checksum and each entry (what a service that snapshots when the log grows measures, whatever
+/// the persister).
+pub fn stored_log_bytes(log: &crate::log::RaftLog) -> usize {
+    PREFIX_LEN + CHECKSUM_LEN + ENTRY_HEADER_LEN * log.entries().len() + log.command_bytes()
+}
+
 /// The encoded state of one node, kept up to date across persists.
 ///
 /// Between two removals from the log ([`crate::log::RaftLog::removals`]) the log only grows and
@@ -171,6 +178,10 @@ impl StateEncoder {
         debug_assert!(
             stale || self.bytes == StateEncoder::new().update(state),
             "the kept encoding differs from a fresh one"
+        );
+        debug_assert_eq!(
+            self.bytes.len() - state.snapshot.len(),
+            stored_log_bytes(&state.log)
         );
         &self.bytes
     }

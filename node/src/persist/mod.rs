@@ -4,7 +4,9 @@
 //! The encoding carries a magic number, a version, the body length and a checksum, so a torn or
 //! corrupted write is detected on load and the node refuses to start instead of trusting it. A
 //! node keeps its encoding between writes ([`StateEncoder`]), so a write encodes only the entries
-//! appended since the last one; the [`Persister`] still replaces the whole state atomically.
+//! appended since the last one; a [`Persister`] either replaces the whole state atomically with
+//! those bytes, or (an append-only log) stores the state in its own form and shares fsyncs among
+//! concurrent writes ([`GroupCommit`]).
 
 use crate::log::RaftLog;
 use crate::{Command, Entry, LogIndex, NodeId, Term};
@@ -42,6 +44,26 @@ pub trait Persister: Send + Sync {
     }
     /// The last stored bytes, `None` if nothing was ever stored.
     fn load(&self) -> Result<Option<Vec<u8>>, StorageError>;
+    /// Writes `state`, not necessarily durably: the write is durable once [`sync`](Self::sync)
+    /// of the returned ticket returns. The default encodes through `encoder` (which holds the
+    /// node's encoding as of its last write) and [`save_changed`](Self::save_changed)s it, so
+    /// its tickets are durable at once; a persister that stores the state in its own form (an
+    /// append-only log) ignores the encoder.
+    fn write_state(
+        &self,
+        state: &PersistentState,
+        encoder: &mut StateEncoder,
+    ) -> Result<WriteTicket, StorageError> {
+        encoder.update(state);
+        self.save_changed(encoder.bytes(), encoder.unchanged())?;
+        Ok(WriteTicket::DURABLE)
+    }
+    /// Returns once the write `ticket` stands for, and every write before it, is durable.
+    /// Fails when the storage failed meanwhile (the node must then stop).
+    fn sync(&self, ticket: WriteTicket) -> Result<(), StorageError> {
+        let _ = ticket;
+        Ok(())
+    }
 }
 
 /// Why stored state could not be read back.
@@ -62,15 +84,17 @@ pub enum StorageError {
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod decode_fuzz;
 mod encoder;
+mod group_commit;
 mod recording;
 
+pub use group_commit::{GroupCommit, GroupCommitStats, WriteTicket};
 pub use recording::RecordingPersister;
 
 use encoder::{
     chain, seal, CHAIN_START, CHECKSUM_LEN, ENTRY_HEADER_LEN, HEADER_LEN, MAGIC, PREFIX_LEN,
     PREFIX_LEN_WITHOUT_SNAPSHOT, VERSION, VERSION_WITHOUT_SNAPSHOT,
 };
-pub use encoder::{checksum, StateEncoder};
+pub use encoder::{checksum, stored_log_bytes, StateEncoder};
 
 /// A limit on the size of one command, so a corrupt length cannot ask for gigabytes.
 pub const MAX_COMMAND_BYTES: usize = 1 << 20;

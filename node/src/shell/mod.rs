@@ -410,9 +410,7 @@ impl Node {
     /// log after it and the fixed fields (for a service that snapshots when the log grows past
     /// a threshold).
     pub fn log_bytes(&self) -> usize {
-        let locked = self.shell.lock();
-        let stored = locked.encoder.bytes().len();
-        stored.saturating_sub(locked.core.persistent().snapshot.len())
+        self.shell.lock().log_bytes_written
     }
 
     /// The index a read may be served at with no round, if this node leads and its lease

@@ -1,33 +1,69 @@
 //! Writing the node's persistent state: the encoder keeps the last encoding, so a write encodes
-//! only the entries appended since (see [`crate::persist::StateEncoder`]).
+//! only the entries appended since (see [`crate::persist::StateEncoder`]); a persister with a
+//! form of its own (an append-only log) writes only what changed in that form.
+//!
+//! A persist is durable before the lock is released, with one exception: the leader's own new
+//! entries, written by a replicator as it builds the AppendEntries that carries them. That
+//! write's fsync runs after the lock is released ([`Shell::sync_before_sending`]), so clients
+//! keep appending and the other replicators' writes share the fsync (group commit). Nothing
+//! leaves the node before it is durable: every replicator syncs up to the last write before it
+//! sends, and every other persist syncs under the lock, covering every write before it.
 
 use super::state::{Locked, Shell};
 use crate::broken;
 use crate::fault_points::{self, FaultPoint};
 use crate::mutation::Mutation;
+use crate::persist::WriteTicket;
 use crate::StorageError;
 
 impl Shell {
-    /// Writes current term, vote and log. Fails when the machine crashed during the write; the
-    /// caller then stops the node.
+    /// Writes current term, vote and log, durably. Fails when the machine crashed during the
+    /// write; the caller then stops the node.
     pub fn persist(&self, locked: &mut Locked) -> Result<(), StorageError> {
+        let ticket = self.write_state(locked)?;
+        if locked.sync_deferred {
+            return Ok(());
+        }
+        self.persister.sync(ticket)
+    }
+
+    /// Writes the state, durable once the returned ticket is synced.
+    fn write_state(&self, locked: &mut Locked) -> Result<WriteTicket, StorageError> {
         if self.config.mutations.has(Mutation::SleepInPersist) {
             broken::sleep_in_persist::fsync_delay(&self.clock);
         }
         if let Some(behind) = locked.snapshot_file_behind.clone() {
-            return broken::snapshot_persisted_apart::save(&*self.persister, locked, behind);
+            broken::snapshot_persisted_apart::save(&*self.persister, locked, behind)?;
+            return Ok(WriteTicket::DURABLE);
         }
         let state = locked.core.persistent();
         if self.config.mutations.has(Mutation::ForgetVote) {
-            return broken::forget_vote::save(&*self.persister, state);
+            broken::forget_vote::save(&*self.persister, state)?;
+            return Ok(WriteTicket::DURABLE);
         }
         if fault_points::fires(FaultPoint::SwitchInPersist, self.clock.now()) {
             threadsim::sync::thread::yield_now();
         }
-        locked.encoder.update(state);
-        // Every update is saved (a failed save stops the node), so what the update kept is what
+        // Every write is saved (a failed one stops the node), so what the encoder kept is what
         // the persister holds.
-        self.persister
-            .save_changed(locked.encoder.bytes(), locked.encoder.unchanged())
+        let ticket = self.persister.write_state(state, &mut locked.encoder)?;
+        locked.log_bytes_written = crate::persist::stored_log_bytes(&state.log);
+        locked.written = locked.written.max(ticket);
+        Ok(ticket)
+    }
+
+    /// Called by a replicator after it built a request under the lock and released it: returns
+    /// once every write made up to `written` (the lock's [`Locked::written`] as the request was
+    /// built) is durable, so the request carries nothing a crash could take back. A failed sync
+    /// stops the node.
+    pub fn sync_before_sending(&self, written: WriteTicket) -> Result<(), StorageError> {
+        let synced = self.persister.sync(written);
+        if synced.is_err() {
+            let mut locked = self.lock();
+            if !locked.stopped {
+                self.stop(&mut locked);
+            }
+        }
+        synced
     }
 }

@@ -17,8 +17,9 @@ pub(super) struct Replicator {
 }
 
 /// One pass of the replicator for `peer`: the request is built under the lock (with the write
-/// of the leader's own new entries the core asks for first), the call is made without it, and
-/// the reply is handled under the lock again.
+/// of the leader's own new entries the core asks for first), made durable and sent without it
+/// (see `persistence.rs`: the fsync is shared with the other replicators' writes), and the reply
+/// is handled under the lock again.
 ///
 /// When the last round carried more than one entry, several clients are appending, and the ones
 /// the last commit released are being woken as this pass starts: the replicator first yields its
@@ -33,7 +34,7 @@ pub(super) fn pass(shell: &Shell, peer: NodeId, replicator: &mut Replicator) -> 
     if replicator.last_batch > 1 {
         threadsim::sync::thread::yield_now();
     }
-    let request = {
+    let (request, written) = {
         let mut locked = shell.lock();
         if let Some(pass) = locked.gate() {
             return pass;
@@ -41,7 +42,9 @@ pub(super) fn pass(shell: &Shell, peer: NodeId, replicator: &mut Replicator) -> 
         let Some((effects, request)) = locked.core.next_request(peer, shell.clock.now()) else {
             return Pass::WaitUntil(None);
         };
+        locked.sync_deferred = true;
         shell.execute(&mut locked, effects);
+        locked.sync_deferred = false;
         if locked.stopped {
             return Pass::Exit;
         }
@@ -50,8 +53,11 @@ pub(super) fn pass(shell: &Shell, peer: NodeId, replicator: &mut Replicator) -> 
             locked.sent.entries += args.entries.len() as u64;
             replicator.last_batch = args.entries.len();
         }
-        request
+        (request, locked.written)
     };
+    if shell.sync_before_sending(written).is_err() {
+        return Pass::Exit;
+    }
     if let Some(late) = fault_points::delay(FaultPoint::SendLate, shell.clock.now(), LATE) {
         shell.clock.sleep(late);
     }

@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::core::{NotLeader, ProposeError, RaftCore, ReadOutcome, ReadTicket};
 use crate::mutation::Mutation;
 use crate::observer::Observer;
-use crate::persist::{Persister, StateEncoder};
+use crate::persist::{Persister, StateEncoder, WriteTicket};
 use crate::transport::Transport;
 use crate::{broken, Command, LogIndex, NodeId, Term};
 use std::collections::BTreeMap;
@@ -29,6 +29,14 @@ pub(crate) struct Locked {
     /// The stored form of the persistent state as of the last persist, so the next one encodes
     /// only the entries appended since.
     pub encoder: StateEncoder,
+    /// The last write of the persistent state (durable once synced; see `persistence.rs`).
+    pub written: WriteTicket,
+    /// The bytes the last write's state spends besides its snapshot, as the encoder counts
+    /// them (`persist::stored_log_bytes`), whatever the persister.
+    pub log_bytes_written: usize,
+    /// Set while a replicator executes the effects of the request it builds: its persist
+    /// writes, and the replicator syncs after releasing the lock, before it sends.
+    pub sync_deferred: bool,
     pub last_applied: LogIndex,
     /// The log's snapshot must be handed to the service before any entry after it: one was
     /// installed from a leader, or restored at start.
@@ -121,6 +129,9 @@ impl Shell {
                 persist_owed: false,
                 snapshot_file_behind: None,
                 encoder: StateEncoder::new(),
+                written: WriteTicket::DURABLE,
+                log_bytes_written: 0,
+                sync_deferred: false,
                 last_applied: LogIndex(0),
                 snapshot_due,
                 delivering: false,
