@@ -1,18 +1,21 @@
 //! How a real cluster's storage, restart time and throughput grow with the length of a run,
-//! with and without snapshots: 3 servers in this process, each with its state in a real file
-//! and every message on real TCP over localhost; 8 clerks put 32-byte values on 1,000 keys
-//! (so the state stays the same size while the log grows). At 1k, 10k and 100k commands (those
-//! up to COMMANDS) it prints the largest state file and how long a follower takes to restart
-//! from its files and catch up with the leader; at the end, the throughput of the first and
-//! the last 10k commands.
+//! with and without snapshots, for each way of storing the state: 3 servers in this process,
+//! each with its state in real files and every message on real TCP over localhost; 8 clerks put
+//! 32-byte values on 1,000 keys (so the state stays the same size while the log grows). At 1k,
+//! 10k and 100k commands (those up to COMMANDS) it prints the largest data directory and how
+//! long a follower takes to restart from its files and catch up with the leader; at the end,
+//! the throughput of the first and the last 10k commands, and for the log the writes per fsync
+//! on the leader. STORAGE is wal, file or both (one after the other, in one run).
 //!
 //! ```sh
-//! cargo run --release -p deploy --example growth -- COMMANDS THRESHOLD|off
-//! cargo run --release -p deploy --example growth -- 100000 65536
-//! cargo run --release -p deploy --example growth -- 100000 off
+//! cargo run --release -p deploy --example growth -- COMMANDS THRESHOLD|off [wal|file|both]
+//! cargo run --release -p deploy --example growth -- 100000 off both
+//! cargo run --release -p deploy --example growth -- 100000 1048576 wal
 //! ```
 
-use deploy::{client_addresses, local_configs, Server, ServerConfig, TcpKvTransport};
+use deploy::{
+    client_addresses, local_configs, Server, ServerConfig, Storage, StorageKind, TcpKvTransport,
+};
 use node::kv::{Clerk, ClerkConfig, ReadMode};
 use node::NodeId;
 use std::path::PathBuf;
@@ -29,8 +32,8 @@ const WINDOW: u64 = 10_000;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: growth COMMANDS THRESHOLD|off (COMMANDS 1000-1000000, THRESHOLD 256-1073741824 \
-         bytes; for example: growth 100000 65536)"
+        "usage: growth COMMANDS THRESHOLD|off [wal|file|both] (COMMANDS 1000-1000000, THRESHOLD \
+         256-1073741824 bytes, storage both unless named; for example: growth 100000 off both)"
     );
     ExitCode::from(2)
 }
@@ -45,9 +48,17 @@ struct Cluster {
 }
 
 impl Cluster {
-    fn start(threshold: Option<usize>) -> Cluster {
-        let root = std::env::temp_dir().join(format!("interleave-growth-{}", std::process::id()));
-        let configs = local_configs(NODES, &root, ReadMode::Log, threshold).expect("free ports");
+    fn start(threshold: Option<usize>, storage: StorageKind) -> Cluster {
+        let root = std::env::temp_dir().join(format!(
+            "interleave-growth-{}-{}",
+            std::process::id(),
+            storage.name()
+        ));
+        let mut configs =
+            local_configs(NODES, &root, ReadMode::Log, threshold).expect("free ports");
+        for config in &mut configs {
+            config.storage = storage;
+        }
         let client_addresses = client_addresses(&configs);
         let servers = configs
             .iter()
@@ -104,13 +115,18 @@ impl Cluster {
         }
     }
 
-    /// The largest state file, in bytes.
-    fn largest_state_file(&self) -> u64 {
+    /// The largest data directory, in bytes.
+    fn largest_data_dir(&self) -> u64 {
         self.configs
             .iter()
             .map(|config| {
-                std::fs::metadata(config.data_dir.join("state"))
-                    .map(|meta| meta.len())
+                std::fs::read_dir(&config.data_dir)
+                    .map(|files| {
+                        files
+                            .filter_map(|file| file.ok()?.metadata().ok())
+                            .map(|meta| meta.len())
+                            .sum()
+                    })
                     .unwrap_or(0)
             })
             .max()
@@ -150,7 +166,7 @@ impl Drop for Cluster {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [commands, threshold] = args.as_slice() else {
+    let (Some(commands), Some(threshold), None) = (args.first(), args.get(1), args.get(3)) else {
         return usage();
     };
     let Ok(commands) = commands.parse::<u64>() else {
@@ -166,11 +182,28 @@ fn main() -> ExitCode {
     if !(1_000..=1_000_000).contains(&commands) {
         return usage();
     }
-    let mut cluster = Cluster::start(threshold);
+    let storages: &[StorageKind] = match args.get(2).map(String::as_str) {
+        None | Some("both") => &[StorageKind::StateFile, StorageKind::Wal],
+        Some("wal") => &[StorageKind::Wal],
+        Some("file") => &[StorageKind::StateFile],
+        Some(_) => return usage(),
+    };
+    for &storage in storages {
+        run(commands, threshold, storage);
+    }
+    ExitCode::SUCCESS
+}
+
+/// One run of COMMANDS puts on a fresh cluster storing its state in `storage`.
+fn run(commands: u64, threshold: Option<usize>, storage: StorageKind) {
+    let mut cluster = Cluster::start(threshold, storage);
     cluster.clerk().put("warm", "x", None).expect("no deadline");
     let snapshots = threshold.map_or("off".to_string(), |bytes| format!("every {bytes} bytes"));
-    println!("3 nodes, real files and TCP, 8 clerks, puts of 32 bytes on 1,000 keys, snapshots {snapshots}");
-    println!("| commands | largest state file | log entries kept | restart: start | restart: caught up |");
+    println!(
+        "storage {}: 3 nodes, real files and TCP, 8 clerks, puts of 32 bytes on 1,000 keys, snapshots {snapshots}",
+        storage.name()
+    );
+    println!("| commands | largest data directory | log entries kept | restart: start | restart: caught up |");
     println!("| --- | --- | --- | --- | --- |");
     let mut done = 0;
     // (first command, commands, time) of each batch of puts.
@@ -189,7 +222,7 @@ fn main() -> ExitCode {
             batches.push((done, count, started.elapsed()));
             done += count;
         }
-        let bytes = cluster.largest_state_file();
+        let bytes = cluster.largest_data_dir();
         let leader = cluster.leader();
         let status = cluster.servers[leader].node().status();
         let kept = status.last_log_index.0 - status.snapshot_index.0;
@@ -212,5 +245,16 @@ fn main() -> ExitCode {
     println!(
         "throughput: the first {first_count} commands {first_rate:.0}/s, the last {last_count} {last_rate:.0}/s"
     );
-    ExitCode::SUCCESS
+    let leader = cluster.leader();
+    if let Storage::Wal(wal) = cluster.servers[leader].storage() {
+        let stats = wal.stats();
+        println!(
+            "the leader's log since its last start: {} writes, {} fsyncs ({:.1} writes per fsync), {} commands applied",
+            stats.group.writes,
+            stats.group.syncs,
+            stats.group.writes as f64 / stats.group.syncs.max(1) as f64,
+            cluster.servers[leader].node().status().last_applied
+        );
+    }
+    println!();
 }

@@ -6,59 +6,19 @@
 //! Only then does it return, and only then may the node answer. A `LOCK` file, held locked
 //! while the persister lives, keeps a second server off the same directory.
 
-use crate::real_time::{now, sleep_until};
+use crate::data_dir::{DataDir, OpenError};
 use crate::state_file::{decode_state_file, encode_state_file};
 use node::{Persister, StorageError};
-use std::fs::{self, File, OpenOptions, TryLockError};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 use threadsim::sync::Mutex;
 
 /// The state, in the data directory.
-const STATE: &str = "state";
+pub(crate) const STATE: &str = "state";
 /// Where the next state is written before it is renamed over [`STATE`].
 const STATE_TMP: &str = "state.tmp";
-/// Held locked while a persister uses the directory.
-const LOCK: &str = "LOCK";
-/// How long opening waits for a lock held by someone else before it says the directory is in
-/// use.
-const LOCK_PATIENCE: Duration = Duration::from_millis(500);
-
-/// Why a data directory cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum OpenError {
-    /// The directory does not exist and cannot be created.
-    #[error("cannot create the data directory {}: {source}", dir.display())]
-    CreateDir {
-        /// The directory.
-        dir: PathBuf,
-        /// Why.
-        source: io::Error,
-    },
-    /// The path exists and is not a directory.
-    #[error("the data directory {} is not a directory", dir.display())]
-    NotADirectory {
-        /// The path.
-        dir: PathBuf,
-    },
-    /// The directory exists but cannot be written (permissions, a read-only file system).
-    #[error("cannot use the data directory {}: {source}", dir.display())]
-    Unusable {
-        /// The directory.
-        dir: PathBuf,
-        /// Why.
-        source: io::Error,
-    },
-    /// Another process holds the directory's lock: two nodes must never share one state.
-    #[error("the data directory {} is in use by another process (it holds {LOCK})", dir.display())]
-    InUse {
-        /// The directory.
-        dir: PathBuf,
-    },
-}
-
 /// Deliberately broken ways of writing the state, which the crash test must catch.
 #[cfg(feature = "mutations")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,58 +55,16 @@ impl FilePersister {
     /// `state.tmp` left by a process killed mid-save is removed: the save it held never
     /// returned.
     pub fn open(dir: &Path) -> Result<FilePersister, OpenError> {
+        let DataDir { directory, lock } = DataDir::open(dir)?;
         let unusable = |source| OpenError::Unusable {
             dir: dir.to_path_buf(),
             source,
         };
-        if dir.exists() && !dir.is_dir() {
-            return Err(OpenError::NotADirectory {
-                dir: dir.to_path_buf(),
-            });
-        }
-        let existed = dir.is_dir();
-        fs::create_dir_all(dir).map_err(|source| OpenError::CreateDir {
-            dir: dir.to_path_buf(),
-            source,
-        })?;
-        if !existed {
-            // The new directory's own entry must be durable too, or a power cut could take the
-            // directory, and every state saved in it, away.
-            let parent = dir.parent().filter(|parent| !parent.as_os_str().is_empty());
-            File::open(parent.unwrap_or(Path::new(".")))
-                .and_then(|parent| parent.sync_all())
-                .map_err(unusable)?;
-        }
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(dir.join(LOCK))
-            .map_err(unusable)?;
-        // The lock belongs to the open file, which a child forked by any thread of this
-        // process shares until it execs: a lock just released can look held for a moment.
-        let give_up = now() + LOCK_PATIENCE;
-        loop {
-            match lock.try_lock() {
-                Ok(()) => break,
-                Err(TryLockError::WouldBlock) if now() < give_up => {
-                    sleep_until(now() + Duration::from_millis(10));
-                }
-                Err(TryLockError::WouldBlock) => {
-                    return Err(OpenError::InUse {
-                        dir: dir.to_path_buf(),
-                    })
-                }
-                Err(TryLockError::Error(source)) => return Err(unusable(source)),
-            }
-        }
         let state_tmp = dir.join(STATE_TMP);
         match fs::remove_file(&state_tmp) {
             Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(unusable(error)),
             _ => {}
         }
-        let directory = File::open(dir).map_err(unusable)?;
-        directory.sync_all().map_err(unusable)?;
         Ok(FilePersister {
             state: dir.join(STATE),
             state_tmp,

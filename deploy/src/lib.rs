@@ -29,6 +29,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod data_dir;
 mod fail_stop;
 mod file_persister;
 mod local_cluster;
@@ -41,15 +42,18 @@ mod server;
 mod server_args;
 mod signals;
 mod state_file;
+mod storage;
 pub mod tcp;
 mod threads;
 mod transport;
+pub mod wal;
 pub mod wire;
 
+pub use data_dir::OpenError;
 pub use fail_stop::{exit_on_panic, PANIC_EXIT};
 #[cfg(feature = "mutations")]
 pub use file_persister::BrokenWrite;
-pub use file_persister::{FilePersister, OpenError};
+pub use file_persister::FilePersister;
 pub use local_cluster::{
     free_addresses, LocalCluster, LocalClusterSpec, ServerProgram, MAX_LOCAL_NODES,
 };
@@ -60,4 +64,6 @@ pub use server::{NodeFailed, Server, ServerConfig, StartError};
 pub use server_args::ServerArgs;
 pub use signals::{stop_asked, stop_on_term_or_interrupt};
 pub use state_file::{decode_state_file, encode_state_file, MAX_STATE_BYTES};
+pub use storage::{Storage, StorageKind};
 pub use transport::{TcpKvTransport, TcpTransport};
+pub use wal::{WalError, WalPersister};

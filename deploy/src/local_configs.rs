@@ -31,6 +31,7 @@ pub fn local_configs(
             read_mode,
             allow_faults: false,
             snapshot_threshold,
+            storage: crate::StorageKind::default(),
             #[cfg(feature = "mutations")]
             broken_write: None,
         })

@@ -2,10 +2,14 @@
 //! state in a [`FilePersister`], its RPCs to the other nodes over TCP, and the key-value
 //! service answering clients on a TCP address of its own.
 
-use crate::file_persister::{FilePersister, OpenError};
+use crate::data_dir::OpenError;
+#[cfg(feature = "mutations")]
+use crate::file_persister::FilePersister;
 use crate::real_time::{now, sleep_until};
+use crate::storage::{Storage, StorageKind};
 use crate::tcp::{ClientProtocol, Listener, RaftRpc};
 use crate::transport::TcpTransport;
+use crate::wal::WalError;
 use crate::wire::kv::{ClientReply, ClientRequest, StatusReport};
 use node::kv::{KvObserver, KvServer, KvServerConfig, ReadMode};
 use node::{
@@ -39,9 +43,11 @@ pub struct ServerConfig {
     /// Whether a client may inject faults: change this node's clock, make its disk fail (a
     /// nemesis on a test cluster).
     pub allow_faults: bool,
-    /// Snapshot once the log takes more than this many bytes of the state file (`None`: never;
-    /// the log, and every save, then grow with the run).
+    /// Snapshot once the log takes more than this many bytes (`None`: never; the log then
+    /// grows with the run).
     pub snapshot_threshold: Option<usize>,
+    /// How it stores its state.
+    pub storage: StorageKind,
     /// A deliberately broken way of writing its state (tests only).
     #[cfg(feature = "mutations")]
     pub broken_write: Option<crate::BrokenWrite>,
@@ -67,6 +73,9 @@ pub enum StartError {
     /// The data directory cannot be used.
     #[error(transparent)]
     DataDir(#[from] OpenError),
+    /// The log in the data directory cannot be read back (damaged where it was acknowledged).
+    #[error(transparent)]
+    Storage(#[from] WalError),
     /// The node refused to start (a damaged state file, say).
     #[error(transparent)]
     Node(#[from] NodeError),
@@ -106,7 +115,7 @@ const MAX_CLOCK_JUMP: Duration = Duration::from_secs(3600);
 struct Answering {
     kv: Arc<KvServer>,
     clock: Arc<SkewedClock>,
-    persister: Arc<FilePersister>,
+    storage: Storage,
     faults_allowed: bool,
 }
 
@@ -124,7 +133,7 @@ impl Answering {
                 ))
             }
             ClientRequest::FailDisk => {
-                self.persister.fail_writes();
+                self.storage.fail_writes();
                 tracing::warn!(node = %node.id(), "disk made to fail by a client");
                 Some(ClientReply::Status(self.status()))
             }
@@ -197,6 +206,7 @@ impl KvObserver for Unobserved {
 /// it and joins every thread it started.
 pub struct Server {
     node: Arc<Node>,
+    storage: Storage,
     kv: Arc<KvServer>,
     transport: Arc<TcpTransport>,
     listeners: Vec<Listener>,
@@ -256,12 +266,17 @@ impl Server {
             })?
         };
         #[cfg(feature = "mutations")]
-        let persister = Arc::new(match config.broken_write {
-            Some(broken) => FilePersister::open_broken(&config.data_dir, broken)?,
-            None => FilePersister::open(&config.data_dir)?,
-        });
+        let storage = match config.broken_write {
+            // The broken writes are ways of writing the whole-state file.
+            Some(broken) => Storage::StateFile(Arc::new(FilePersister::open_broken(
+                &config.data_dir,
+                broken,
+            )?)),
+            None => Storage::open(config.storage, &config.data_dir)?,
+        };
         #[cfg(not(feature = "mutations"))]
-        let persister = Arc::new(FilePersister::open(&config.data_dir)?);
+        let storage = Storage::open(config.storage, &config.data_dir)?;
+        let persister = storage.persister();
         // The node's clock runs true unless a nemesis, allowed to, changes it.
         let skewed = SkewedClock::new(Arc::new(SystemClock::new()));
         let clock: ClockRef = skewed.clone();
@@ -299,11 +314,12 @@ impl Server {
         *kv_handler.lock() = Some(Arc::new(Answering {
             kv: kv.clone(),
             clock: skewed,
-            persister: persister.clone(),
+            storage: storage.clone(),
             faults_allowed: config.allow_faults,
         }));
         Ok(Server {
             node,
+            storage,
             kv,
             transport,
             listeners: vec![client_listener, rpc_listener],
@@ -313,6 +329,11 @@ impl Server {
     /// The node.
     pub fn node(&self) -> &Arc<Node> {
         &self.node
+    }
+
+    /// Where the node's state is stored.
+    pub fn storage(&self) -> &Storage {
+        &self.storage
     }
 
     /// Serves until SIGTERM or SIGINT (after [`crate::stop_on_term_or_interrupt`]), or until

@@ -33,19 +33,45 @@ pub struct ServerArgs {
     #[arg(long, default_value = "log", value_name = "MODE", value_parser = node::kv::parse_read_mode)]
     pub read_mode: ReadMode,
     /// Compact the log into a snapshot of the key-value state once it takes more than this many
-    /// bytes of the state file (default: never; the file then grows with every write).
-    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(runspec::bounds::SNAPSHOT_THRESHOLD))]
-    pub snapshot_threshold: Option<u64>,
+    /// bytes, or `off` (the log then grows with every write, and so does a restart).
+    #[arg(long, value_name = "BYTES|off", default_value = "1048576", value_parser = parse_snapshot_threshold)]
+    pub snapshot_threshold: SnapshotThreshold,
+    /// How the state is stored: wal (an append-only log, fsyncs shared by concurrent writes) or
+    /// file (the whole state rewritten into one file per save, as before the log).
+    #[arg(long, value_name = "KIND", default_value = "wal", value_parser = crate::StorageKind::parse)]
+    pub storage: crate::StorageKind,
     /// Lets a client inject faults: change this node's clock rate, make it jump forward, make
     /// its disk fail every write (a nemesis's faults, for a test cluster only).
     #[arg(long)]
     pub allow_faults: bool,
-    /// A deliberately broken way of writing the state: in-place, ack-before-write or
-    /// ignore-failures (a build
-    /// with the `mutations` feature only, for the tests that must catch it).
+    /// A deliberately broken way of writing the state file: in-place, ack-before-write or
+    /// ignore-failures (implies --storage file; a build with the `mutations` feature only, for
+    /// the tests that must catch it).
     #[cfg(feature = "mutations")]
     #[arg(long, hide = true, value_parser = parse_broken_write)]
     pub broken_write: Option<crate::BrokenWrite>,
+}
+
+/// `--snapshot-threshold`: a number of bytes, or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SnapshotThreshold(pub Option<u64>);
+
+fn parse_snapshot_threshold(text: &str) -> Result<SnapshotThreshold, String> {
+    if text == "off" {
+        return Ok(SnapshotThreshold(None));
+    }
+    let bytes: u64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is neither a number of bytes nor off"))?;
+    let bounds = runspec::bounds::SNAPSHOT_THRESHOLD;
+    if !bounds.contains(&bytes) {
+        return Err(format!(
+            "{bytes} is outside {}..={} bytes",
+            bounds.start(),
+            bounds.end()
+        ));
+    }
+    Ok(SnapshotThreshold(Some(bytes)))
 }
 
 #[cfg(feature = "mutations")]
@@ -94,7 +120,8 @@ impl ServerArgs {
             data_dir: self.data_dir.clone(),
             read_mode: self.read_mode,
             allow_faults: self.allow_faults,
-            snapshot_threshold: self.snapshot_threshold.map(|bytes| bytes as usize),
+            snapshot_threshold: self.snapshot_threshold.0.map(|bytes| bytes as usize),
+            storage: self.storage,
             #[cfg(feature = "mutations")]
             broken_write: self.broken_write,
         })

@@ -1,0 +1,172 @@
+//! The files of a write-ahead log's directory: segments `wal-<number>.log`, snapshots
+//! `snapshot-<number>` (each written as `<name>.tmp`, synced and renamed), their headers, and
+//! the durable ways to create them.
+
+use crate::wal::WalError;
+use node::{LogIndex, Term};
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+
+/// A segment's header: magic, version, its number, and a CRC32C of those.
+pub const SEGMENT_HEADER_LEN: usize = 4 + 1 + 8 + 4;
+const SEGMENT_MAGIC: &[u8; 4] = b"ILWL";
+const SNAPSHOT_MAGIC: &[u8; 4] = b"ILSN";
+const VERSION: u8 = 1;
+/// A snapshot file's header before its bytes: magic, version, index, term, length.
+const SNAPSHOT_HEADER_LEN: usize = 4 + 1 + 8 + 8 + 8;
+
+/// The file name of segment `number`.
+pub fn segment_name(number: u64) -> String {
+    format!("wal-{number:016x}.log")
+}
+
+/// The file name of snapshot `number`.
+pub fn snapshot_name(number: u64) -> String {
+    format!("snapshot-{number:016x}")
+}
+
+/// The number in a segment's or snapshot's file name, and which it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Named {
+    Segment(u64),
+    Snapshot(u64),
+    /// Left by a write that never finished.
+    Temporary,
+}
+
+/// What a file name in the directory stands for (`None`: not ours, left alone).
+pub fn parse_name(name: &str) -> Option<Named> {
+    if name.ends_with(".tmp") && (name.starts_with("wal-") || name.starts_with("snapshot-")) {
+        return Some(Named::Temporary);
+    }
+    let hex = |digits: &str| {
+        (digits.len() == 16)
+            .then(|| u64::from_str_radix(digits, 16).ok())
+            .flatten()
+    };
+    if let Some(number) = name
+        .strip_prefix("wal-")
+        .and_then(|rest| rest.strip_suffix(".log"))
+    {
+        return hex(number).map(Named::Segment);
+    }
+    name.strip_prefix("snapshot-")
+        .and_then(hex)
+        .map(Named::Snapshot)
+}
+
+/// The header of segment `number`.
+pub fn segment_header(number: u64) -> Vec<u8> {
+    let mut header = Vec::with_capacity(SEGMENT_HEADER_LEN);
+    header.extend_from_slice(SEGMENT_MAGIC);
+    header.push(VERSION);
+    header.extend_from_slice(&number.to_le_bytes());
+    let crc = crc32c::crc32c(&header);
+    header.extend_from_slice(&crc.to_le_bytes());
+    header
+}
+
+/// Checks a segment's header against the number in its name.
+pub fn check_segment_header(bytes: &[u8], number: u64) -> Result<(), String> {
+    let Some(header) = bytes.get(..SEGMENT_HEADER_LEN) else {
+        return Err(format!(
+            "{} bytes, shorter than a segment's header",
+            bytes.len()
+        ));
+    };
+    if header != segment_header(number) {
+        return Err("a bad segment header (magic, version, number or checksum)".to_string());
+    }
+    Ok(())
+}
+
+/// Writes `bytes` as `path`, durably: a temporary file synced, renamed over `path`, and the
+/// directory synced, so after a crash `path` holds all of them or does not exist.
+pub fn write_durably(dir: &File, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_data()?;
+    fs::rename(&tmp, path)?;
+    dir.sync_all()
+}
+
+/// A new segment `number` holding its header, created durably (the directory synced).
+pub fn create_segment(dir_path: &Path, dir: &File, number: u64) -> std::io::Result<File> {
+    let mut file = OpenOptions::new()
+        .append(true)
+        .create_new(true)
+        .open(dir_path.join(segment_name(number)))?;
+    file.write_all(&segment_header(number))?;
+    file.sync_data()?;
+    dir.sync_all()?;
+    Ok(file)
+}
+
+fn snapshot_header(index: LogIndex, term: Term, len: u64) -> Vec<u8> {
+    let mut header = Vec::with_capacity(SNAPSHOT_HEADER_LEN);
+    header.extend_from_slice(SNAPSHOT_MAGIC);
+    header.push(VERSION);
+    header.extend_from_slice(&index.0.to_le_bytes());
+    header.extend_from_slice(&term.0.to_le_bytes());
+    header.extend_from_slice(&len.to_le_bytes());
+    header
+}
+
+/// A snapshot file's contents: header, the service's bytes, a CRC32C of both.
+pub fn encode_snapshot(index: LogIndex, term: Term, bytes: &[u8]) -> Vec<u8> {
+    let mut file = snapshot_header(index, term, bytes.len() as u64);
+    file.reserve(bytes.len() + 4);
+    file.extend_from_slice(bytes);
+    let crc = crc32c::crc32c(&file);
+    file.extend_from_slice(&crc.to_le_bytes());
+    file
+}
+
+/// The service's bytes in snapshot file `path`, checked against what the log's record says of
+/// it (index, term, length, checksum of the whole file).
+pub fn read_snapshot(
+    path: &Path,
+    index: LogIndex,
+    term: Term,
+    len: u64,
+    crc: u32,
+) -> Result<Vec<u8>, WalError> {
+    let damaged = |why: String| WalError::Damaged {
+        file: path.to_path_buf(),
+        offset: 0,
+        why,
+    };
+    let expected = SNAPSHOT_HEADER_LEN as u64 + len + 4;
+    let on_disk = fs::metadata(path)
+        .map_err(|source| WalError::Io {
+            file: path.to_path_buf(),
+            source,
+        })?
+        .len();
+    if on_disk != expected {
+        return Err(damaged(format!(
+            "{on_disk} bytes where the log records {expected}"
+        )));
+    }
+    let file = fs::read(path).map_err(|source| WalError::Io {
+        file: path.to_path_buf(),
+        source,
+    })?;
+    let (contents, stored) = file.split_at(file.len() - 4);
+    let actual = crc32c::crc32c(contents);
+    if actual != u32::from_le_bytes(stored.try_into().expect("4 bytes")) || actual != crc {
+        return Err(damaged("checksum mismatch".to_string()));
+    }
+    if contents[..SNAPSHOT_HEADER_LEN] != snapshot_header(index, term, len)[..] {
+        return Err(damaged(
+            "a header that differs from the log's record".to_string(),
+        ));
+    }
+    Ok(contents[SNAPSHOT_HEADER_LEN..].to_vec())
+}

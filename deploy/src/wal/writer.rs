@@ -1,0 +1,413 @@
+//! The appending side of a [`super::WalPersister`]: what the log holds (so a save writes only
+//! the difference), the current segment, and the files waiting for an fsync or a deletion.
+
+use super::files::{create_segment, encode_snapshot, segment_name, snapshot_name, write_durably};
+use super::record::{frame, Item, MAX_BODY_BYTES};
+use super::recovery::{checkpoint_snapshot, replay_start, Recovered, SegmentInfo, SnapshotRef};
+use super::WalError;
+use node::persist::checksum;
+use node::{Entry, LogIndex, NodeId, PersistentState, Term, WriteTicket};
+use std::collections::VecDeque;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What the log holds, as the node last wrote it.
+#[derive(Debug, Default)]
+struct Mirror {
+    term: Term,
+    voted_for: Option<NodeId>,
+    snapshot: Option<SnapshotRef>,
+    /// A hash of the snapshot's bytes.
+    snapshot_hash: u64,
+    /// A hash of each entry after the snapshot.
+    entries: Vec<u64>,
+    /// The node's log's removal count at the last write: while it stays, the log only grew.
+    /// `None`: unknown, compare every entry.
+    removals: Option<u64>,
+}
+
+impl Mirror {
+    fn base(&self) -> LogIndex {
+        self.snapshot.map_or(LogIndex(0), |snapshot| snapshot.index)
+    }
+    fn last_index(&self) -> LogIndex {
+        LogIndex(self.base().0 + self.entries.len() as u64)
+    }
+    fn hash_at(&self, index: LogIndex) -> Option<u64> {
+        let offset = index.0.checked_sub(self.base().0 + 1)?;
+        self.entries.get(offset as usize).copied()
+    }
+}
+
+fn entry_hash(entry: &Entry) -> u64 {
+    checksum(&entry.command.0) ^ entry.term.0.rotate_left(17)
+}
+
+/// What [`Writer::append`] wrote.
+pub enum Appended {
+    /// This many records (each is a write for the group commit).
+    Records(usize),
+    /// The state was what the log already held.
+    Nothing,
+}
+
+/// The appending side (see the module's documentation).
+pub struct Writer {
+    dir: PathBuf,
+    segment_bytes: u64,
+    segment: Arc<File>,
+    segment_len: u64,
+    /// The live segments, oldest first; the last is `segment`.
+    segments: VecDeque<SegmentInfo>,
+    /// Segments closed since the last fsync: the next one syncs them too.
+    closed_unsynced: Vec<(PathBuf, Arc<File>)>,
+    mirror: Mirror,
+    next_snapshot_file: u64,
+    /// Files to delete once the write that made them unneeded is durable: those of the write
+    /// under way, then with its ticket.
+    deletions_pending: Vec<PathBuf>,
+    deletions: Vec<(WriteTicket, PathBuf)>,
+    pub bytes_appended: u64,
+    pub segments_created: u64,
+    pub segments_deleted: u64,
+}
+
+impl Writer {
+    /// Takes up a recovered log: cuts its torn tail, deletes what no record needs, and appends
+    /// to its last segment (or to a new first one).
+    pub fn resume(
+        dir: &Path,
+        directory: &File,
+        recovered: Recovered,
+        segment_bytes: u64,
+    ) -> Result<Writer, WalError> {
+        let io = |file: &Path, source: io::Error| WalError::Io {
+            file: file.to_path_buf(),
+            source,
+        };
+        // Read the snapshot now: a damaged one refuses to open.
+        let state = recovered.state(dir)?;
+        if let Some((file, offset, why)) = &recovered.cut {
+            tracing::warn!(file = %file.display(), offset, why, "cutting the torn tail of the log");
+            let torn = OpenOptions::new()
+                .write(true)
+                .open(file)
+                .map_err(|source| io(file, source))?;
+            torn.set_len(*offset).map_err(|source| io(file, source))?;
+            torn.sync_all().map_err(|source| io(file, source))?;
+        }
+        for leftover in &recovered.leftovers {
+            std::fs::remove_file(leftover).map_err(|source| io(leftover, source))?;
+        }
+        directory.sync_all().map_err(|source| io(dir, source))?;
+        let mut segments: VecDeque<SegmentInfo> = recovered.segments.iter().copied().collect();
+        let (segment, segment_len, fresh) = match segments.back() {
+            Some(last) if last.good_len > 0 => {
+                let path = dir.join(segment_name(last.number));
+                let file = OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .map_err(|source| io(&path, source))?;
+                (file, last.good_len, 0)
+            }
+            last => {
+                // No segment, or a last one whose header never became durable.
+                let number = last.map_or(1, |last| last.number);
+                let path = dir.join(segment_name(number));
+                if last.is_some() {
+                    std::fs::remove_file(&path).map_err(|source| io(&path, source))?;
+                    segments.pop_back();
+                }
+                let file =
+                    create_segment(dir, directory, number).map_err(|source| io(&path, source))?;
+                (file, 0, number)
+            }
+        };
+        let replay = &recovered.replay;
+        let mirror = Mirror {
+            term: replay.term,
+            voted_for: replay.voted_for,
+            snapshot: replay.snapshot,
+            snapshot_hash: checksum(&state.snapshot),
+            entries: replay.entries.iter().map(entry_hash).collect(),
+            // A node starts from what `load` returns, a log with no removals yet.
+            removals: Some(0),
+        };
+        let mut writer = Writer {
+            dir: dir.to_path_buf(),
+            segment_bytes,
+            segment: Arc::new(segment),
+            segment_len,
+            segments,
+            closed_unsynced: Vec::new(),
+            mirror,
+            next_snapshot_file: recovered.highest_snapshot_file + 1,
+            deletions_pending: Vec::new(),
+            deletions: Vec::new(),
+            bytes_appended: 0,
+            segments_created: 0,
+            segments_deleted: 0,
+        };
+        if fresh > 0 {
+            writer
+                .start_segment(fresh, &state)
+                .map_err(|source| io(&dir.join(segment_name(fresh)), source))?;
+            // Its header and checkpoint are durable before anything is written after them.
+            writer
+                .segment
+                .sync_data()
+                .map_err(|source| io(&dir.join(segment_name(fresh)), source))?;
+        }
+        Ok(writer)
+    }
+
+    /// The next write compares every entry with what the log holds (the state comes from
+    /// somewhere other than the node's own log).
+    pub fn forget_what_the_node_saw(&mut self) {
+        self.mirror.removals = None;
+    }
+
+    /// Appends what `state` changed since the last write, as records (one unless its entries
+    /// are too many bytes for one).
+    pub fn append(&mut self, directory: &File, state: &PersistentState) -> io::Result<Appended> {
+        let items = self.changes(directory, state)?;
+        if items.is_empty() {
+            return Ok(Appended::Nothing);
+        }
+        let mut records = 0;
+        let mut batch = Vec::new();
+        let mut batch_len = 0;
+        for item in items {
+            if batch_len + item.encoded_len() > MAX_BODY_BYTES && !batch.is_empty() {
+                self.write_record(&std::mem::take(&mut batch))?;
+                batch_len = 0;
+                records += 1;
+            }
+            batch_len += item.encoded_len();
+            batch.push(item);
+        }
+        self.write_record(&batch)?;
+        records += 1;
+        if self.segment_len >= self.segment_bytes {
+            self.roll_over(directory, state)?;
+            records += 1;
+        }
+        Ok(Appended::Records(records))
+    }
+
+    /// The items that bring the log from the mirror to `state`, and the mirror brought along.
+    /// A new snapshot is written to its file, durably, first.
+    fn changes(&mut self, directory: &File, state: &PersistentState) -> io::Result<Vec<Item>> {
+        let log = &state.log;
+        let mut items = Vec::new();
+        let log_rewritten = self.mirror.removals != Some(log.removals());
+        let snapshot_index = log.snapshot_index();
+        let snapshot_changed = snapshot_index != self.mirror.base()
+            || (log_rewritten
+                && snapshot_index > LogIndex(0)
+                && checksum(&state.snapshot) != self.mirror.snapshot_hash);
+        if snapshot_changed {
+            assert!(
+                snapshot_index >= self.mirror.base(),
+                "the snapshot went back from {} to {snapshot_index}",
+                self.mirror.base()
+            );
+            let number = self.next_snapshot_file;
+            self.next_snapshot_file += 1;
+            let contents = encode_snapshot(snapshot_index, log.snapshot_term(), &state.snapshot);
+            write_durably(directory, &self.dir.join(snapshot_name(number)), &contents)?;
+            let crc = u32::from_le_bytes(contents[contents.len() - 4..].try_into().expect("4"));
+            let snapshot = SnapshotRef {
+                file: number,
+                index: snapshot_index,
+                term: log.snapshot_term(),
+                len: state.snapshot.len() as u64,
+                crc,
+            };
+            if let Some(old) = self.mirror.snapshot {
+                self.deletions_pending
+                    .push(self.dir.join(snapshot_name(old.file)));
+            }
+            let compacted =
+                ((snapshot_index.0 - self.mirror.base().0) as usize).min(self.mirror.entries.len());
+            self.mirror.entries.drain(..compacted);
+            self.mirror.snapshot = Some(snapshot);
+            self.mirror.snapshot_hash = checksum(&state.snapshot);
+            items.push(Item::Snapshot {
+                file: number,
+                index: snapshot.index,
+                term: snapshot.term,
+                len: snapshot.len,
+                crc,
+            });
+        }
+        let first_new = if log_rewritten || snapshot_changed {
+            let mut index = snapshot_index.next();
+            while index <= log.last_index()
+                && self.mirror.hash_at(index)
+                    == Some(entry_hash(log.entry(index).expect("within the log")))
+            {
+                index = index.next();
+            }
+            index
+        } else {
+            assert!(
+                log.last_index() >= self.mirror.last_index(),
+                "the log shrank from {} to {} without a removal",
+                self.mirror.last_index(),
+                log.last_index()
+            );
+            self.mirror.last_index().next()
+        };
+        if self.mirror.last_index() >= first_new {
+            items.push(Item::Truncate { from: first_new });
+            let keep = (first_new.0 - self.mirror.base().0 - 1) as usize;
+            self.mirror.entries.truncate(keep);
+        }
+        let mut index = first_new;
+        while index <= log.last_index() {
+            let entry = log.entry(index).expect("within the log");
+            self.mirror.entries.push(entry_hash(entry));
+            items.push(Item::Entry {
+                index,
+                term: entry.term,
+                command: entry.command.0.clone(),
+            });
+            index = index.next();
+        }
+        if (state.current_term, state.voted_for) != (self.mirror.term, self.mirror.voted_for) {
+            self.mirror.term = state.current_term;
+            self.mirror.voted_for = state.voted_for;
+            items.push(Item::HardState {
+                term: state.current_term,
+                voted_for: state.voted_for,
+            });
+        }
+        self.mirror.removals = Some(log.removals());
+        assert_eq!(
+            self.mirror.last_index(),
+            log.last_index(),
+            "the mirror lost track"
+        );
+        assert_eq!(self.mirror.base(), snapshot_index, "the mirror lost track");
+        Ok(items)
+    }
+
+    fn write_record(&mut self, items: &[Item]) -> io::Result<()> {
+        let record = frame(items);
+        (&*self.segment).write_all(&record)?;
+        self.segment_len += record.len() as u64;
+        self.bytes_appended += record.len() as u64;
+        let current = self.segments.back_mut().expect("a current segment");
+        for item in items {
+            if let Item::Entry { index, .. } = item {
+                current.max_entry = current.max_entry.max(*index);
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the current segment and starts the next with a checkpoint of the term, the vote
+    /// and the snapshot; the segments the new checkpoint's snapshot covers are deleted once it
+    /// is durable.
+    fn roll_over(&mut self, directory: &File, state: &PersistentState) -> io::Result<()> {
+        let closed = self.segments.back().expect("a current segment").number;
+        let number = closed + 1;
+        let file = create_segment(&self.dir, directory, number)?;
+        let old = std::mem::replace(&mut self.segment, Arc::new(file));
+        self.closed_unsynced
+            .push((self.dir.join(segment_name(closed)), old));
+        self.start_segment(number, state)?;
+        let live: Vec<_> = self
+            .segments
+            .iter()
+            .map(|segment| (segment.checkpoint, segment.max_entry))
+            .collect();
+        for _ in 0..replay_start(&live) {
+            let gone = self
+                .segments
+                .pop_front()
+                .expect("a segment before the start");
+            self.deletions_pending
+                .push(self.dir.join(segment_name(gone.number)));
+        }
+        Ok(())
+    }
+
+    /// Takes `number`, just created with its header, as the current segment and writes its
+    /// checkpoint: term, vote, snapshot, and every entry after the snapshot unless they take
+    /// more than a quarter of a segment (with snapshots on they take less than the snapshot
+    /// threshold): then every segment before this one can go.
+    fn start_segment(&mut self, number: u64, state: &PersistentState) -> io::Result<()> {
+        assert_eq!(
+            (self.mirror.last_index(), self.mirror.term),
+            (state.log.last_index(), state.current_term),
+            "a checkpoint of a state the log does not hold"
+        );
+        self.segments_created += 1;
+        self.segment_len = super::files::SEGMENT_HEADER_LEN as u64;
+        let entries = state.log.entries();
+        let entry_bytes: usize = entries.iter().map(|entry| 21 + entry.command.0.len()).sum();
+        let complete = entry_bytes as u64 <= self.segment_bytes / 4;
+        let mut checkpoint = vec![
+            Item::Checkpoint { complete },
+            Item::HardState {
+                term: self.mirror.term,
+                voted_for: self.mirror.voted_for,
+            },
+        ];
+        if let Some(snapshot) = self.mirror.snapshot {
+            checkpoint.push(Item::Snapshot {
+                file: snapshot.file,
+                index: snapshot.index,
+                term: snapshot.term,
+                len: snapshot.len,
+                crc: snapshot.crc,
+            });
+        }
+        if complete {
+            let mut index = state.log.snapshot_index();
+            for entry in entries {
+                index = index.next();
+                checkpoint.push(Item::Entry {
+                    index,
+                    term: entry.term,
+                    command: entry.command.0.clone(),
+                });
+            }
+        }
+        self.segments.push_back(SegmentInfo {
+            number,
+            max_entry: LogIndex(0),
+            checkpoint: checkpoint_snapshot(&checkpoint),
+            good_len: 0,
+        });
+        self.write_record(&checkpoint)
+    }
+
+    /// The ticket of the last record of the write under way: its pending deletions wait for it.
+    pub fn note_ticket(&mut self, ticket: WriteTicket) {
+        for path in self.deletions_pending.drain(..) {
+            self.deletions.push((ticket, path));
+        }
+    }
+
+    /// The files an fsync must sync now, named.
+    pub fn files_to_sync(&mut self) -> Vec<(PathBuf, Arc<File>)> {
+        let mut files = std::mem::take(&mut self.closed_unsynced);
+        let current = self.segments.back().expect("a current segment").number;
+        files.push((self.dir.join(segment_name(current)), self.segment.clone()));
+        files
+    }
+
+    /// The files whose deletion waited for a write now durable.
+    pub fn deletions_due(&mut self, durable: WriteTicket) -> Vec<PathBuf> {
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.deletions)
+            .into_iter()
+            .partition(|(ticket, _)| *ticket <= durable);
+        self.deletions = later;
+        due.into_iter().map(|(_, path)| path).collect()
+    }
+}
