@@ -83,23 +83,30 @@ impl Cluster {
         )
     }
 
-    /// `count` puts spread over the clerks, each with one at a time.
-    fn put(&self, first: u64, count: u64) {
+    /// `count` puts spread over the clerks, each with one at a time; returns how long each
+    /// took.
+    fn put(&self, first: u64, count: u64) -> Vec<Duration> {
         let workers: Vec<_> = (0..CLIENTS)
             .map(|client| {
                 let mut clerk = self.clerk();
                 std::thread::spawn(move || {
+                    let mut latencies = Vec::new();
                     for n in (first + client..first + count).step_by(CLIENTS as usize) {
                         let key = format!("k{}", n % KEYS);
                         let value = format!("{n:032}");
+                        #[allow(clippy::disallowed_methods)] // a real-time measurement
+                        let started = Instant::now();
                         clerk.put(&key, &value, None).expect("no deadline");
+                        latencies.push(started.elapsed());
                     }
+                    latencies
                 })
             })
             .collect();
-        for worker in workers {
-            worker.join().expect("a clerk");
-        }
+        workers
+            .into_iter()
+            .flat_map(|worker| worker.join().expect("a clerk"))
+            .collect()
     }
 
     fn leader(&self) -> usize {
@@ -207,7 +214,7 @@ fn run(commands: u64, threshold: Option<usize>, storage: StorageKind) {
     println!("| --- | --- | --- | --- | --- |");
     let mut done = 0;
     // (first command, commands, time) of each batch of puts.
-    let mut batches: Vec<(u64, u64, Duration)> = Vec::new();
+    let mut batches: Vec<(u64, u64, Duration, Vec<Duration>)> = Vec::new();
     let checkpoints: Vec<u64> = CHECKPOINTS
         .into_iter()
         .filter(|&at| at <= commands)
@@ -218,8 +225,8 @@ fn run(commands: u64, threshold: Option<usize>, storage: StorageKind) {
             let count = (checkpoint - done).min(WINDOW);
             #[allow(clippy::disallowed_methods)] // a real-time measurement
             let started = Instant::now();
-            cluster.put(done, count);
-            batches.push((done, count, started.elapsed()));
+            let latencies = cluster.put(done, count);
+            batches.push((done, count, started.elapsed(), latencies));
             done += count;
         }
         let bytes = cluster.largest_data_dir();
@@ -234,7 +241,8 @@ fn run(commands: u64, threshold: Option<usize>, storage: StorageKind) {
             caught_up.as_secs_f64() * 1e3
         );
     }
-    let rate = |batches: &[&(u64, u64, Duration)]| {
+    type Batch = (u64, u64, Duration, Vec<Duration>);
+    let rate = |batches: &[&Batch]| {
         let count: u64 = batches.iter().map(|batch| batch.1).sum();
         let time: Duration = batches.iter().map(|batch| batch.2).sum();
         (count, count as f64 / time.as_secs_f64())
@@ -242,8 +250,17 @@ fn run(commands: u64, threshold: Option<usize>, storage: StorageKind) {
     let first: Vec<_> = batches.iter().filter(|batch| batch.0 < WINDOW).collect();
     let last: Vec<_> = batches.iter().rev().take(1).collect();
     let ((first_count, first_rate), (last_count, last_rate)) = (rate(&first), rate(&last));
+    let latency = |batches: &[&Batch]| {
+        let mut all: Vec<Duration> = batches.iter().flat_map(|batch| batch.3.clone()).collect();
+        all.sort_unstable();
+        let at =
+            |fraction: f64| all[((all.len() - 1) as f64 * fraction) as usize].as_secs_f64() * 1e3;
+        format!("p50 {:.2} ms, p99 {:.2} ms", at(0.5), at(0.99))
+    };
     println!(
-        "throughput: the first {first_count} commands {first_rate:.0}/s, the last {last_count} {last_rate:.0}/s"
+        "throughput: the first {first_count} commands {first_rate:.0}/s ({}), the last {last_count} {last_rate:.0}/s ({})",
+        latency(&first),
+        latency(&last)
     );
     let leader = cluster.leader();
     if let Storage::Wal(wal) = cluster.servers[leader].storage() {

@@ -1,5 +1,9 @@
 //! Interleave's Raft node as a real deployment: the parts a node needs outside a simulation.
 //!
+//! - [`WalPersister`]: the node's state as an append-only log of what each save changed
+//!   (segments of CRC32C records, fsyncs shared among concurrent saves, snapshots in files of
+//!   their own), the server's default storage; a torn tail is cut on recovery, damage anywhere
+//!   else refused with its file and offset ([`wal`]).
 //! - [`FilePersister`]: the node's state in a real file, replaced atomically (a new file written
 //!   and `fdatasync`ed, renamed over the old one, the directory `fsync`ed) and framed with a
 //!   CRC32C, so a process killed at any point restarts from the old state or the new one, and a

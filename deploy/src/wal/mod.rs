@@ -213,6 +213,12 @@ impl Persister for WalPersister {
         })
     }
 
+    /// Yes: a write is an append without an fsync, so each client's proposal is written as it
+    /// is made and concurrent proposals share the replicators' fsyncs.
+    fn writes_each_proposal(&self) -> bool {
+        true
+    }
+
     fn sync(&self, ticket: WriteTicket) -> Result<(), StorageError> {
         self.group.wait_durable(ticket, || self.fsync())?;
         let due = self.writer.lock().deletions_due(self.group.durable());

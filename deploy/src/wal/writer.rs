@@ -13,6 +13,9 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// A segment at least this long is closed right after a save that took a snapshot.
+const ROLL_AT_SNAPSHOT_BYTES: u64 = 1 << 20;
+
 /// What the log holds, as the node last wrote it.
 #[derive(Debug, Default)]
 struct Mirror {
@@ -188,9 +191,17 @@ impl Writer {
             batch_len += item.encoded_len();
             batch.push(item);
         }
+        let compacted = batch
+            .iter()
+            .any(|item| matches!(item, Item::Snapshot { .. }));
         self.write_record(&batch)?;
         records += 1;
-        if self.segment_len >= self.segment_bytes {
+        // Right after a snapshot the entries past it are few, so the next segment's checkpoint
+        // restates them all and every segment before it can go: a restart then reads little.
+        let full = self.segment_len >= self.segment_bytes;
+        let worth_rolling_at_snapshot =
+            compacted && self.segment_len >= ROLL_AT_SNAPSHOT_BYTES.min(self.segment_bytes);
+        if full || worth_rolling_at_snapshot {
             self.roll_over(directory, state)?;
             records += 1;
         }

@@ -58,6 +58,14 @@ pub trait Persister: Send + Sync {
         self.save_changed(encoder.bytes(), encoder.unchanged())?;
         Ok(WriteTicket::DURABLE)
     }
+    /// Whether a leader should write each proposal as it is made (its fsync then shared by the
+    /// replicators that send it): true for a persister whose writes are cheap appends and whose
+    /// fsyncs are shared ([`GroupCommit`]), so that concurrent clients' writes share fsyncs.
+    /// The default, false, writes a leader's new entries once per round, as the replicator
+    /// sends them.
+    fn writes_each_proposal(&self) -> bool {
+        false
+    }
     /// Returns once the write `ticket` stands for, and every write before it, is durable.
     /// Fails when the storage failed meanwhile (the node must then stop).
     fn sync(&self, ticket: WriteTicket) -> Result<(), StorageError> {

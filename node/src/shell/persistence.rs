@@ -3,11 +3,14 @@
 //! form of its own (an append-only log) writes only what changed in that form.
 //!
 //! A persist is durable before the lock is released, with one exception: the leader's own new
-//! entries, written by a replicator as it builds the AppendEntries that carries them. That
-//! write's fsync runs after the lock is released ([`Shell::sync_before_sending`]), so clients
-//! keep appending and the other replicators' writes share the fsync (group commit). Nothing
-//! leaves the node before it is durable: every replicator syncs up to the last write before it
-//! sends, and every other persist syncs under the lock, covering every write before it.
+//! entries, written by a replicator as it builds the AppendEntries that carries them (or, with
+//! a persister that [writes each proposal](crate::Persister::writes_each_proposal), by the
+//! client's thread as it proposes). That write's fsync runs after the lock is released
+//! ([`Shell::sync_before_sending`]), so clients keep appending and their writes share the next
+//! fsync (group commit). Nothing leaves the node before it is durable: every replicator syncs
+//! up to the last write before it sends, and every other persist syncs under the lock, covering
+//! every write before it. A leader counts itself toward a commit only for entries a follower
+//! has acknowledged, and followers receive only what the leader has synced.
 
 use super::state::{Locked, Shell};
 use crate::broken;

@@ -165,6 +165,16 @@ impl Shell {
         }
         let (index, term, effects) = locked.core.propose(command)?;
         self.execute(&mut locked, effects);
+        if self.persister.writes_each_proposal() && !locked.stopped {
+            // Written now, made durable by the first replicator to send it (group commit; see
+            // `persistence.rs`).
+            locked.sync_deferred = true;
+            let written = self.persist(&mut locked);
+            locked.sync_deferred = false;
+            if written.is_err() {
+                self.stop(&mut locked);
+            }
+        }
         Ok((index, term))
     }
 
