@@ -64,6 +64,11 @@ pub struct WorkloadArgs {
     /// bound; the failure names the nodes that never caught up.
     #[arg(long)]
     pub liveness: bool,
+    /// Fault mix: every crash is a power loss, which takes back what the crashed node wrote
+    /// but had not synced (a process crash keeps the page cache). A correct node syncs before
+    /// it answers; the `skip-fsync` variant does not.
+    #[arg(long)]
+    pub power_loss: bool,
     /// Fault mix: how far the nodes' clocks drift. `within` the nodes' drift bound (rates 0.9x
     /// to 1.1x, no jumps: every read mode must stay linearizable), `beyond` it (0.5x to 1.5x and
     /// forward jumps: deliberately unsafe for lease reads), or `off`.
@@ -113,6 +118,7 @@ impl WorkloadArgs {
                 pauses: self.pauses,
                 fault_points: self.fault_points,
                 liveness: self.liveness,
+                power_loss: self.power_loss,
             },
             read_mode: self.read_mode,
             snapshot_threshold: self.snapshot_threshold,

@@ -27,6 +27,12 @@ pub struct FaultMix {
     /// minority stays failed for good (crashed, or cut off from everyone), and the rest must
     /// still commit, every one of them, within the bound that the healed cluster has.
     pub liveness: bool,
+    /// Crashes are power losses: a crashed node's disk loses every write it had not synced
+    /// (the page cache goes with the machine), where a process crash keeps them. Off by
+    /// default: a correct node syncs before it answers, so only a node that does not (the
+    /// `skip-fsync` variant) is hurt, and switching it on changes what every seed with a crash
+    /// does.
+    pub power_loss: bool,
 }
 
 impl FaultMix {
@@ -39,6 +45,7 @@ impl FaultMix {
         pauses: false,
         fault_points: false,
         liveness: false,
+        power_loss: false,
     };
 }
 

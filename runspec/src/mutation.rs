@@ -123,11 +123,16 @@ pub enum Mutation {
     /// majority): safe, since every majority is covered, but one node down for good stops
     /// every commit. Chaos that heals everything at the end never sees it.
     CommitNeedsEveryNode,
+    /// The node writes its state and never makes it durable (an fsync left out, as in a
+    /// persister that trusts the page cache): a process crash keeps the writes, but a power
+    /// loss takes back votes and entries the node acknowledged (the bug class Jepsen finds with
+    /// LazyFS; Raft Figure 2 requires stable storage before answering).
+    SkipFsync,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 30] = [
+    pub const ALL: [Mutation; 31] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -158,6 +163,7 @@ impl Mutation {
         Mutation::ExpiredSessionReopened,
         Mutation::LeaderDropsUncommittedTail,
         Mutation::CommitNeedsEveryNode,
+        Mutation::SkipFsync,
     ];
 
     /// The mutation's command-line name.
@@ -193,6 +199,7 @@ impl Mutation {
             Mutation::ExpiredSessionReopened => "expired-session-reopened",
             Mutation::LeaderDropsUncommittedTail => "leader-drops-uncommitted-tail",
             Mutation::CommitNeedsEveryNode => "commit-needs-every-node",
+            Mutation::SkipFsync => "skip-fsync",
         }
     }
 }

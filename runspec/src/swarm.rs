@@ -27,8 +27,8 @@ impl RunSpec {
     /// This run's seed with the configuration the seed draws: the cluster size
     /// ([`SWARM_NODES`]), message loss, the key-value workload's read mode
     /// ([`SWARM_READ_MODES`]; a deliberately broken one is kept), which kinds of fault are on
-    /// (each one half the time), the clock skew, and snapshots ([`SWARM_SNAPSHOT_THRESHOLDS`],
-    /// half the time). The workload, broken variants, scheduler, rounds and duration stay as
+    /// (each one half the time, crashes as power losses too), the clock skew, and snapshots
+    /// ([`SWARM_SNAPSHOT_THRESHOLDS`], half the time). The workload, broken variants, scheduler, rounds and duration stay as
     /// they are. Clocks beyond their bound are drawn only where nothing depends on them (not
     /// for lease reads, which are deliberately unsafe then).
     pub fn swarmed(&self) -> RunSpec {
@@ -57,10 +57,16 @@ impl RunSpec {
             // Liveness mode is the raft workload's end (drawn either way, so the draws after
             // it do not depend on the workload).
             liveness: draws.one_in(2) && self.workload == Workload::Raft,
+            power_loss: false,
         };
         let snapshot_threshold = draws.one_in(2).then(|| {
             SWARM_SNAPSHOT_THRESHOLDS[draws.below(SWARM_SNAPSHOT_THRESHOLDS.len() as u64) as usize]
         });
+        // Drawn last, so every draw before it is what it was before power losses were drawn.
+        let faults = FaultMix {
+            power_loss: draws.one_in(2),
+            ..faults
+        };
         let drawn = RunSpec {
             nodes,
             reliable,
@@ -139,6 +145,10 @@ mod tests {
                 runs.iter().filter(|run| run.faults.pauses).count(),
             ),
             ("reliable", runs.iter().filter(|run| run.reliable).count()),
+            (
+                "power losses",
+                runs.iter().filter(|run| run.faults.power_loss).count(),
+            ),
             (
                 "snapshots",
                 runs.iter()

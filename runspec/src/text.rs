@@ -83,6 +83,9 @@ impl RunSpec {
         if self.faults.liveness {
             push("--liveness".into());
         }
+        if self.faults.power_loss {
+            push("--power-loss".into());
+        }
         if let Some(bytes) = self.snapshot_threshold {
             push(format!("--snapshot-threshold {bytes}"));
         }
@@ -122,6 +125,7 @@ impl RunSpec {
                 "--pauses" => spec.faults.pauses = true,
                 "--fault-points" => spec.faults.fault_points = true,
                 "--liveness" => spec.faults.liveness = true,
+                "--power-loss" => spec.faults.power_loss = true,
                 "--nodes" => spec.nodes = number(flag, value()?)?,
                 "--rounds" => spec.rounds = number(flag, value()?)?,
                 "--pct-depth" => spec.pct_depth = number(flag, value()?)?,
@@ -237,6 +241,7 @@ mod tests {
                     pauses: true,
                     fault_points: true,
                     liveness: true,
+                    power_loss: true,
                 },
                 snapshot_threshold: Some(1024),
                 mutations: vec![Mutation::ForgetVote, Mutation::HalfIsMajority],
@@ -275,7 +280,7 @@ mod tests {
         assert_eq!(
             spec.flags(),
             "--nodes 4 --rounds 17 --reliable --mutation forget-vote --mutation half-is-majority \
-             --no-crashes --no-partitions --no-one-way --clock-skew off --pauses --fault-points --liveness --snapshot-threshold 1024 \
+             --no-crashes --no-partitions --no-one-way --clock-skew off --pauses --fault-points --liveness --power-loss --snapshot-threshold 1024 \
              --scheduler pct --pct-depth 7"
         );
         assert_eq!(

@@ -108,6 +108,7 @@ pub fn run_chaos_with(
     cluster_config.net.unreliable = config.unreliable;
     cluster_config.node.mutations = config.mutations.clone();
     cluster_config.snapshot_threshold = config.snapshot_threshold;
+    cluster_config.power_loss_on_crash = config.faults.power_loss;
     let cluster = Cluster::new(sim, cluster_config);
     let started = cluster.clock().now();
     let ids = cluster.ids();

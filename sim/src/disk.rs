@@ -1,10 +1,14 @@
 //! [`Disk`]: simulated stable storage implementing [`Persister`], with crashes that can tear a
-//! write.
+//! write, and power losses that take what was written but not synced.
 //!
 //! The correct layout keeps two slots and writes them alternately, each framed with a sequence
 //! number, a length and a checksum; loading takes the newest slot that checks out. A write torn by
 //! a crash (only a prefix of the new bytes reached the disk) damages one slot, so the node comes
 //! back with the previous state. If no slot checks out, loading fails loudly.
+//!
+//! A write through [`Persister::write_state`] is in the page cache until [`Persister::sync`]:
+//! loads see it, a process crash keeps it, and [`Disk::lose_unsynced`] (the machine lost power)
+//! takes it back to the last synced state. [`Persister::save`] is durable when it returns.
 
 use node::persist::checksum;
 use node::{Persister, StorageError};
@@ -37,6 +41,12 @@ struct DiskState {
     frozen: bool,
     saves: u64,
     torn: u64,
+    /// The sequence of the last write made durable.
+    synced: u64,
+    /// The synced state's slot, kept when a later unsynced write overwrote it (two writes with
+    /// no sync between), so a power loss can bring it back.
+    stash: Option<(u64, Vec<u8>)>,
+    lost: u64,
 }
 
 /// Counters of what the disk did.
@@ -46,6 +56,8 @@ pub struct DiskStats {
     pub saves: u64,
     /// Saves torn by a crash.
     pub torn: u64,
+    /// Writes taken back by a power loss (written, never synced).
+    pub lost: u64,
 }
 
 impl Default for Disk {
@@ -71,6 +83,9 @@ impl Disk {
                 frozen: false,
                 saves: 0,
                 torn: 0,
+                synced: 0,
+                stash: None,
+                lost: 0,
             }),
         }
     }
@@ -99,6 +114,107 @@ impl Disk {
         DiskStats {
             saves: state.saves,
             torn: state.torn,
+            lost: state.lost,
+        }
+    }
+
+    /// The machine lost power: every write since the last sync is gone, the disk holds the
+    /// last synced state (nothing, if none was ever synced). Returns how many writes were lost.
+    pub fn lose_unsynced(&self) -> u64 {
+        let mut state = self.state.lock();
+        let lost = state.sequence - state.synced;
+        if lost == 0 {
+            return 0;
+        }
+        let synced = state.synced;
+        match self.layout {
+            Layout::TwoSlots => {
+                for slot in &mut state.slots {
+                    if unframe(slot).is_none_or(|(sequence, _)| sequence > synced) {
+                        slot.clear();
+                    }
+                }
+            }
+            Layout::InPlace => state.slots[0].clear(),
+        }
+        if let Some((sequence, bytes)) = state.stash.take() {
+            let target = match self.layout {
+                Layout::TwoSlots => (sequence % 2) as usize,
+                Layout::InPlace => 0,
+            };
+            state.slots[target] = bytes;
+        }
+        state.sequence = synced;
+        state.lost += lost;
+        lost
+    }
+
+    /// Writes `bytes` into the page cache, and syncs it if `durability` says so; returns the
+    /// write's sequence.
+    fn write(&self, bytes: &[u8], durability: Durability) -> Result<u64, StorageError> {
+        let mut state = self.state.lock();
+        if state.frozen {
+            return Err(StorageError::Crashed);
+        }
+        let sequence = state.sequence + 1;
+        let target = match self.layout {
+            Layout::TwoSlots => (sequence % 2) as usize,
+            Layout::InPlace => 0,
+        };
+        let overwrites_synced = state.synced > 0
+            && state.stash.is_none()
+            && match self.layout {
+                Layout::TwoSlots => {
+                    (state.synced % 2) as usize == target && state.sequence > state.synced
+                }
+                Layout::InPlace => state.sequence == state.synced,
+            };
+        if overwrites_synced {
+            // The slot about to be overwritten holds the only copy of the synced state.
+            let kept = state.slots[target].clone();
+            state.stash = Some((state.synced, kept));
+        }
+        let state = &mut *state;
+        let slot = &mut state.slots[target];
+        match self.layout {
+            Layout::TwoSlots => frame_into(slot, sequence, bytes),
+            Layout::InPlace => {
+                slot.clear();
+                slot.extend_from_slice(bytes);
+            }
+        }
+        if let Some(mut rng) = state.tear_next.take() {
+            // Only a prefix reaches the disk. With two slots the other still holds the previous
+            // state; in place, the file was truncated before the write began.
+            let written = rng.index(state.slots[target].len());
+            state.slots[target].truncate(written);
+            state.frozen = true;
+            state.torn += 1;
+            return Err(StorageError::Crashed);
+        }
+        state.sequence = sequence;
+        state.saves += 1;
+        if durability == Durability::Synced {
+            state.mark_synced(sequence);
+        }
+        Ok(sequence)
+    }
+}
+
+/// Whether a write is synced as it is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Durability {
+    Synced,
+    Cached,
+}
+
+impl DiskState {
+    /// Every write up to `sequence` is durable.
+    fn mark_synced(&mut self, sequence: u64) {
+        if sequence > self.synced {
+            assert!(sequence <= self.sequence, "a sync of a write never made");
+            self.synced = sequence;
+            self.stash = None;
         }
     }
 }
@@ -133,34 +249,37 @@ fn unframe(slot: &[u8]) -> Option<(u64, &[u8])> {
 
 impl Persister for Disk {
     fn save(&self, bytes: &[u8]) -> Result<(), StorageError> {
+        self.write(bytes, Durability::Synced).map(drop)
+    }
+
+    /// Written and synced under one hold of the disk's lock (as a whole-state save always
+    /// was), so a run's thread switches are what they were before the disk had a page cache.
+    fn save_state(
+        &self,
+        state: &node::PersistentState,
+        encoder: &mut node::persist::StateEncoder,
+    ) -> Result<(), StorageError> {
+        encoder.update(state);
+        self.write(encoder.bytes(), Durability::Synced).map(drop)
+    }
+
+    /// Into the page cache only (what a node that skips its sync leaves).
+    fn write_state(
+        &self,
+        state: &node::PersistentState,
+        encoder: &mut node::persist::StateEncoder,
+    ) -> Result<node::WriteTicket, StorageError> {
+        encoder.update(state);
+        self.write(encoder.bytes(), Durability::Cached)
+            .map(node::WriteTicket)
+    }
+
+    fn sync(&self, ticket: node::WriteTicket) -> Result<(), StorageError> {
         let mut state = self.state.lock();
         if state.frozen {
             return Err(StorageError::Crashed);
         }
-        let sequence = state.sequence + 1;
-        let target = match self.layout {
-            Layout::TwoSlots => (sequence % 2) as usize,
-            Layout::InPlace => 0,
-        };
-        let slot = &mut state.slots[target];
-        match self.layout {
-            Layout::TwoSlots => frame_into(slot, sequence, bytes),
-            Layout::InPlace => {
-                slot.clear();
-                slot.extend_from_slice(bytes);
-            }
-        }
-        if let Some(mut rng) = state.tear_next.take() {
-            // Only a prefix reaches the disk. With two slots the other still holds the previous
-            // state; in place, the file was truncated before the write began.
-            let written = rng.index(state.slots[target].len());
-            state.slots[target].truncate(written);
-            state.frozen = true;
-            state.torn += 1;
-            return Err(StorageError::Crashed);
-        }
-        state.sequence = sequence;
-        state.saves += 1;
+        state.mark_synced(ticket.0);
         Ok(())
     }
 
@@ -212,6 +331,41 @@ mod tests {
             disk.save(b"fifth").unwrap();
             assert_eq!(disk.load(), Ok(Some(b"fifth".to_vec())));
         }
+    }
+
+    fn write(disk: &Disk, bytes: &[u8]) -> node::WriteTicket {
+        node::WriteTicket(disk.write(bytes, Durability::Cached).expect("written"))
+    }
+
+    #[test]
+    fn a_power_loss_takes_every_write_since_the_last_sync_and_nothing_before() {
+        for layout in [Layout::TwoSlots, Layout::InPlace] {
+            let disk = Disk::with_layout(layout);
+            disk.save(b"synced").unwrap();
+            let unsynced = write(&disk, b"written, visible");
+            assert_eq!(disk.load(), Ok(Some(b"written, visible".to_vec())));
+            write(&disk, b"written again");
+            assert_eq!(disk.lose_unsynced(), 2, "{layout:?}");
+            assert_eq!(disk.load(), Ok(Some(b"synced".to_vec())), "{layout:?}");
+            // A sync covers every write before it.
+            write(&disk, b"one");
+            let two = write(&disk, b"two");
+            disk.sync(two).unwrap();
+            assert_eq!(disk.lose_unsynced(), 0);
+            assert_eq!(disk.load(), Ok(Some(b"two".to_vec())), "{layout:?}");
+            assert!(unsynced < two);
+            assert_eq!(disk.stats().lost, 2);
+        }
+    }
+
+    #[test]
+    fn a_disk_never_synced_comes_back_empty() {
+        let disk = Disk::new();
+        write(&disk, b"a");
+        write(&disk, b"b");
+        write(&disk, b"c");
+        assert_eq!(disk.lose_unsynced(), 3);
+        assert_eq!(disk.load(), Ok(None));
     }
 
     #[test]

@@ -61,6 +61,8 @@ pub struct KvWorkloadConfig {
     pub skew: ClockSkew,
     /// Whether the node's fault points are armed from the seed (`node::fault_points`).
     pub fault_points: bool,
+    /// Whether a crash is a power loss (the disk loses what was not synced).
+    pub power_loss: bool,
     /// The drift bound the nodes assume (their `max_clock_drift_ppm`), which
     /// [`ClockSkew::WithinBound`] keeps to: wider than a real deployment's, so that the margin a
     /// lease needs is wide and a lease without it is caught.
@@ -89,6 +91,7 @@ impl KvWorkloadConfig {
             unreliable: false,
             skew: ClockSkew::WithinBound,
             fault_points: false,
+            power_loss: false,
             election_timeout: (Duration::from_millis(1000), Duration::from_millis(1050)),
             duration: Duration::from_secs(30),
             clients: 20,
@@ -115,6 +118,7 @@ impl KvWorkloadConfig {
             crashes: spec.faults.crashes,
             skew: spec.faults.skew,
             fault_points: spec.faults.fault_points,
+            power_loss: spec.faults.power_loss,
             snapshot_threshold: spec.snapshot_threshold.map(crate::chaos::threshold_bytes),
             ..defaults
         }
@@ -151,6 +155,7 @@ impl Default for KvWorkloadConfig {
             crashes: true,
             skew: ClockSkew::WithinBound,
             fault_points: false,
+            power_loss: false,
             max_clock_drift_ppm: 250_000,
             election_timeout: (Duration::from_millis(300), Duration::from_millis(600)),
             quiet_between_faults: (Duration::from_millis(1000), Duration::from_millis(3000)),
@@ -238,6 +243,7 @@ pub fn run_kv_workload_with(
     let mut cluster_config = ClusterConfig::new(config.nodes);
     cluster_config.net.unreliable = config.unreliable;
     cluster_config.node.mutations = config.mutations.clone();
+    cluster_config.power_loss_on_crash = config.power_loss;
     cluster_config.node.max_clock_drift_ppm = config.max_clock_drift_ppm;
     (
         cluster_config.node.election_timeout_min,

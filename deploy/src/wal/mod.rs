@@ -215,7 +215,7 @@ impl Persister for WalPersister {
 
     /// Yes: a write is an append without an fsync, so each client's proposal is written as it
     /// is made and concurrent proposals share the replicators' fsyncs.
-    fn writes_each_proposal(&self) -> bool {
+    fn shares_fsyncs(&self) -> bool {
         true
     }
 

@@ -24,6 +24,19 @@ pub const FRAME_LEN: usize = 8;
 /// most one batch of entries; a checkpoint of a whole log is written as several records).
 pub const MAX_BODY_BYTES: usize = 64 << 20;
 
+/// A snapshot file a record points at: the log up to `index` (of term `term` there) is
+/// compacted into file number `file`, whose service bytes are `len` long and whose contents
+/// have checksum `crc`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SnapshotRef {
+    /// The number in its file name.
+    pub file: u64,
+    pub index: LogIndex,
+    pub term: Term,
+    pub len: u64,
+    pub crc: u32,
+}
+
 /// One change a save made.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Item {
@@ -40,15 +53,8 @@ pub enum Item {
         term: Term,
         command: Vec<u8>,
     },
-    /// The log up to `index` is compacted into the snapshot file `file`, whose contents have
-    /// `len` bytes and checksum `crc`.
-    Snapshot {
-        file: u64,
-        index: LogIndex,
-        term: Term,
-        len: u64,
-        crc: u32,
-    },
+    /// The log up to the snapshot's index is compacted into its file.
+    Snapshot(SnapshotRef),
     /// The record restates the state as of its write: a hard state, the snapshot if there is
     /// one, and, if `complete`, every entry after the snapshot.
     Checkpoint { complete: bool },
@@ -83,13 +89,13 @@ impl Item {
                 body.extend_from_slice(&(command.len() as u32).to_le_bytes());
                 body.extend_from_slice(command);
             }
-            Item::Snapshot {
+            Item::Snapshot(SnapshotRef {
                 file,
                 index,
                 term,
                 len,
                 crc,
-            } => {
+            }) => {
                 body.push(4);
                 body.extend_from_slice(&file.to_le_bytes());
                 body.extend_from_slice(&index.0.to_le_bytes());
@@ -110,7 +116,7 @@ impl Item {
             Item::HardState { .. } => 1 + 8 + 1 + 4,
             Item::Truncate { .. } => 1 + 8,
             Item::Entry { command, .. } => 1 + 8 + 8 + 4 + command.len(),
-            Item::Snapshot { .. } => 1 + 8 + 8 + 8 + 8 + 4,
+            Item::Snapshot(_) => 1 + 8 + 8 + 8 + 8 + 4,
             Item::Checkpoint { .. } => 1 + 1,
         }
     }
@@ -226,13 +232,13 @@ pub fn decode_items(mut body: &[u8]) -> Result<Vec<Item>, String> {
             }
             4 => {
                 let fields = take(36)?;
-                Item::Snapshot {
+                Item::Snapshot(SnapshotRef {
                     file: u64_at(fields, 0),
                     index: LogIndex(u64_at(fields, 8)),
                     term: Term(u64_at(fields, 16)),
                     len: u64_at(fields, 24),
                     crc: u32::from_le_bytes(fields[32..36].try_into().expect("4 bytes")),
-                }
+                })
             }
             5 => Item::Checkpoint {
                 complete: match take(1)?[0] {
@@ -255,13 +261,13 @@ mod tests {
     fn items() -> Vec<Item> {
         vec![
             Item::Checkpoint { complete: true },
-            Item::Snapshot {
+            Item::Snapshot(SnapshotRef {
                 file: 7,
                 index: LogIndex(10),
                 term: Term(2),
                 len: 99,
                 crc: 0xdead_beef,
-            },
+            }),
             Item::Truncate { from: LogIndex(11) },
             Item::Entry {
                 index: LogIndex(11),

@@ -2,23 +2,12 @@
 //! cut, damage anywhere else refused with the file and the offset.
 
 use super::files::{check_segment_header, parse_name, read_snapshot, Named, SEGMENT_HEADER_LEN};
-use super::record::{decode_items, unframe, Framed, Item};
+use super::record::{decode_items, unframe, Framed, Item, SnapshotRef};
 use super::WalError;
 use node::log::RaftLog;
 use node::{Command, Entry, LogIndex, NodeId, PersistentState, Term};
 use std::fs;
 use std::path::{Path, PathBuf};
-
-/// The snapshot a log's records point at.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SnapshotRef {
-    /// The number in its file name.
-    pub file: u64,
-    pub index: LogIndex,
-    pub term: Term,
-    pub len: u64,
-    pub crc: u32,
-}
 
 /// What a segment's first record, a checkpoint, restates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,7 +73,7 @@ impl Replay {
             let restated: Vec<Item> = items.collect();
             let restates_snapshot = restated
                 .iter()
-                .any(|item| matches!(item, Item::Snapshot { .. }));
+                .any(|item| matches!(item, Item::Snapshot(_)));
             if had_snapshot && !restates_snapshot {
                 return Err("a checkpoint without the snapshot in force".to_string());
             }
@@ -135,13 +124,8 @@ impl Replay {
                     command: Command(command),
                 });
             }
-            Item::Snapshot {
-                file,
-                index,
-                term,
-                len,
-                crc,
-            } => {
+            Item::Snapshot(snapshot) => {
+                let index = snapshot.index;
                 if index < self.base() {
                     return Err(format!(
                         "a snapshot at {index} older than the one at {}",
@@ -150,13 +134,7 @@ impl Replay {
                 }
                 let compacted = ((index.0 - self.base().0) as usize).min(self.entries.len());
                 self.entries.drain(..compacted);
-                self.snapshot = Some(SnapshotRef {
-                    file,
-                    index,
-                    term,
-                    len,
-                    crc,
-                });
+                self.snapshot = Some(snapshot);
             }
             Item::Checkpoint { .. } => {
                 return Err("a checkpoint that does not start its record".to_string())
@@ -289,7 +267,7 @@ pub fn checkpoint_snapshot(items: &[Item]) -> Option<Checkpoint> {
     let snapshot = items
         .iter()
         .find_map(|item| match item {
-            Item::Snapshot { index, .. } => Some(*index),
+            Item::Snapshot(snapshot) => Some(snapshot.index),
             _ => None,
         })
         .unwrap_or(LogIndex(0));

@@ -2,8 +2,8 @@
 //! the difference), the current segment, and the files waiting for an fsync or a deletion.
 
 use super::files::{create_segment, encode_snapshot, segment_name, snapshot_name, write_durably};
-use super::record::{frame, Item, MAX_BODY_BYTES};
-use super::recovery::{checkpoint_snapshot, replay_start, Recovered, SegmentInfo, SnapshotRef};
+use super::record::{frame, Item, SnapshotRef, MAX_BODY_BYTES};
+use super::recovery::{checkpoint_snapshot, replay_start, Recovered, SegmentInfo};
 use super::WalError;
 use node::persist::checksum;
 use node::{Entry, LogIndex, NodeId, PersistentState, Term, WriteTicket};
@@ -191,9 +191,7 @@ impl Writer {
             batch_len += item.encoded_len();
             batch.push(item);
         }
-        let compacted = batch
-            .iter()
-            .any(|item| matches!(item, Item::Snapshot { .. }));
+        let compacted = batch.iter().any(|item| matches!(item, Item::Snapshot(_)));
         self.write_record(&batch)?;
         records += 1;
         // Right after a snapshot the entries past it are few, so the next segment's checkpoint
@@ -246,13 +244,7 @@ impl Writer {
             self.mirror.entries.drain(..compacted);
             self.mirror.snapshot = Some(snapshot);
             self.mirror.snapshot_hash = checksum(&state.snapshot);
-            items.push(Item::Snapshot {
-                file: number,
-                index: snapshot.index,
-                term: snapshot.term,
-                len: snapshot.len,
-                crc,
-            });
+            items.push(Item::Snapshot(snapshot));
         }
         let first_new = if log_rewritten || snapshot_changed {
             let mut index = snapshot_index.next();
@@ -370,13 +362,7 @@ impl Writer {
             },
         ];
         if let Some(snapshot) = self.mirror.snapshot {
-            checkpoint.push(Item::Snapshot {
-                file: snapshot.file,
-                index: snapshot.index,
-                term: snapshot.term,
-                len: snapshot.len,
-                crc: snapshot.crc,
-            });
+            checkpoint.push(Item::Snapshot(snapshot));
         }
         if complete {
             let mut index = state.log.snapshot_index();

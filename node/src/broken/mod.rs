@@ -17,6 +17,7 @@ pub mod forget_vote;
 pub mod leader_drops_uncommitted_tail;
 pub mod lost_applier_wakeup;
 pub mod reply_before_persist;
+pub mod skip_fsync;
 pub mod sleep_in_persist;
 pub mod snapshot_persisted_apart;
 pub mod snapshot_without_sessions;

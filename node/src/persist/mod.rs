@@ -58,12 +58,22 @@ pub trait Persister: Send + Sync {
         self.save_changed(encoder.bytes(), encoder.unchanged())?;
         Ok(WriteTicket::DURABLE)
     }
-    /// Whether a leader should write each proposal as it is made (its fsync then shared by the
-    /// replicators that send it): true for a persister whose writes are cheap appends and whose
-    /// fsyncs are shared ([`GroupCommit`]), so that concurrent clients' writes share fsyncs.
-    /// The default, false, writes a leader's new entries once per round, as the replicator
-    /// sends them.
-    fn writes_each_proposal(&self) -> bool {
+    /// Writes `state` durably: [`write_state`](Self::write_state), then
+    /// [`sync`](Self::sync). A persister that can do both at once overrides it.
+    fn save_state(
+        &self,
+        state: &PersistentState,
+        encoder: &mut StateEncoder,
+    ) -> Result<(), StorageError> {
+        let ticket = self.write_state(state, encoder)?;
+        self.sync(ticket)
+    }
+    /// Whether writes are cheap appends whose fsyncs are shared among concurrent writers
+    /// ([`GroupCommit`]): a leader then writes each proposal as it is made, and its replicators
+    /// sync, outside the node's lock, before they send, so concurrent clients' writes share
+    /// fsyncs. The default, false: every persist is durable before the lock is released, and a
+    /// leader writes its new entries once per round, as the replicator sends them.
+    fn shares_fsyncs(&self) -> bool {
         false
     }
     /// Returns once the write `ticket` stands for, and every write before it, is durable.

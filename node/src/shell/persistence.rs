@@ -2,10 +2,10 @@
 //! only the entries appended since (see [`crate::persist::StateEncoder`]); a persister with a
 //! form of its own (an append-only log) writes only what changed in that form.
 //!
-//! A persist is durable before the lock is released, with one exception: the leader's own new
-//! entries, written by a replicator as it builds the AppendEntries that carries them (or, with
-//! a persister that [writes each proposal](crate::Persister::writes_each_proposal), by the
-//! client's thread as it proposes). That write's fsync runs after the lock is released
+//! A persist is durable before the lock is released, with one exception, taken only with a
+//! persister that [shares fsyncs](crate::Persister::shares_fsyncs): the leader's own new
+//! entries, written by the client's thread as it proposes and by a replicator as it builds the
+//! AppendEntries that carries them. That write's fsync runs after the lock is released
 //! ([`Shell::sync_before_sending`]), so clients keep appending and their writes share the next
 //! fsync (group commit). Nothing leaves the node before it is durable: every replicator syncs
 //! up to the last write before it sends, and every other persist syncs under the lock, covering
@@ -20,39 +20,40 @@ use crate::persist::WriteTicket;
 use crate::StorageError;
 
 impl Shell {
-    /// Writes current term, vote and log, durably. Fails when the machine crashed during the
-    /// write; the caller then stops the node.
+    /// Writes current term, vote and log, durably, unless the write may wait for the sync a
+    /// replicator makes before it sends ([`Locked::sync_deferred`], with a persister that
+    /// [shares fsyncs](crate::Persister::shares_fsyncs)). Fails when the machine crashed
+    /// during the write; the caller then stops the node.
     pub fn persist(&self, locked: &mut Locked) -> Result<(), StorageError> {
-        let ticket = self.write_state(locked)?;
-        if locked.sync_deferred {
-            return Ok(());
-        }
-        self.persister.sync(ticket)
-    }
-
-    /// Writes the state, durable once the returned ticket is synced.
-    fn write_state(&self, locked: &mut Locked) -> Result<WriteTicket, StorageError> {
         if self.config.mutations.has(Mutation::SleepInPersist) {
             broken::sleep_in_persist::fsync_delay(&self.clock);
         }
         if let Some(behind) = locked.snapshot_file_behind.clone() {
-            broken::snapshot_persisted_apart::save(&*self.persister, locked, behind)?;
-            return Ok(WriteTicket::DURABLE);
+            return broken::snapshot_persisted_apart::save(&*self.persister, locked, behind);
         }
         let state = locked.core.persistent();
         if self.config.mutations.has(Mutation::ForgetVote) {
-            broken::forget_vote::save(&*self.persister, state)?;
-            return Ok(WriteTicket::DURABLE);
+            return broken::forget_vote::save(&*self.persister, state);
         }
         if fault_points::fires(FaultPoint::SwitchInPersist, self.clock.now()) {
             threadsim::sync::thread::yield_now();
         }
         // Every write is saved (a failed one stops the node), so what the encoder kept is what
         // the persister holds.
-        let ticket = self.persister.write_state(state, &mut locked.encoder)?;
+        let encoder = &mut locked.encoder;
+        let deferred = locked.sync_deferred && self.persister.shares_fsyncs();
+        if deferred || self.config.mutations.has(Mutation::SkipFsync) {
+            let ticket = self.persister.write_state(state, encoder)?;
+            if deferred {
+                locked.written = locked.written.max(ticket);
+            } else {
+                broken::skip_fsync::never_synced(ticket);
+            }
+        } else {
+            self.persister.save_state(state, encoder)?;
+        }
         locked.log_bytes_written = crate::persist::stored_log_bytes(&state.log);
-        locked.written = locked.written.max(ticket);
-        Ok(ticket)
+        Ok(())
     }
 
     /// Called by a replicator after it built a request under the lock and released it: returns
@@ -60,6 +61,9 @@ impl Shell {
     /// built) is durable, so the request carries nothing a crash could take back. A failed sync
     /// stops the node.
     pub fn sync_before_sending(&self, written: WriteTicket) -> Result<(), StorageError> {
+        if written == WriteTicket::DURABLE || self.config.mutations.has(Mutation::SkipFsync) {
+            return Ok(());
+        }
         let synced = self.persister.sync(written);
         if synced.is_err() {
             let mut locked = self.lock();

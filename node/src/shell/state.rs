@@ -165,7 +165,7 @@ impl Shell {
         }
         let (index, term, effects) = locked.core.propose(command)?;
         self.execute(&mut locked, effects);
-        if self.persister.writes_each_proposal() && !locked.stopped {
+        if self.persister.shares_fsyncs() && !locked.stopped {
             // Written now, made durable by the first replicator to send it (group commit; see
             // `persistence.rs`).
             locked.sync_deferred = true;

@@ -15,6 +15,11 @@ impl Cluster {
         if self.is_running(node) {
             self.events.info(format!("crash {node}"));
             self.stop_instance(node);
+            if self.config.power_loss_on_crash {
+                let lost = self.disk(node).lose_unsynced();
+                self.events
+                    .info(format!("power lost on {node}: {lost} unsynced writes gone"));
+            }
         } else {
             self.events.info(format!("crash {node} (already down)"));
         }

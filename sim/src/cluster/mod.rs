@@ -37,6 +37,10 @@ pub struct ClusterConfig {
     /// snapshot once its log takes more than this many bytes (`None`: never). The one place a
     /// simulated cluster says it: `kv`'s own field must stay `None`.
     pub snapshot_threshold: Option<usize>,
+    /// A crash is a power loss: the crashed node's disk loses what it had not synced
+    /// ([`crate::disk::Disk::lose_unsynced`]); otherwise a crash is a process's, and the disk
+    /// keeps everything written.
+    pub power_loss_on_crash: bool,
 }
 
 impl ClusterConfig {
@@ -49,6 +53,7 @@ impl ClusterConfig {
             apply_capacity: 64,
             kv: None,
             snapshot_threshold: None,
+            power_loss_on_crash: false,
         }
     }
 }

@@ -5,7 +5,7 @@
 use super::detector::Detector;
 use super::detector::{
     chaos_kv, chaos_kv_misses, chaos_kv_snapshots, CHAOS_RAFT, CHAOS_RAFT_LIVENESS,
-    CHAOS_RAFT_MISSES, CHAOS_RAFT_SNAPSHOTS_MISSES,
+    CHAOS_RAFT_MISSES, CHAOS_RAFT_POWER_LOSS, CHAOS_RAFT_SNAPSHOTS_MISSES,
 };
 use crate::runner::Sim;
 use crate::scenarios;
@@ -285,6 +285,12 @@ pub fn catalogue() -> Vec<Variant> {
             models: "the leader commits only what every node holds, not a majority (Raft §5.3): safe, but one node down for good stops every commit",
             detectors: vec![CHAOS_RAFT_LIVENESS, CHAOS_RAFT_MISSES],
             signature: &["failed to reach agreement"],
+        },
+        Variant {
+            broken: node(Mutation::SkipFsync),
+            models: "the state is written but never synced: a power loss takes back votes and entries the node acknowledged (Raft Figure 2; Jepsen's LazyFS finds it)",
+            detectors: vec![CHAOS_RAFT_POWER_LOSS, CHAOS_RAFT_MISSES],
+            signature: &["invariant violated"],
         },
     ]
 }

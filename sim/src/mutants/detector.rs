@@ -126,6 +126,9 @@ pub enum ChaosWorkload {
     /// [`ChaosWorkload::Raft`] in liveness mode: a minority fails for good at the end, and the
     /// rest must commit.
     RaftLiveness,
+    /// [`ChaosWorkload::Raft`] whose crashes are power losses: a crashed node's disk loses what
+    /// it had not synced.
+    RaftPowerLoss,
 }
 
 /// The snapshot threshold of the chaos workloads with snapshots: small, so that compaction,
@@ -136,9 +139,10 @@ impl ChaosWorkload {
     /// The read mode of a key-value workload.
     pub fn read_mode(self) -> Option<ReadMode> {
         match self {
-            ChaosWorkload::Raft | ChaosWorkload::RaftSnapshots | ChaosWorkload::RaftLiveness => {
-                None
-            }
+            ChaosWorkload::Raft
+            | ChaosWorkload::RaftSnapshots
+            | ChaosWorkload::RaftLiveness
+            | ChaosWorkload::RaftPowerLoss => None,
             ChaosWorkload::Kv(read_mode) | ChaosWorkload::KvSnapshots(read_mode) => Some(read_mode),
         }
     }
@@ -163,6 +167,9 @@ impl ChaosWorkload {
         if self == ChaosWorkload::RaftLiveness {
             text.push_str(", liveness");
         }
+        if self == ChaosWorkload::RaftPowerLoss {
+            text.push_str(", power loss");
+        }
         text
     }
 
@@ -182,6 +189,7 @@ impl ChaosWorkload {
             spec.snapshot_threshold = Some(CHAOS_SNAPSHOT_THRESHOLD);
         }
         spec.faults.liveness = self == ChaosWorkload::RaftLiveness;
+        spec.faults.power_loss = self == ChaosWorkload::RaftPowerLoss;
         if let Some(Broken::Node(mutation)) = broken {
             spec.mutations = vec![mutation];
         }
@@ -208,6 +216,12 @@ pub(super) const CHAOS_RAFT_MISSES: Detector = Detector::Chaos {
 /// Raft chaos in liveness mode, which must find the variant.
 pub(super) const CHAOS_RAFT_LIVENESS: Detector = Detector::Chaos {
     workload: ChaosWorkload::RaftLiveness,
+    seeds: CHAOS_RAFT_SEEDS,
+    kills: true,
+};
+/// Raft chaos whose crashes are power losses, which must find the variant.
+pub(super) const CHAOS_RAFT_POWER_LOSS: Detector = Detector::Chaos {
+    workload: ChaosWorkload::RaftPowerLoss,
     seeds: CHAOS_RAFT_SEEDS,
     kills: true,
 };
