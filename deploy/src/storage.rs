@@ -53,6 +53,11 @@ impl Storage {
     pub fn open(kind: StorageKind, dir: &Path) -> Result<Storage, WalError> {
         Ok(match kind {
             StorageKind::Wal => Storage::Wal(Arc::new(WalPersister::open(dir)?)),
+            StorageKind::StateFile if crate::wal::holds_a_log(dir) => {
+                return Err(WalError::LogPresent {
+                    dir: dir.to_path_buf(),
+                })
+            }
             StorageKind::StateFile => Storage::StateFile(Arc::new(FilePersister::open(dir)?)),
         })
     }

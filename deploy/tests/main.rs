@@ -7,3 +7,4 @@ mod data_directory;
 mod linearizable;
 mod processes;
 mod proxy;
+mod wal_crash;

@@ -68,6 +68,27 @@ pub enum WalError {
         /// The state file.
         file: PathBuf,
     },
+    /// The directory holds a log, which `--storage file` does not read.
+    #[error(
+        "{} holds a log written by --storage wal: start with --storage wal, or move it away to start empty",
+        dir.display()
+    )]
+    LogPresent {
+        /// The data directory.
+        dir: PathBuf,
+    },
+}
+
+/// Whether `dir` holds a segment of a log.
+pub fn holds_a_log(dir: &Path) -> bool {
+    fs::read_dir(dir).is_ok_and(|entries| {
+        entries.filter_map(Result::ok).any(|entry| {
+            matches!(
+                entry.file_name().to_str().and_then(files::parse_name),
+                Some(files::Named::Segment(_))
+            )
+        })
+    })
 }
 
 /// What a log has done, for the figures.
@@ -122,6 +143,17 @@ impl WalPersister {
             group: GroupCommit::new(),
             failing: AtomicBool::new(false),
         })
+    }
+
+    /// [`open_with_segment_size`](Self::open_with_segment_size), appending in a deliberately
+    /// broken way: records wait in a buffer of this process until 64 KiB have gathered, and a
+    /// sync fsyncs the file without flushing it (a `BufWriter` never flushed before `fsync`), so
+    /// a process killed after a save returned loses it. The crash test must catch it.
+    #[cfg(feature = "mutations")]
+    pub fn open_broken(dir: &Path, segment_bytes: u64) -> Result<WalPersister, WalError> {
+        let wal = WalPersister::open_with_segment_size(dir, segment_bytes)?;
+        wal.writer.lock().buffer_appends();
+        Ok(wal)
     }
 
     /// Makes every later write fail with EIO and write nothing, as a dying disk would (a

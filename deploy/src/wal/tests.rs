@@ -237,6 +237,19 @@ fn a_directory_of_the_whole_state_file_is_not_taken_for_an_empty_log() {
 }
 
 #[test]
+fn a_log_is_not_taken_for_an_empty_state_file_either() {
+    let dir = scratch("log-present");
+    save(&WalPersister::open(&dir).expect("opens"), &history()[3]);
+    let message = crate::Storage::open(crate::StorageKind::StateFile, &dir)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(message.contains("--storage wal"), "{message}");
+    assert!(crate::Storage::open(crate::StorageKind::Wal, &dir).is_ok());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn concurrent_saves_share_fsyncs_and_each_returns_durable() {
     let dir = scratch("group");
     let wal = std::sync::Arc::new(WalPersister::open(&dir).expect("opens"));

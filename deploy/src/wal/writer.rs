@@ -75,7 +75,12 @@ pub struct Writer {
     pub bytes_appended: u64,
     pub segments_created: u64,
     pub segments_deleted: u64,
+    /// Broken (`WalPersister::open_broken`): records not yet written to the file.
+    buffered: Option<Vec<u8>>,
 }
+
+/// How much the broken buffered log gathers before it writes.
+const BROKEN_BUFFER_BYTES: usize = 64 * 1024;
 
 impl Writer {
     /// Takes up a recovered log: cuts its torn tail, deletes what no record needs, and appends
@@ -152,6 +157,7 @@ impl Writer {
             bytes_appended: 0,
             segments_created: 0,
             segments_deleted: 0,
+            buffered: None,
         };
         if fresh > 0 {
             writer
@@ -298,9 +304,23 @@ impl Writer {
         Ok(items)
     }
 
+    /// Makes later records wait in a buffer (the broken log of `WalPersister::open_broken`).
+    pub fn buffer_appends(&mut self) {
+        self.buffered = Some(Vec::new());
+    }
+
     fn write_record(&mut self, items: &[Item]) -> io::Result<()> {
         let record = frame(items);
-        (&*self.segment).write_all(&record)?;
+        match &mut self.buffered {
+            Some(buffer) => {
+                buffer.extend_from_slice(&record);
+                if buffer.len() >= BROKEN_BUFFER_BYTES {
+                    (&*self.segment).write_all(buffer)?;
+                    buffer.clear();
+                }
+            }
+            None => (&*self.segment).write_all(&record)?,
+        }
         self.segment_len += record.len() as u64;
         self.bytes_appended += record.len() as u64;
         let current = self.segments.back_mut().expect("a current segment");
@@ -318,6 +338,10 @@ impl Writer {
     fn roll_over(&mut self, directory: &File, state: &PersistentState) -> io::Result<()> {
         let closed = self.segments.back().expect("a current segment").number;
         let number = closed + 1;
+        if let Some(buffer) = &mut self.buffered {
+            (&*self.segment).write_all(buffer)?;
+            buffer.clear();
+        }
         let file = create_segment(&self.dir, directory, number)?;
         let old = std::mem::replace(&mut self.segment, Arc::new(file));
         self.closed_unsynced
