@@ -4,12 +4,10 @@
 //! the kill came), never an older one and never a refusal: a killed process is not a torn disk.
 //! Each broken way of writing must fail the same check.
 
+use crate::killed_writer::KilledWriter;
 use deploy::FilePersister;
 use node::Persister;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Duration;
 use threadsim::DetRng;
 
 const DIR_VARIABLE: &str = "DEPLOY_CRASH_DIR";
@@ -92,38 +90,20 @@ fn kill_repeatedly(broken: Option<&str>, kills: u64, seed: u64) -> Result<Kills,
     let mut rng = DetRng::new(seed);
     let mut found = Kills::default();
     let mut last_acknowledged = 0;
+    let dir_text = dir.to_string_lossy().into_owned();
+    let env = [
+        (DIR_VARIABLE, dir_text.as_str()),
+        (BROKEN_VARIABLE, broken.unwrap_or("")),
+    ];
+    let writer = KilledWriter {
+        child_test: "crash::writer_child",
+        env: &env,
+        most_saves_first: 4,
+        most_delay_micros: 3000,
+    };
     let outcome = (0..kills).try_for_each(|kill| {
-        let mut child = Command::new(std::env::current_exe().expect("this test binary"))
-            .args(["--exact", "crash::writer_child", "--ignored", "--nocapture"])
-            .env(DIR_VARIABLE, &dir)
-            .env(BROKEN_VARIABLE, broken.unwrap_or(""))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the writer starts");
-        let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
-        let mut acknowledge = |line: &str| {
-            if let Some(n) = line.strip_prefix("saved ") {
-                last_acknowledged = n.parse().expect("a number");
-            }
-        };
         // Let it save a few states, then kill it a little later, at a point of the next save.
-        let saves_first = rng.range_inclusive(1, 4);
-        let mut seen = 0;
-        while seen < saves_first {
-            let line = lines.next().expect("the writer's output").expect("text");
-            if line.starts_with("saved ") {
-                seen += 1;
-            }
-            acknowledge(&line);
-        }
-        #[allow(clippy::disallowed_methods)] // real processes run on real time
-        std::thread::sleep(Duration::from_micros(rng.range_inclusive(0, 3000)));
-        child.kill().expect("SIGKILL");
-        child.wait().expect("the writer is gone");
-        for line in lines {
-            acknowledge(&line.expect("text"));
-        }
+        last_acknowledged = writer.run_once(&mut rng, last_acknowledged);
         if dir.join("state.tmp").exists() {
             found.mid_write += 1;
         }

@@ -4,6 +4,7 @@
 mod cluster;
 mod crash;
 mod data_directory;
+mod killed_writer;
 mod linearizable;
 mod processes;
 mod proxy;

@@ -5,14 +5,12 @@
 //! one acknowledged or the one after it, never an older one and never a refusal: a killed
 //! process is not a torn disk. A broken log that buffers its appends must fail the same check.
 
+use crate::killed_writer::KilledWriter;
 use deploy::WalPersister;
 use node::log::RaftLog;
 use node::persist::StateEncoder;
 use node::{Command, Entry, LogIndex, NodeId, PersistentState, Persister, Term};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command as Process, Stdio};
-use std::time::Duration;
 use threadsim::DetRng;
 
 const DIR_VARIABLE: &str = "DEPLOY_WAL_CRASH_DIR";
@@ -125,42 +123,19 @@ fn kill_repeatedly(broken: Option<&str>, kills: u64, seed: u64) -> Result<Kills,
     let mut rng = DetRng::new(seed);
     let mut found = Kills::default();
     let mut last_acknowledged = 0;
+    let dir_text = dir.to_string_lossy().into_owned();
+    let env = [
+        (DIR_VARIABLE, dir_text.as_str()),
+        (BROKEN_VARIABLE, broken.unwrap_or("")),
+    ];
+    let writer = KilledWriter {
+        child_test: "wal_crash::wal_writer_child",
+        env: &env,
+        most_saves_first: 40,
+        most_delay_micros: 2000,
+    };
     let outcome = (0..kills).try_for_each(|kill| {
-        let mut child = Process::new(std::env::current_exe().expect("this test binary"))
-            .args([
-                "--exact",
-                "wal_crash::wal_writer_child",
-                "--ignored",
-                "--nocapture",
-            ])
-            .env(DIR_VARIABLE, &dir)
-            .env(BROKEN_VARIABLE, broken.unwrap_or(""))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the writer starts");
-        let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
-        let mut acknowledge = |line: &str| {
-            if let Some(n) = line.strip_prefix("saved ") {
-                last_acknowledged = n.parse().expect("a number");
-            }
-        };
-        let saves_first = rng.range_inclusive(1, 40);
-        let mut seen = 0;
-        while seen < saves_first {
-            let line = lines.next().expect("the writer's output").expect("text");
-            if line.starts_with("saved ") {
-                seen += 1;
-            }
-            acknowledge(&line);
-        }
-        #[allow(clippy::disallowed_methods)] // real processes run on real time
-        std::thread::sleep(Duration::from_micros(rng.range_inclusive(0, 2000)));
-        child.kill().expect("SIGKILL");
-        child.wait().expect("the writer is gone");
-        for line in lines {
-            acknowledge(&line.expect("text"));
-        }
+        last_acknowledged = writer.run_once(&mut rng, last_acknowledged);
         let before: u64 = segment_bytes(&dir);
         let wal = WalPersister::open_with_segment_size(&dir, SEGMENT_BYTES)
             .map_err(|error| format!("kill {kill}: the log was refused: {error}"))?;
