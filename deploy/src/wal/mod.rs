@@ -19,7 +19,7 @@ mod record;
 mod recovery;
 mod writer;
 
-#[cfg(test)]
+#[cfg(all(test, not(any(loom, shuttle))))]
 mod tests;
 
 use crate::data_dir::{DataDir, OpenError};
