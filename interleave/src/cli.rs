@@ -322,10 +322,14 @@ pub struct DeployArgs {
     #[arg(long, value_name = "PATH")]
     pub server: Option<PathBuf>,
     /// Make the servers compact their logs into snapshots once a log takes more than this many
-    /// bytes of a state file (default: never), so restarts and lagging nodes go through
-    /// snapshots and InstallSnapshot.
+    /// bytes (default: the server's, 1 MiB), so restarts and lagging nodes go through
+    /// snapshots and InstallSnapshot; small values do so many times a run.
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(runspec::bounds::SNAPSHOT_THRESHOLD))]
     pub snapshot_threshold: Option<u64>,
+    /// How the servers store their state: `wal` (the default: an append-only log, fsyncs
+    /// shared among concurrent writes) or `file` (the whole state rewritten per save).
+    #[arg(long, value_name = "KIND", default_value = "wal", value_parser = deploy::StorageKind::parse)]
+    pub storage: deploy::StorageKind,
     /// Make the servers write their state in a deliberately broken way: `ack-before-write`
     /// acknowledges a write before making it (kills must then lose acknowledged writes, and
     /// the run must fail), `in-place` overwrites the state file in place, `ignore-failures`

@@ -305,6 +305,7 @@ impl Writer {
     }
 
     /// Makes later records wait in a buffer (the broken log of `WalPersister::open_broken`).
+    #[cfg(feature = "mutations")]
     pub fn buffer_appends(&mut self) {
         self.buffered = Some(Vec::new());
     }

@@ -45,7 +45,12 @@ pub fn deploy(args: &DeployArgs) -> ExitCode {
             }
         },
     };
-    let mut server_args = vec!["--read-mode".to_string(), args.read_mode.name().to_string()];
+    let mut server_args = vec![
+        "--read-mode".to_string(),
+        args.read_mode.name().to_string(),
+        "--storage".to_string(),
+        args.storage.name().to_string(),
+    ];
     if let Some(bytes) = args.snapshot_threshold {
         server_args.extend(["--snapshot-threshold".to_string(), bytes.to_string()]);
     }
@@ -193,6 +198,9 @@ impl Summary {
         );
         if let Some(bytes) = args.snapshot_threshold {
             rerun.push_str(&format!(" --snapshot-threshold {bytes}"));
+        }
+        if args.storage != deploy::StorageKind::default() {
+            rerun.push_str(&format!(" --storage {}", args.storage.name()));
         }
         if let Some(broken) = &args.broken_write {
             rerun.push_str(&format!(" --broken-write {broken}"));
