@@ -12,6 +12,8 @@
 //!   TCP ([`wire`], [`tcp`]).
 //! - [`Server`] and [`serve`]: one node with its key-value service, as the `interleave-server`
 //!   binary runs it.
+//! - [`lossy_fs`]: a FUSE file system for a server's data directory that loses, on command,
+//!   what was written and not synced, as a power cut does.
 //! - [`LocalCluster`] and [`LinkProxy`]: servers as processes on this machine with a proxy on
 //!   every link, and [`nemesis`], which drives them through faults while clients record a
 //!   history.
@@ -38,6 +40,7 @@ mod fail_stop;
 mod file_persister;
 mod local_cluster;
 mod local_configs;
+pub mod lossy_fs;
 pub mod nemesis;
 mod proxy;
 mod real_time;
