@@ -137,6 +137,7 @@ fn start_cluster(server: PathBuf, root: &Path) -> Result<LocalCluster, String> {
             .to_vec(),
         root: root.to_path_buf(),
         proxied: false,
+        lossy_disks: false,
     })
     .map_err(|error| format!("cannot start the cluster: {error}"))?;
     let transport = TcpKvTransport::new(cluster.clients());

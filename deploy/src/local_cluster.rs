@@ -2,8 +2,9 @@
 //! ports, data directory and log file, and (when asked) a [`LinkProxy`] on every directed link
 //! so that links can be cut or slowed one direction at a time. What a nemesis and the process
 //! tests do to a cluster goes through here: start, `kill -9`, SIGSTOP and SIGCONT, SIGTERM,
-//! cut, delay, heal.
+//! cut, delay, heal, and (with lossy disks) a power cut.
 
+use crate::lossy_fs::{LossMode, LossReport, LossyMount};
 use crate::proxy::{LinkFault, LinkProxy};
 use crate::real_time::{now, sleep_until};
 use node::NodeId;
@@ -16,10 +17,15 @@ use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::Duration;
+use threadsim::DetRng;
 
 /// The most nodes a local cluster runs (each takes two ports and, with proxies, a proxy per
 /// directed link).
 pub const MAX_LOCAL_NODES: u32 = 9;
+
+/// How long a sync takes on a lossy disk: about a datacenter SSD's `fsync`, so that a power cut
+/// can come while one is under way.
+pub const LOSSY_SYNC_LATENCY: Duration = Duration::from_millis(1);
 
 /// How to start one server: a program and the arguments that come before the server's own
 /// (`interleave-server`, or `interleave` with `server`).
@@ -46,6 +52,9 @@ pub struct LocalClusterSpec {
     pub root: PathBuf,
     /// Whether every node reaches every other through a [`LinkProxy`] of its own.
     pub proxied: bool,
+    /// Whether each node's data directory is a [`LossyMount`] of its own, so that a power cut
+    /// can take what a node wrote and did not sync ([`LocalCluster::power_loss`]).
+    pub lossy_disks: bool,
 }
 
 /// A running cluster (see the module's documentation). Dropping it kills every server with
@@ -60,6 +69,8 @@ pub struct LocalCluster {
     /// With proxies: the link from the first node to the second.
     links: BTreeMap<(NodeId, NodeId), LinkProxy>,
     children: BTreeMap<NodeId, Child>,
+    /// With lossy disks: each node's data directory. Dropped after the servers are killed.
+    disks: BTreeMap<NodeId, LossyMount>,
 }
 
 impl LocalCluster {
@@ -111,6 +122,15 @@ impl LocalCluster {
             .iter()
             .map(|&id| (id, addresses[id.0 as usize]))
             .collect();
+        let mut disks = BTreeMap::new();
+        if spec.lossy_disks {
+            for &id in &ids {
+                let dir = spec.root.join(id.to_string());
+                let disk = LossyMount::mount(&dir).map_err(io::Error::other)?;
+                disk.set_sync_latency(LOSSY_SYNC_LATENCY);
+                disks.insert(id, disk);
+            }
+        }
         let mut cluster = LocalCluster {
             spec,
             members,
@@ -118,6 +138,7 @@ impl LocalCluster {
             rpc_addresses,
             links,
             children: BTreeMap::new(),
+            disks,
         };
         for id in ids {
             cluster.start_node(id)?;
@@ -218,6 +239,48 @@ impl LocalCluster {
             .ok_or_else(|| io::Error::other(format!("{id} is not running")))?;
         child.kill()?;
         child.wait()
+    }
+
+    /// Cuts the power of `nodes` at one instant: their disks stop (no sync under way
+    /// finishes), they are killed with SIGKILL, and each disk loses what was written and not
+    /// synced, as `mode` says. Fails if the cluster has no lossy disks.
+    pub fn power_loss(
+        &mut self,
+        nodes: &[NodeId],
+        mode: LossMode,
+        rng: &mut DetRng,
+    ) -> io::Result<Vec<LossReport>> {
+        if let Some(id) = nodes.iter().find(|id| !self.disks.contains_key(id)) {
+            return Err(io::Error::other(format!("{id} has no lossy disk")));
+        }
+        for id in nodes {
+            self.disks[id].power_off();
+        }
+        for &id in nodes {
+            if self.is_running(id) {
+                self.kill_9(id)?;
+            }
+        }
+        Ok(nodes
+            .iter()
+            .map(|id| self.disks[id].power_loss(mode, rng))
+            .collect())
+    }
+
+    /// Whether the nodes' data directories are lossy disks.
+    pub fn has_lossy_disks(&self) -> bool {
+        !self.disks.is_empty()
+    }
+
+    /// Makes `id`'s lossy disk fail every write with ENOSPC (`true`), or work again. Fails if
+    /// the cluster has no lossy disks.
+    pub fn set_disk_full(&self, id: NodeId, full: bool) -> io::Result<()> {
+        let disk = self
+            .disks
+            .get(&id)
+            .ok_or_else(|| io::Error::other(format!("{id} has no lossy disk")))?;
+        disk.set_full(full);
+        Ok(())
     }
 
     /// Sends `signal` to `id`'s process (SIGSTOP and SIGCONT pause and resume it).

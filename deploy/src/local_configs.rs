@@ -34,6 +34,8 @@ pub fn local_configs(
             storage: crate::StorageKind::default(),
             #[cfg(feature = "mutations")]
             broken_write: None,
+            #[cfg(feature = "mutations")]
+            mutations: node::MutationSet::default(),
         })
         .collect())
 }

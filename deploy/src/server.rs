@@ -51,6 +51,9 @@ pub struct ServerConfig {
     /// A deliberately broken way of writing its state (tests only).
     #[cfg(feature = "mutations")]
     pub broken_write: Option<crate::BrokenWrite>,
+    /// Deliberately broken behaviours of the node (tests only).
+    #[cfg(feature = "mutations")]
+    pub mutations: node::MutationSet,
 }
 
 /// The node stopped itself: a write to its storage failed, and it must not go on as if the
@@ -298,6 +301,10 @@ impl Server {
             apply_sender,
         );
         params.observer = Arc::new(Logged);
+        #[cfg(feature = "mutations")]
+        {
+            params.config.mutations = config.mutations.clone();
+        }
         let node = Arc::new(Node::new(params)?);
         let kv = Arc::new(KvServer::start(
             node.clone(),

@@ -50,6 +50,12 @@ pub struct ServerArgs {
     #[cfg(feature = "mutations")]
     #[arg(long, hide = true, value_parser = parse_broken_write)]
     pub broken_write: Option<crate::BrokenWrite>,
+    /// A deliberately broken behaviour of the node, by name (`skip-fsync`, ...); may be given
+    /// more than once (a build with the `mutations` feature only, for the tests that must
+    /// catch it).
+    #[cfg(feature = "mutations")]
+    #[arg(long = "mutation", hide = true, value_name = "NAME")]
+    pub mutations: Vec<node::Mutation>,
 }
 
 /// `--snapshot-threshold`: a number of bytes, or none.
@@ -124,6 +130,8 @@ impl ServerArgs {
             storage: self.storage,
             #[cfg(feature = "mutations")]
             broken_write: self.broken_write,
+            #[cfg(feature = "mutations")]
+            mutations: self.mutations.iter().copied().collect(),
         })
     }
 }

@@ -55,6 +55,7 @@ impl Deployment {
                 snapshot_threshold,
                 storage: deploy::StorageKind::default(),
                 broken_write: None,
+                mutations: node::MutationSet::default(),
             })
             .collect();
         let servers = configs

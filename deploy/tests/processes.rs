@@ -50,6 +50,7 @@ impl Processes {
             server_args,
             root: root.clone(),
             proxied,
+            lossy_disks: false,
         })
         .expect("the cluster starts");
         Processes {

@@ -336,6 +336,10 @@ pub struct DeployArgs {
     /// reports a write a failed disk refused as made (the disk fault must catch it).
     #[arg(long, value_name = "HOW", value_parser = broken_write_parser())]
     pub broken_write: Option<String>,
+    /// Run the servers' nodes with a deliberately broken behaviour (`skip-fsync`: never sync;
+    /// power cuts must then lose acknowledged writes); may be given more than once.
+    #[arg(long = "mutation", value_name = "NAME", value_parser = crate::run_spec::mutation_parser())]
+    pub mutations: Vec<node::Mutation>,
     /// Print the result as one JSON object on standard output.
     #[arg(long)]
     pub json: bool,
@@ -343,23 +347,33 @@ pub struct DeployArgs {
 
 /// `--faults`: the kinds of fault a run injects.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FaultList(pub Vec<FaultKind>);
+pub struct FaultList {
+    /// The kinds, in order, each once.
+    pub kinds: Vec<FaultKind>,
+    /// Whether `all` was asked for (rather than only names): then the kinds this machine
+    /// cannot inject are left out with a note instead of refused.
+    pub all: bool,
+}
 
 impl std::fmt::Display for FaultList {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.0.is_empty() {
+        if self.kinds.is_empty() {
             return f.write_str("none");
         }
-        let names: Vec<&str> = self.0.iter().map(|kind| kind.name()).collect();
+        let names: Vec<&str> = self.kinds.iter().map(|kind| kind.name()).collect();
         f.write_str(&names.join(","))
     }
 }
 
 fn parse_faults(text: &str) -> Result<FaultList, String> {
     let mut kinds = Vec::new();
+    let mut all = false;
     for name in text.split(',').map(str::trim) {
         match name {
-            "all" => kinds.extend(FaultKind::ALL.into_iter().filter(|kind| kind.is_safe())),
+            "all" => {
+                all = true;
+                kinds.extend(FaultKind::ALL.into_iter().filter(|kind| kind.is_safe()));
+            }
             "none" => {}
             "" => return Err(format!("{text:?}: an empty fault name")),
             name => kinds.push(
@@ -370,7 +384,7 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
     }
     kinds.sort();
     kinds.dedup();
-    Ok(FaultList(kinds))
+    Ok(FaultList { kinds, all })
 }
 
 fn faults_help() -> String {

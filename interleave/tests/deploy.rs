@@ -108,6 +108,37 @@ fn a_server_that_goes_on_after_its_disk_failed_is_caught() {
 }
 
 #[test]
+fn a_server_that_never_syncs_loses_acknowledged_writes_to_a_power_cut_and_only_to_one() {
+    if let Err(why) = deploy::lossy_fs::available() {
+        eprintln!("skipped: power cuts need the lossy file system, and {why}");
+        return;
+    }
+    // Seed 1's plan cuts the power of every node at 8.6 s; kill -9 alone keeps the page cache
+    // and so the unsynced writes.
+    let never_syncs = [
+        "--seed",
+        "1",
+        "--mutation",
+        "skip-fsync",
+        "--duration",
+        "12",
+    ];
+    for (faults, expected) in [("power-loss", "NotLinearizable"), ("kill", "Linearizable")] {
+        let out = support::fresh_dir(&format!("deploy-skip-fsync-{faults}"));
+        let mut args = never_syncs.to_vec();
+        args.extend(["--faults", faults]);
+        let (code, json, stderr) = deploy(&args, &out);
+        assert_eq!(
+            field(&json, "verdict"),
+            expected,
+            "{faults}: {json}\n{stderr}"
+        );
+        assert_eq!(code, i32::from(expected != "Linearizable"), "{stderr}");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}
+
+#[test]
 fn bad_input_is_refused_with_a_clear_error() {
     let out = support::fresh_dir("deploy-bad");
     let (code, _, stderr) = support::interleave(&["deploy", "--faults", "kill,fire"]);

@@ -1,5 +1,6 @@
 //! The kinds of fault a nemesis can inject, by name, and the concrete faults of a plan.
 
+use crate::lossy_fs::LossMode;
 use node::NodeId;
 use std::fmt;
 use std::time::Duration;
@@ -26,6 +27,12 @@ pub enum FaultKind {
     /// A node's disk fails every write (EIO): the node must stop, having acknowledged nothing it
     /// could not write; it is then restarted on a working disk.
     Disk,
+    /// A power cut to a node (the leader, often) or to every node at once: killed with
+    /// SIGKILL, and what its lossy disk was written and not synced lost; then a restart.
+    PowerLoss,
+    /// A node's lossy disk full: every write fails with ENOSPC, the node must stop; then a
+    /// restart with room again.
+    DiskFull,
     /// Clocks far beyond the drift bound, the worst case for leases (the leader at 0.25x-0.5x,
     /// the others at 1.2x-1.5x), one clock jumped forward, through the fault that comes next:
     /// deliberately unsafe for lease reads, so not part of `all`.
@@ -34,7 +41,7 @@ pub enum FaultKind {
 
 impl FaultKind {
     /// Every kind.
-    pub const ALL: [FaultKind; 8] = [
+    pub const ALL: [FaultKind; 10] = [
         FaultKind::Partition,
         FaultKind::OneWay,
         FaultKind::Delay,
@@ -42,12 +49,19 @@ impl FaultKind {
         FaultKind::Pause,
         FaultKind::Clock,
         FaultKind::Disk,
+        FaultKind::PowerLoss,
+        FaultKind::DiskFull,
         FaultKind::ClockBeyond,
     ];
 
     /// Whether a correct cluster must survive it with every read mode (what `all` means).
     pub fn is_safe(self) -> bool {
         self != FaultKind::ClockBeyond
+    }
+
+    /// Whether it needs the servers' data directories on lossy disks (FUSE and root).
+    pub fn needs_lossy_disks(self) -> bool {
+        matches!(self, FaultKind::PowerLoss | FaultKind::DiskFull)
     }
 
     /// Its name on the command line.
@@ -60,6 +74,8 @@ impl FaultKind {
             FaultKind::Pause => "pause",
             FaultKind::Clock => "clock",
             FaultKind::Disk => "disk",
+            FaultKind::PowerLoss => "power-loss",
+            FaultKind::DiskFull => "disk-full",
             FaultKind::ClockBeyond => "clock-beyond",
         }
     }
@@ -76,6 +92,10 @@ impl FaultKind {
                 "clocks at 0.9x-1.1x (the drift bound), often a slow leader, for two faults"
             }
             FaultKind::Disk => "a node's disk fails every write: it must stop; then a restart",
+            FaultKind::PowerLoss => {
+                "power cut to a node, often the leader, or to all: unsynced writes lost (FUSE)"
+            }
+            FaultKind::DiskFull => "a node's disk full (ENOSPC): it must stop; then a restart",
             FaultKind::ClockBeyond => {
                 "the leader's clock at 0.25x-0.5x, the others' 1.2x-1.5x (unsafe for leases)"
             }
@@ -185,6 +205,24 @@ pub enum Fault {
         /// The node.
         target: Target,
     },
+    /// The target's power cut: killed, its unsynced writes lost as `mode` says; restarted when
+    /// the fault ends.
+    PowerLoss {
+        /// The node.
+        target: Target,
+        /// What each file keeps of its unsynced writes.
+        mode: LossMode,
+    },
+    /// Every node's power cut at once.
+    PowerLossAll {
+        /// What each file keeps of its unsynced writes.
+        mode: LossMode,
+    },
+    /// The target's disk full: it must exit; restarted with room when the fault ends.
+    DiskFull {
+        /// The node.
+        target: Target,
+    },
 }
 
 impl Fault {
@@ -212,6 +250,8 @@ impl Fault {
                 }
             }
             Fault::Disk { .. } => FaultKind::Disk,
+            Fault::PowerLoss { .. } | Fault::PowerLossAll { .. } => FaultKind::PowerLoss,
+            Fault::DiskFull { .. } => FaultKind::DiskFull,
         }
     }
 }
@@ -249,6 +289,9 @@ impl fmt::Display for Fault {
                 }
             }
             Fault::Disk { target } => write!(f, "disk of {target} fails every write"),
+            Fault::PowerLoss { target, mode } => write!(f, "power cut to {target} ({mode})"),
+            Fault::PowerLossAll { mode } => write!(f, "power cut to every node ({mode})"),
+            Fault::DiskFull { target } => write!(f, "disk of {target} full"),
         }
     }
 }

@@ -27,8 +27,8 @@ pub enum Injected {
     Paused(NodeId),
     /// These nodes' clocks were changed: set their rates back to 1x.
     Clocks(Vec<NodeId>),
-    /// This node's disk was made to fail at this time: it must exit; start it again on a
-    /// working disk.
+    /// This node's disk was made to fail (or full) at this time: it must exit; start it again
+    /// on a working disk.
     Disk(NodeId, Instant),
 }
 
@@ -163,6 +163,43 @@ impl Nemesis<'_> {
                 let what = format!("{}{leader}", clocks_text(&rates_ppm, jump));
                 Ok((what, Injected::Clocks(nodes)))
             }
+            Fault::PowerLoss { target, mode } => {
+                let (node, named) = self.resolve(target);
+                let reports = self
+                    .cluster
+                    .power_loss(&[node], mode, &mut self.rng)
+                    .map_err(|error| format!("power cut to {node}: {error}"))?;
+                Ok((
+                    format!("power cut to {named}: {}", reports[0]),
+                    Injected::Killed(vec![node]),
+                ))
+            }
+            Fault::PowerLossAll { mode } => {
+                let nodes = self.cluster.ids();
+                let reports = self
+                    .cluster
+                    .power_loss(&nodes, mode, &mut self.rng)
+                    .map_err(|error| format!("power cut: {error}"))?;
+                let lost: Vec<String> = nodes
+                    .iter()
+                    .zip(&reports)
+                    .map(|(node, report)| format!("{node} {}", report.bytes_lost))
+                    .collect();
+                Ok((
+                    format!(
+                        "power cut to every node ({mode}): unsynced bytes lost {}",
+                        lost.join(", ")
+                    ),
+                    Injected::Killed(nodes),
+                ))
+            }
+            Fault::DiskFull { target } => {
+                let (node, named) = self.resolve(target);
+                self.cluster
+                    .set_disk_full(node, true)
+                    .map_err(|error| format!("the disk of {node}: {error}"))?;
+                Ok((format!("disk of {named} full"), Injected::Disk(node, now())))
+            }
             Fault::Disk { target } => {
                 let (node, named) = self.resolve(target);
                 self.control
@@ -246,6 +283,11 @@ impl Nemesis<'_> {
                         ))
                     }
                 };
+                if self.cluster.has_lossy_disks() {
+                    self.cluster
+                        .set_disk_full(node, false)
+                        .map_err(|error| format!("the disk of {node}: {error}"))?;
+                }
                 self.start(&[node])?;
                 outcome
             }
@@ -268,6 +310,13 @@ impl Nemesis<'_> {
     pub fn heal_everything(&mut self) -> Vec<String> {
         let mut problems = Vec::new();
         self.cluster.heal_links();
+        if self.cluster.has_lossy_disks() {
+            for node in self.cluster.ids() {
+                if let Err(error) = self.cluster.set_disk_full(node, false) {
+                    problems.push(format!("the disk of {node}: {error}"));
+                }
+            }
+        }
         self.writers_cut.lock().expect("not poisoned").clear();
         for node in self.cluster.ids() {
             if self.cluster.is_running(node) {

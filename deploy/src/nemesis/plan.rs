@@ -3,6 +3,7 @@
 //! plan; which node leads when a fault aimed at the leader comes is the run's to decide.
 
 use super::fault::{Direction, Fault, FaultKind, Target};
+use crate::lossy_fs::LossMode;
 use node::NodeId;
 use std::time::Duration;
 use threadsim::DetRng;
@@ -108,6 +109,17 @@ fn draw(rng: &mut DetRng, kind: FaultKind, nodes: u32) -> (Fault, Duration) {
             (fault, seconds(rng, 2000, 6000))
         }
         FaultKind::Disk => (Fault::Disk { target }, Duration::from_secs(5)),
+        FaultKind::PowerLoss => {
+            let mode = LossMode::ALL[rng.index(LossMode::ALL.len())];
+            // Half of the cuts take every node: only then can a write that every replica
+            // acknowledged without syncing be lost by all of them.
+            if rng.chance(0.5) {
+                (Fault::PowerLossAll { mode }, seconds(rng, 500, 2000))
+            } else {
+                (Fault::PowerLoss { target, mode }, seconds(rng, 500, 3000))
+            }
+        }
+        FaultKind::DiskFull => (Fault::DiskFull { target }, Duration::from_secs(5)),
     }
 }
 

@@ -90,6 +90,10 @@ pub fn run(
         server_args,
         root: config.root.clone(),
         proxied: true,
+        lossy_disks: config
+            .plan
+            .iter()
+            .any(|step| step.fault.kind().needs_lossy_disks()),
     })
     .map_err(|error| format!("cannot start the cluster: {error}"))?;
     let control = TcpKvTransport::new(cluster.clients());

@@ -40,6 +40,7 @@ impl Servers {
             server_args: vec!["--read-mode".into(), "read-index".into()],
             root: root.clone(),
             proxied: false,
+            lossy_disks: false,
         })
         .expect("the cluster starts");
         Servers { cluster, root }

@@ -1,9 +1,9 @@
 //! `interleave deploy`: a real cluster under a nemesis (see [`deploy::nemesis`]), its history
 //! checked for linearizability, and a folder that shows what happened.
 
-use crate::cli::DeployArgs;
+use crate::cli::{DeployArgs, FaultList};
 use crate::interrupt::{interrupted, interrupted_exit, stop_on_ctrl_c};
-use deploy::nemesis::{self, FaultRecord, NemesisConfig, NemesisRun, Workload};
+use deploy::nemesis::{self, FaultKind, FaultRecord, NemesisConfig, NemesisRun, Workload};
 use deploy::ServerProgram;
 use models::{check_partitions, partition_by_key, CheckOptions, KeyValue, Report, Verdict};
 use std::path::{Path, PathBuf};
@@ -57,12 +57,22 @@ pub fn deploy(args: &DeployArgs) -> ExitCode {
     if let Some(broken) = &args.broken_write {
         server_args.extend(["--broken-write".to_string(), broken.clone()]);
     }
+    for mutation in &args.mutations {
+        server_args.extend(["--mutation".to_string(), mutation.name().to_string()]);
+    }
+    let faults = match injectable(&args.faults) {
+        Ok(kinds) => FaultList { kinds, all: false },
+        Err(message) => {
+            eprintln!("interleave: {message}");
+            return ExitCode::from(2);
+        }
+    };
     let config = NemesisConfig {
         nodes: args.nodes,
         server,
         server_args,
         root: args.out.join(PARTIAL_CLUSTER),
-        plan: nemesis::plan(seed, &args.faults.0, args.nodes, args.duration),
+        plan: nemesis::plan(seed, &faults.kinds, args.nodes, args.duration),
         duration: args.duration,
         seed,
         workload: Workload::default(),
@@ -72,7 +82,7 @@ pub fn deploy(args: &DeployArgs) -> ExitCode {
          folder {}",
         args.nodes,
         args.read_mode.name(),
-        args.faults,
+        faults,
         config.plan.len(),
         args.duration,
         args.out.display()
@@ -98,7 +108,7 @@ pub fn deploy(args: &DeployArgs) -> ExitCode {
         partition_by_key(&run.history),
         &CheckOptions::default(),
     );
-    let summary = Summary::of(args, seed, &run, &report);
+    let summary = Summary::of(args, &faults, seed, &run, &report);
     // The verdict first, on standard output, so a folder that cannot be written (a full disk)
     // loses the files and not the verdict.
     if args.json {
@@ -114,6 +124,34 @@ pub fn deploy(args: &DeployArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     ExitCode::from(summary.exit_code())
+}
+
+/// The kinds of `faults` this machine can inject: those that need lossy disks (FUSE, root)
+/// are left out of `all` with a note where it cannot, and refused when named.
+fn injectable(faults: &FaultList) -> Result<Vec<FaultKind>, String> {
+    let (lossy, mut kinds): (Vec<FaultKind>, Vec<FaultKind>) = faults
+        .kinds
+        .iter()
+        .partition(|kind| kind.needs_lossy_disks());
+    if lossy.is_empty() {
+        return Ok(kinds);
+    }
+    let names: Vec<&str> = lossy.iter().map(|kind| kind.name()).collect();
+    match deploy::lossy_fs::available() {
+        Ok(()) => {
+            kinds.extend(lossy);
+            kinds.sort();
+            Ok(kinds)
+        }
+        Err(why) if faults.all => {
+            eprintln!("interleave: {} left out of all: {why}", names.join(" and "));
+            Ok(kinds)
+        }
+        Err(why) => Err(format!(
+            "{} needs the lossy file system, and {why}",
+            names.join(" and ")
+        )),
+    }
 }
 
 /// Where a run's servers keep their files until the run has a result: only then does it
@@ -187,13 +225,19 @@ struct Summary {
 }
 
 impl Summary {
-    fn of(args: &DeployArgs, seed: u64, run: &NemesisRun, report: &Report) -> Summary {
+    fn of(
+        args: &DeployArgs,
+        faults: &FaultList,
+        seed: u64,
+        run: &NemesisRun,
+        report: &Report,
+    ) -> Summary {
         let unknown = run.history.iter().filter(|op| op.ret.is_none()).count();
         let mut rerun = format!(
             "interleave deploy --seed {seed} --nodes {} --read-mode {} --faults {} --duration {}",
             args.nodes,
             args.read_mode.name(),
-            args.faults,
+            faults,
             args.duration.as_secs_f64()
         );
         if let Some(bytes) = args.snapshot_threshold {
@@ -204,6 +248,9 @@ impl Summary {
         }
         if let Some(broken) = &args.broken_write {
             rerun.push_str(&format!(" --broken-write {broken}"));
+        }
+        for mutation in &args.mutations {
+            rerun.push_str(&format!(" --mutation {mutation}"));
         }
         Summary {
             verdict: report.verdict,
