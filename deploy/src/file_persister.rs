@@ -32,6 +32,9 @@ pub enum BrokenWrite {
     /// Reports a write the disk refused as made: the node goes on as if its state were durable
     /// (what the nemesis's disk fault must catch).
     IgnoreFailures,
+    /// Renames the new state over the old without syncing the directory: a process killed
+    /// keeps the rename, but a power cut may undo it (what the nemesis's power cut must catch).
+    NoDirSync,
 }
 
 /// Stores a node's state in `state` in a data directory (see the module's documentation).
@@ -99,6 +102,18 @@ impl FilePersister {
     /// Writes `file` to `state.tmp`, makes it durable, renames it over `state` and makes the
     /// rename durable.
     fn replace(&self, file: &[u8]) -> Result<(), StorageError> {
+        self.rename_into_place(file)?;
+        self.directory.sync_all().map_err(|error| {
+            StorageError::Io(format!(
+                "syncing the directory of {}: {error}",
+                self.state.display()
+            ))
+        })
+    }
+
+    /// Writes `file` to `state.tmp`, makes it durable and renames it over `state` (durable
+    /// once the directory is synced).
+    fn rename_into_place(&self, file: &[u8]) -> Result<(), StorageError> {
         let failed = |path: &Path, what: &str, error: io::Error| {
             StorageError::Io(format!("{what} {}: {error}", path.display()))
         };
@@ -110,10 +125,7 @@ impl FilePersister {
             .map_err(|error| failed(&self.state_tmp, "syncing", error))?;
         drop(tmp);
         fs::rename(&self.state_tmp, &self.state)
-            .map_err(|error| failed(&self.state, "renaming over", error))?;
-        self.directory
-            .sync_all()
-            .map_err(|error| failed(&self.state, "syncing the directory of", error))
+            .map_err(|error| failed(&self.state, "renaming over", error))
     }
 
     #[cfg(feature = "mutations")]
@@ -133,6 +145,7 @@ impl FilePersister {
                     .map_err(|error| StorageError::Io(error.to_string()))
             }
             BrokenWrite::IgnoreFailures => self.replace(&file),
+            BrokenWrite::NoDirSync => self.rename_into_place(&file),
             BrokenWrite::AckBeforeWrite => match owed.replace(file) {
                 Some(earlier) => self.replace(&earlier),
                 None => Ok(()),

@@ -382,6 +382,12 @@ impl Drop for LocalCluster {
             let _ = child.kill();
             let _ = child.wait();
         }
+        // The servers are gone: what their lossy disks held stays behind to be looked at.
+        for (id, disk) in std::mem::take(&mut self.disks) {
+            if let Err(error) = disk.unmount_keeping_files() {
+                tracing::warn!("cannot keep {id}'s files after the run: {error}");
+            }
+        }
     }
 }
 

@@ -44,8 +44,8 @@ pub struct ServerArgs {
     /// its disk fail every write (a nemesis's faults, for a test cluster only).
     #[arg(long)]
     pub allow_faults: bool,
-    /// A deliberately broken way of writing the state file: in-place, ack-before-write or
-    /// ignore-failures (implies --storage file; a build with the `mutations` feature only, for
+    /// A deliberately broken way of writing the state file: in-place, ack-before-write,
+    /// ignore-failures or no-dir-sync (implies --storage file; a build with the `mutations` feature only, for
     /// the tests that must catch it).
     #[cfg(feature = "mutations")]
     #[arg(long, hide = true, value_parser = parse_broken_write)]
@@ -86,8 +86,10 @@ fn parse_broken_write(text: &str) -> Result<crate::BrokenWrite, String> {
         "in-place" => Ok(crate::BrokenWrite::InPlace),
         "ack-before-write" => Ok(crate::BrokenWrite::AckBeforeWrite),
         "ignore-failures" => Ok(crate::BrokenWrite::IgnoreFailures),
+        "no-dir-sync" => Ok(crate::BrokenWrite::NoDirSync),
         _ => Err(format!(
-            "{text:?}: known broken writes are in-place, ack-before-write, ignore-failures"
+            "{text:?}: known broken writes are in-place, ack-before-write, ignore-failures, \
+             no-dir-sync"
         )),
     }
 }

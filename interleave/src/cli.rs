@@ -129,7 +129,13 @@ pub struct MutantsArgs {
 
 /// `deploy --broken-write`: one of the broken ways to write, in a build with broken variants.
 fn broken_write_parser() -> impl TypedValueParser<Value = String> {
-    PossibleValuesParser::new(["ack-before-write", "in-place", "ignore-failures"]).try_map(|how| {
+    PossibleValuesParser::new([
+        "ack-before-write",
+        "in-place",
+        "ignore-failures",
+        "no-dir-sync",
+    ])
+    .try_map(|how| {
         if node::MUTATIONS_AVAILABLE {
             Ok(how)
         } else {
@@ -332,7 +338,9 @@ pub struct DeployArgs {
     pub storage: deploy::StorageKind,
     /// Make the servers write their state in a deliberately broken way: `ack-before-write`
     /// acknowledges a write before making it (kills must then lose acknowledged writes, and
-    /// the run must fail), `in-place` overwrites the state file in place, `ignore-failures`
+    /// the run must fail), `in-place` overwrites the state file in place, `no-dir-sync` renames
+    /// the new state into place without syncing the directory (power cuts must catch it),
+    /// `ignore-failures`
     /// reports a write a failed disk refused as made (the disk fault must catch it).
     #[arg(long, value_name = "HOW", value_parser = broken_write_parser())]
     pub broken_write: Option<String>,

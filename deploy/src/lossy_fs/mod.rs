@@ -13,7 +13,8 @@
 //!
 //! Mounting needs `/dev/fuse` and the right to call `mount(2)` (root); [`LossyMount::mount`]
 //! says clearly when either is missing. The mount lives as long as the [`LossyMount`]: dropping
-//! it unmounts and joins its thread. A mount left by a killed program is cleaned up by the next
+//! it unmounts and joins its thread ([`LossyMount::unmount_keeping_files`] also leaves what it
+//! held in the directory beneath). A mount left by a killed program is cleaned up by the next
 //! mount on the same directory.
 
 mod abi;
@@ -204,6 +205,37 @@ impl LossyMount {
         self.tree().stats()
     }
 
+    /// Unmounts, then writes every file and directory as a process saw them last into the
+    /// directory the mount hid, so they can be looked at after the run.
+    pub fn unmount_keeping_files(mut self) -> io::Result<()> {
+        self.stop_serving();
+        let tree = self.tree();
+        for (path, contents) in tree.export() {
+            let path = self.dir.join(path);
+            match contents {
+                None => std::fs::create_dir_all(&path)?,
+                Some(bytes) => std::fs::write(&path, bytes)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Unmounts and joins the thread that served the mount (once).
+    fn stop_serving(&mut self) {
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        unmount(&self.dir);
+        self.stop.store(true, Ordering::Release);
+        match thread.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::warn!("the lossy file system on {}: {error}", self.dir.display())
+            }
+            Err(_) => tracing::warn!("the lossy file system's thread panicked"),
+        }
+    }
+
     fn tree(&self) -> std::sync::MutexGuard<'_, Tree> {
         self.tree.lock().expect("the tree's lock is never poisoned")
     }
@@ -211,17 +243,7 @@ impl LossyMount {
 
 impl Drop for LossyMount {
     fn drop(&mut self) {
-        unmount(&self.dir);
-        self.stop.store(true, Ordering::Release);
-        if let Some(thread) = self.thread.take() {
-            match thread.join() {
-                Ok(Ok(())) => {}
-                Ok(Err(error)) => {
-                    tracing::warn!("the lossy file system on {}: {error}", self.dir.display())
-                }
-                Err(_) => tracing::warn!("the lossy file system's thread panicked"),
-            }
-        }
+        self.stop_serving();
     }
 }
 

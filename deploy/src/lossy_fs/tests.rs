@@ -183,6 +183,44 @@ fn the_log_recovers_what_it_acknowledged_after_every_kind_of_cut() {
 }
 
 #[test]
+fn a_state_renamed_into_place_survives_a_cut_only_if_its_directory_was_synced() {
+    use node::Persister;
+    let Some(mount) = mounted("rename") else {
+        return;
+    };
+    let correct = mount.dir().join("correct");
+    let persister = crate::FilePersister::open(&correct).unwrap();
+    persister.save(b"first").unwrap();
+    persister.save(b"second").unwrap();
+    drop(persister);
+    let broken = mount.dir().join("broken");
+    let persister =
+        crate::FilePersister::open_broken(&broken, crate::BrokenWrite::NoDirSync).unwrap();
+    persister.save(b"first").unwrap();
+    persister.save(b"second").unwrap();
+    drop(persister);
+    mount.power_loss(LossMode::All, &mut DetRng::new(1));
+    let load = |dir: &Path| crate::FilePersister::open(dir).unwrap().load().unwrap();
+    assert_eq!(load(&correct).as_deref(), Some(&b"second"[..]));
+    assert_ne!(
+        load(&broken).as_deref(),
+        Some(&b"second"[..]),
+        "the last rename was never made durable"
+    );
+}
+
+#[test]
+fn unmounting_can_leave_the_files_in_the_directory_beneath() {
+    let Some(mount) = mounted("keep") else { return };
+    let dir = mount.dir().to_path_buf();
+    fs::create_dir(dir.join("sub")).unwrap();
+    fs::write(dir.join("sub/f"), b"kept").unwrap();
+    mount.unmount_keeping_files().unwrap();
+    assert_eq!(read(&dir.join("sub/f")), b"kept");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_path_that_cannot_be_a_mount_point_is_a_clear_error() {
     let file = std::env::temp_dir().join(format!("lossy-not-a-dir-{}", std::process::id()));
     fs::write(&file, b"").unwrap();

@@ -471,6 +471,28 @@ impl Tree {
             .collect())
     }
 
+    /// Every file and directory a process sees now, below the root, parents before children:
+    /// its path and, for a file, its contents.
+    pub fn export(&self) -> Vec<(std::path::PathBuf, Option<&[u8]>)> {
+        use std::os::unix::ffi::OsStrExt;
+        let mut exported = Vec::new();
+        let mut frontier = vec![(std::path::PathBuf::new(), ROOT)];
+        while let Some((path, ino)) = frontier.pop() {
+            let Ok(dir) = self.dir(ino) else { continue };
+            for (name, &child) in &dir.current {
+                let child_path = path.join(std::ffi::OsStr::from_bytes(name));
+                match &self.inodes[&child].node {
+                    Node::File(file) => exported.push((child_path, Some(&file.current[..]))),
+                    Node::Dir(_) => {
+                        exported.push((child_path.clone(), None));
+                        frontier.push((child_path, child));
+                    }
+                }
+            }
+        }
+        exported
+    }
+
     /// A handle on `ino` was opened: it lives, unlinked or not, until the handle is released.
     pub fn opened(&mut self, ino: Ino) -> Result<(), FsError> {
         if !self.inodes.contains_key(&ino) {
@@ -740,6 +762,23 @@ mod tests {
         assert_eq!(contents(&tree, file), b"a");
         tree.set_full(false);
         tree.write(file, 1, b"b").unwrap();
+    }
+
+    #[test]
+    fn an_export_lists_what_is_seen_parents_first() {
+        let (mut tree, file) = tree_with_file(b"f");
+        tree.write(file, 0, b"seen").unwrap();
+        let dir = tree.create(ROOT, b"d", true, 0o755).unwrap();
+        let inner = tree.create(dir, b"g", false, 0o644).unwrap();
+        tree.write(inner, 0, b"inner").unwrap();
+        let exported = tree.export();
+        let paths: Vec<String> = exported
+            .iter()
+            .map(|(path, _)| path.display().to_string())
+            .collect();
+        assert_eq!(paths, ["d", "f", "d/g"]);
+        assert_eq!(exported[1].1, Some(&b"seen"[..]));
+        assert_eq!(exported[0].1, None);
     }
 
     #[test]
