@@ -172,6 +172,33 @@ fn a_torn_last_record_is_cut_and_the_save_before_it_comes_back() {
 }
 
 #[test]
+fn damage_in_the_last_segment_with_good_records_after_it_is_refused_not_cut() {
+    let dir = scratch("damaged-last");
+    let states = history();
+    {
+        let wal = WalPersister::open(&dir).expect("opens");
+        for state in &states[..8] {
+            save(&wal, state);
+        }
+    }
+    let segment = last_segment(&dir);
+    let whole = fs::read(&segment).unwrap();
+    // A bit of the first record's body, well before the last record.
+    let mut damaged = whole.clone();
+    damaged[SEGMENT_HEADER_LEN + 12] ^= 0x01;
+    fs::write(&segment, &damaged).unwrap();
+    let message = WalPersister::open(&dir).err().expect("refused").to_string();
+    assert!(
+        message.contains("a good record follows") && message.contains("offset 17"),
+        "{message}"
+    );
+    assert_eq!(fs::read(&segment).unwrap(), damaged, "nothing was cut");
+    fs::write(&segment, &whole).unwrap();
+    assert_eq!(&loaded(&dir), &states[7]);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn damage_before_the_last_segment_is_refused_with_its_file_and_offset() {
     let dir = scratch("damaged");
     {
