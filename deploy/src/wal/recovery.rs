@@ -232,10 +232,10 @@ fn parse_segment(path: &Path, number: u64) -> Result<ParsedSegment, WalError> {
         match unframe(&bytes[offset..]) {
             Framed::End => break,
             Framed::Damaged(why) => {
-                if let Some(next) = valid_record_after(&bytes, offset) {
-                    // A torn write leaves nothing after it: a damaged record that a good one
-                    // follows was written whole and damaged later, and may have been
-                    // acknowledged. Cutting there would drop what the node promised to keep.
+                if let Some(next) = good_record_after(&bytes, offset) {
+                    // A torn write leaves nothing after it: damage that a good record follows
+                    // was done to what was written whole, and may have been acknowledged.
+                    // Cutting there would drop what the node promised to keep.
                     return Err(WalError::Damaged {
                         file: path.to_path_buf(),
                         offset: offset as u64,
@@ -269,19 +269,12 @@ fn parse_segment(path: &Path, number: u64) -> Result<ParsedSegment, WalError> {
     Ok(segment)
 }
 
-/// Where a good record starts right after the damaged one at `offset`, if its length field
-/// still says where that is: then the damage is not a torn tail. (A damaged length field
-/// hides the rest; that damage is cut as if torn.)
-fn valid_record_after(bytes: &[u8], offset: usize) -> Option<usize> {
-    let frame = bytes.get(offset..offset + super::record::FRAME_LEN)?;
-    let body_len = u32::from_le_bytes(frame[..4].try_into().expect("4 bytes")) as usize;
-    let next = offset
-        .checked_add(super::record::FRAME_LEN)?
-        .checked_add(body_len)?;
-    match unframe(bytes.get(next..)?) {
-        Framed::Record { .. } => Some(next),
-        Framed::End | Framed::Damaged(_) => None,
-    }
+/// Where the first good record after the damaged one at `offset` starts, if there is one: then
+/// the damage is not a torn tail. Every offset is tried, since the damage may have taken the
+/// damaged record's length with it (a zeroed sector does).
+fn good_record_after(bytes: &[u8], offset: usize) -> Option<usize> {
+    (offset + 1..bytes.len().saturating_sub(super::record::FRAME_LEN))
+        .find(|&at| matches!(unframe(&bytes[at..]), Framed::Record { .. }))
 }
 
 /// What a record restates, if it is a checkpoint.

@@ -183,16 +183,21 @@ fn damage_in_the_last_segment_with_good_records_after_it_is_refused_not_cut() {
     }
     let segment = last_segment(&dir);
     let whole = fs::read(&segment).unwrap();
-    // A bit of the first record's body, well before the last record.
-    let mut damaged = whole.clone();
-    damaged[SEGMENT_HEADER_LEN + 12] ^= 0x01;
-    fs::write(&segment, &damaged).unwrap();
-    let message = WalPersister::open(&dir).err().expect("refused").to_string();
-    assert!(
-        message.contains("a good record follows") && message.contains("offset 17"),
-        "{message}"
-    );
-    assert_eq!(fs::read(&segment).unwrap(), damaged, "nothing was cut");
+    // A bit of the first record's body, and the first record's length zeroed with what
+    // follows it: both well before the last record.
+    let mut flipped = whole.clone();
+    flipped[SEGMENT_HEADER_LEN + 12] ^= 0x01;
+    let mut zeroed = whole.clone();
+    zeroed[SEGMENT_HEADER_LEN..SEGMENT_HEADER_LEN + 40].fill(0);
+    for damaged in [flipped, zeroed] {
+        fs::write(&segment, &damaged).unwrap();
+        let message = WalPersister::open(&dir).err().expect("refused").to_string();
+        assert!(
+            message.contains("a good record follows") && message.contains("offset 17"),
+            "{message}"
+        );
+        assert_eq!(fs::read(&segment).unwrap(), damaged, "nothing was cut");
+    }
     fs::write(&segment, &whole).unwrap();
     assert_eq!(&loaded(&dir), &states[7]);
     fs::remove_dir_all(&dir).unwrap();
