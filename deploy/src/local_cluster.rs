@@ -4,7 +4,7 @@
 //! tests do to a cluster goes through here: start, `kill -9`, SIGSTOP and SIGCONT, SIGTERM,
 //! cut, delay, heal, and (with lossy disks) a power cut.
 
-use crate::lossy_fs::{LossMode, LossReport, LossyMount};
+use crate::lossy_fs::{Corruption, LossMode, LossReport, LossyMount};
 use crate::proxy::{LinkFault, LinkProxy};
 use crate::real_time::{now, sleep_until};
 use node::NodeId;
@@ -267,6 +267,29 @@ impl LocalCluster {
             .collect())
     }
 
+    /// Damages one file of `id`'s lossy disk (see [`LossyMount::corrupt`]); `id` should be
+    /// stopped. Fails if the cluster has no lossy disks.
+    pub fn corrupt(
+        &self,
+        id: NodeId,
+        rng: &mut DetRng,
+        zero_sector: bool,
+    ) -> io::Result<Option<Corruption>> {
+        Ok(self.disk(id)?.corrupt(rng, zero_sector))
+    }
+
+    /// Undoes [`LocalCluster::corrupt`].
+    pub fn repair(&self, id: NodeId, corruption: &Corruption) -> io::Result<()> {
+        self.disk(id)?.repair(corruption);
+        Ok(())
+    }
+
+    fn disk(&self, id: NodeId) -> io::Result<&LossyMount> {
+        self.disks
+            .get(&id)
+            .ok_or_else(|| io::Error::other(format!("{id} has no lossy disk")))
+    }
+
     /// Whether the nodes' data directories are lossy disks.
     pub fn has_lossy_disks(&self) -> bool {
         !self.disks.is_empty()
@@ -275,11 +298,7 @@ impl LocalCluster {
     /// Makes `id`'s lossy disk fail every write with ENOSPC (`true`), or work again. Fails if
     /// the cluster has no lossy disks.
     pub fn set_disk_full(&self, id: NodeId, full: bool) -> io::Result<()> {
-        let disk = self
-            .disks
-            .get(&id)
-            .ok_or_else(|| io::Error::other(format!("{id} has no lossy disk")))?;
-        disk.set_full(full);
+        self.disk(id)?.set_full(full);
         Ok(())
     }
 

@@ -23,7 +23,7 @@ mod session;
 mod tree;
 
 pub use loss::{LossMode, LossReport, SECTOR};
-pub use tree::TreeStats as LossyStats;
+pub use tree::{Corruption, TreeStats as LossyStats};
 
 use session::Session;
 use std::ffi::CString;
@@ -193,6 +193,17 @@ impl LossyMount {
     pub fn set_sync_latency(&self, latency: Duration) {
         let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
         self.sync_latency_us.store(micros, Ordering::Relaxed);
+    }
+
+    /// Damages one non-empty file on the medium (see [`Corruption`]), drawn from `rng`; the
+    /// process using it should be stopped first and started after, to find the damage.
+    pub fn corrupt(&self, rng: &mut DetRng, zero_sector: bool) -> Option<Corruption> {
+        self.tree().corrupt(rng, zero_sector)
+    }
+
+    /// Puts back what [`LossyMount::corrupt`] damaged.
+    pub fn repair(&self, corruption: &Corruption) {
+        self.tree().repair(corruption);
     }
 
     /// Makes every write fail with ENOSPC (`true`), or work again.

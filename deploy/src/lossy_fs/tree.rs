@@ -169,6 +169,44 @@ pub struct Attributes {
     pub permissions: u32,
 }
 
+/// Damage done to a file by [`Tree::corrupt`], and what undoing it takes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Corruption {
+    /// The file, from the mount's root.
+    pub path: std::path::PathBuf,
+    ino: Ino,
+    /// Where the damage starts.
+    pub offset: u64,
+    /// The bytes that were there.
+    original: Vec<u8>,
+    /// Whether a sector was zeroed (else one bit flipped).
+    pub zero_sector: bool,
+}
+
+impl std::fmt::Display for Corruption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.zero_sector {
+            "a sector zeroed"
+        } else {
+            "a bit flipped"
+        };
+        write!(
+            f,
+            "{what} in {} at offset {}",
+            self.path.display(),
+            self.offset
+        )
+    }
+}
+
+/// Writes `bytes` over `contents` at `offset`, within its length.
+fn overwrite(contents: &mut [u8], offset: usize, bytes: &[u8]) {
+    let end = (offset + bytes.len()).min(contents.len());
+    if offset < end {
+        contents[offset..end].copy_from_slice(&bytes[..end - offset]);
+    }
+}
+
 /// A file sync under way (see [`Tree::begin_sync`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SyncBegun {
@@ -474,23 +512,85 @@ impl Tree {
     /// Every file and directory a process sees now, below the root, parents before children:
     /// its path and, for a file, its contents.
     pub fn export(&self) -> Vec<(std::path::PathBuf, Option<&[u8]>)> {
+        self.walk()
+            .into_iter()
+            .map(|(path, ino)| match &self.inodes[&ino].node {
+                Node::File(file) => (path, Some(&file.current[..])),
+                Node::Dir(_) => (path, None),
+            })
+            .collect()
+    }
+
+    /// Every inode a name reaches now, below the root, with its path; parents before children.
+    fn walk(&self) -> Vec<(std::path::PathBuf, Ino)> {
         use std::os::unix::ffi::OsStrExt;
-        let mut exported = Vec::new();
+        let mut found = Vec::new();
         let mut frontier = vec![(std::path::PathBuf::new(), ROOT)];
         while let Some((path, ino)) = frontier.pop() {
             let Ok(dir) = self.dir(ino) else { continue };
             for (name, &child) in &dir.current {
                 let child_path = path.join(std::ffi::OsStr::from_bytes(name));
-                match &self.inodes[&child].node {
-                    Node::File(file) => exported.push((child_path, Some(&file.current[..]))),
-                    Node::Dir(_) => {
-                        exported.push((child_path.clone(), None));
-                        frontier.push((child_path, child));
-                    }
+                if matches!(self.inodes[&child].node, Node::Dir(_)) {
+                    frontier.push((child_path.clone(), child));
                 }
+                found.push((child_path, child));
             }
         }
-        exported
+        found
+    }
+
+    /// Damages one file on the medium, drawn from `rng` among the non-empty ones: one bit
+    /// flipped, or (with `zero_sector`) a 512-byte sector zeroed, in what is seen and what is
+    /// durable alike. Says what was done and what it takes to undo it; `None` if every file is
+    /// empty.
+    pub fn corrupt(&mut self, rng: &mut DetRng, zero_sector: bool) -> Option<Corruption> {
+        let candidates: Vec<(std::path::PathBuf, Ino)> = self
+            .walk()
+            .into_iter()
+            .filter(
+                |(_, ino)| matches!(&self.inodes[ino].node, Node::File(f) if !f.current.is_empty()),
+            )
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        let (path, ino) = candidates[rng.index(candidates.len())].clone();
+        let Node::File(file) = &mut self.inodes.get_mut(&ino).expect("named").node else {
+            unreachable!("a file was chosen")
+        };
+        let len = file.current.len();
+        let (offset, new): (usize, Vec<u8>) = if zero_sector {
+            let sector = rng.index(len.div_ceil(super::loss::SECTOR));
+            let start = sector * super::loss::SECTOR;
+            let end = (start + super::loss::SECTOR).min(len);
+            (start, vec![0; end - start])
+        } else {
+            let at = rng.index(len);
+            (at, vec![file.current[at] ^ (1 << rng.index(8))])
+        };
+        let original = file.current[offset..offset + new.len()].to_vec();
+        overwrite(&mut file.current, offset, &new);
+        overwrite(&mut file.durable, offset, &new);
+        Some(Corruption {
+            path,
+            ino,
+            offset: offset as u64,
+            original,
+            zero_sector,
+        })
+    }
+
+    /// Puts back the bytes `corruption` replaced.
+    pub fn repair(&mut self, corruption: &Corruption) {
+        if let Some(Inode {
+            node: Node::File(file),
+            ..
+        }) = self.inodes.get_mut(&corruption.ino)
+        {
+            let offset = corruption.offset as usize;
+            overwrite(&mut file.current, offset, &corruption.original);
+            overwrite(&mut file.durable, offset, &corruption.original);
+        }
     }
 
     /// A handle on `ino` was opened: it lives, unlinked or not, until the handle is released.
@@ -779,6 +879,40 @@ mod tests {
         assert_eq!(paths, ["d", "f", "d/g"]);
         assert_eq!(exported[1].1, Some(&b"seen"[..]));
         assert_eq!(exported[0].1, None);
+    }
+
+    #[test]
+    fn corruption_damages_a_non_empty_file_on_the_medium_and_can_be_undone() {
+        let mut tree = Tree::new();
+        assert_eq!(
+            tree.corrupt(&mut DetRng::new(1), false),
+            None,
+            "nothing to damage"
+        );
+        tree.create(ROOT, b"empty", false, 0o644).unwrap();
+        let file = tree.create(ROOT, b"log", false, 0o644).unwrap();
+        tree.write(file, 0, &[0xAA; 1000]).unwrap();
+        tree.sync(file).unwrap();
+        tree.sync(ROOT).unwrap();
+        for (seed, zero_sector) in (0..50).zip([false, true].into_iter().cycle()) {
+            let corruption = tree.corrupt(&mut DetRng::new(seed), zero_sector).unwrap();
+            assert_eq!(corruption.path, std::path::Path::new("log"));
+            let damaged = contents(&tree, file);
+            let changed = damaged.iter().filter(|&&byte| byte != 0xAA).count();
+            if zero_sector {
+                assert!(changed == 512 || changed == 1000 - 512, "{changed}");
+            } else {
+                assert_eq!(changed, 1);
+            }
+            tree.power_loss(LossMode::All, &mut DetRng::new(1));
+            assert_eq!(
+                contents(&tree, file),
+                damaged,
+                "the durable copy is damaged too"
+            );
+            tree.repair(&corruption);
+            assert_eq!(contents(&tree, file), vec![0xAA; 1000]);
+        }
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub enum FaultKind {
     /// A node's lossy disk full: every write fails with ENOSPC, the node must stop; then a
     /// restart with room again.
     DiskFull,
+    /// A node stopped, a bit flipped or a sector zeroed in one of its files, the node started
+    /// again: it must refuse the damage (or repair it), never serve it.
+    Corrupt,
     /// Clocks far beyond the drift bound, the worst case for leases (the leader at 0.25x-0.5x,
     /// the others at 1.2x-1.5x), one clock jumped forward, through the fault that comes next:
     /// deliberately unsafe for lease reads, so not part of `all`.
@@ -41,7 +44,7 @@ pub enum FaultKind {
 
 impl FaultKind {
     /// Every kind.
-    pub const ALL: [FaultKind; 10] = [
+    pub const ALL: [FaultKind; 11] = [
         FaultKind::Partition,
         FaultKind::OneWay,
         FaultKind::Delay,
@@ -51,6 +54,7 @@ impl FaultKind {
         FaultKind::Disk,
         FaultKind::PowerLoss,
         FaultKind::DiskFull,
+        FaultKind::Corrupt,
         FaultKind::ClockBeyond,
     ];
 
@@ -61,7 +65,10 @@ impl FaultKind {
 
     /// Whether it needs the servers' data directories on lossy disks (FUSE and root).
     pub fn needs_lossy_disks(self) -> bool {
-        matches!(self, FaultKind::PowerLoss | FaultKind::DiskFull)
+        matches!(
+            self,
+            FaultKind::PowerLoss | FaultKind::DiskFull | FaultKind::Corrupt
+        )
     }
 
     /// Its name on the command line.
@@ -76,6 +83,7 @@ impl FaultKind {
             FaultKind::Disk => "disk",
             FaultKind::PowerLoss => "power-loss",
             FaultKind::DiskFull => "disk-full",
+            FaultKind::Corrupt => "corrupt",
             FaultKind::ClockBeyond => "clock-beyond",
         }
     }
@@ -96,6 +104,7 @@ impl FaultKind {
                 "power cut to a node, often the leader, or to all: unsynced writes lost (FUSE)"
             }
             FaultKind::DiskFull => "a node's disk full (ENOSPC): it must stop; then a restart",
+            FaultKind::Corrupt => "a bit flipped or a sector zeroed in a file of a stopped node",
             FaultKind::ClockBeyond => {
                 "the leader's clock at 0.25x-0.5x, the others' 1.2x-1.5x (unsafe for leases)"
             }
@@ -223,6 +232,14 @@ pub enum Fault {
         /// The node.
         target: Target,
     },
+    /// The target stopped, one of its files damaged, the target started again; if it refuses
+    /// to start, the damage is undone and it is started once more when the fault ends.
+    Corrupt {
+        /// The node.
+        target: Target,
+        /// A sector zeroed (else a bit flipped).
+        zero_sector: bool,
+    },
 }
 
 impl Fault {
@@ -252,6 +269,7 @@ impl Fault {
             Fault::Disk { .. } => FaultKind::Disk,
             Fault::PowerLoss { .. } | Fault::PowerLossAll { .. } => FaultKind::PowerLoss,
             Fault::DiskFull { .. } => FaultKind::DiskFull,
+            Fault::Corrupt { .. } => FaultKind::Corrupt,
         }
     }
 }
@@ -292,6 +310,14 @@ impl fmt::Display for Fault {
             Fault::PowerLoss { target, mode } => write!(f, "power cut to {target} ({mode})"),
             Fault::PowerLossAll { mode } => write!(f, "power cut to every node ({mode})"),
             Fault::DiskFull { target } => write!(f, "disk of {target} full"),
+            Fault::Corrupt {
+                target,
+                zero_sector: true,
+            } => write!(f, "a sector zeroed in a file of {target}"),
+            Fault::Corrupt {
+                target,
+                zero_sector: false,
+            } => write!(f, "a bit flipped in a file of {target}"),
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use super::clients::WritersCutFrom;
 use super::fault::{clocks_text, Direction, Fault, Target};
+use crate::lossy_fs::Corruption;
 use crate::real_time::now;
 use crate::wire::kv::ClockChange;
 use crate::{LinkFault, LocalCluster, TcpKvTransport};
@@ -27,6 +28,9 @@ pub enum Injected {
     Paused(NodeId),
     /// These nodes' clocks were changed: set their rates back to 1x.
     Clocks(Vec<NodeId>),
+    /// This node was stopped, one of its files damaged (if it had one) and the node started
+    /// again: if it refused to start, undo the damage and start it once more.
+    Corrupted(NodeId, Option<Corruption>),
     /// This node's disk was made to fail (or full) at this time: it must exit; start it again
     /// on a working disk.
     Disk(NodeId, Instant),
@@ -200,6 +204,23 @@ impl Nemesis<'_> {
                     .map_err(|error| format!("the disk of {node}: {error}"))?;
                 Ok((format!("disk of {named} full"), Injected::Disk(node, now())))
             }
+            Fault::Corrupt {
+                target,
+                zero_sector,
+            } => {
+                let (node, named) = self.resolve(target);
+                self.kill(&[node])?;
+                let corruption = self
+                    .cluster
+                    .corrupt(node, &mut self.rng, zero_sector)
+                    .map_err(|error| format!("damaging a file of {node}: {error}"))?;
+                self.start(&[node])?;
+                let what = match &corruption {
+                    Some(corruption) => format!("{named} stopped, {corruption}, started"),
+                    None => format!("{named} stopped and started: it had no file to damage"),
+                };
+                Ok((what, Injected::Corrupted(node, corruption)))
+            }
             Fault::Disk { target } => {
                 let (node, named) = self.resolve(target);
                 self.control
@@ -261,6 +282,7 @@ impl Nemesis<'_> {
                     ))
                 }
             }
+            Injected::Corrupted(node, corruption) => self.after_corruption(node, corruption),
             Injected::Disk(node, since) => {
                 let exited = self
                     .cluster
@@ -292,6 +314,42 @@ impl Nemesis<'_> {
                 outcome
             }
         }
+    }
+
+    /// What came of damaging `node`'s file: a node that runs took it (it was in nothing the
+    /// node needed, or cut as a torn tail; the history says whether it served it); one that
+    /// exited must have said what was damaged, and is started again on the undamaged file.
+    fn after_corruption(
+        &mut self,
+        node: NodeId,
+        corruption: Option<Corruption>,
+    ) -> Result<String, String> {
+        let exited = self
+            .cluster
+            .wait_for_exit(node, Duration::ZERO)
+            .map_err(|error| format!("waiting for {node}: {error}"))?;
+        let Some(status) = exited else {
+            return Ok(format!("{node} ran on it"));
+        };
+        let log = self.cluster.log(node);
+        let said = log.lines().rev().find(|line| line.contains("damaged"));
+        let outcome = match (said, &corruption) {
+            (Some(line), Some(corruption)) => {
+                self.cluster
+                    .repair(node, corruption)
+                    .map_err(|error| format!("undoing the damage to {node}: {error}"))?;
+                Ok(format!(
+                    "{node} refused it ({status}: {}); the bytes put back, restarted",
+                    line.trim()
+                ))
+            }
+            _ => Err(format!(
+                "{node} exited with {status} after a file was damaged, without saying what was \
+                 damaged"
+            )),
+        };
+        self.start(&[node])?;
+        outcome
     }
 
     fn start(&mut self, nodes: &[NodeId]) -> Result<(), String> {

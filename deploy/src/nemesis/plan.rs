@@ -120,6 +120,16 @@ fn draw(rng: &mut DetRng, kind: FaultKind, nodes: u32) -> (Fault, Duration) {
             }
         }
         FaultKind::DiskFull => (Fault::DiskFull { target }, Duration::from_secs(5)),
+        FaultKind::Corrupt => {
+            let zero_sector = rng.chance(0.5);
+            (
+                Fault::Corrupt {
+                    target,
+                    zero_sector,
+                },
+                seconds(rng, 2000, 4000),
+            )
+        }
     }
 }
 

@@ -187,7 +187,7 @@ pub fn run(
         }
         down = match &active.injected {
             Injected::Killed(nodes) => nodes.iter().copied().collect(),
-            Injected::Disk(node, _) => [*node].into(),
+            Injected::Disk(node, _) | Injected::Corrupted(node, _) => [*node].into(),
             _ => BTreeSet::new(),
         };
         // A node whose disk failed is healed (restarted) as soon as it has stopped.
