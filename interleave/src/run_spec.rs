@@ -69,6 +69,11 @@ pub struct WorkloadArgs {
     /// it answers; the `skip-fsync` variant does not.
     #[arg(long)]
     pub power_loss: bool,
+    /// Fault mix: latent read errors. The first read of a crashed node's disk fails (EIO) and
+    /// the node must refuse to start; the next restart reads it. The `read-error-as-empty`
+    /// variant takes the failed read for an empty disk instead.
+    #[arg(long)]
+    pub read_errors: bool,
     /// Fault mix: how far the nodes' clocks drift. `within` the nodes' drift bound (rates 0.9x
     /// to 1.1x, no jumps: every read mode must stay linearizable), `beyond` it (0.5x to 1.5x and
     /// forward jumps: deliberately unsafe for lease reads), or `off`.
@@ -119,6 +124,7 @@ impl WorkloadArgs {
                 fault_points: self.fault_points,
                 liveness: self.liveness,
                 power_loss: self.power_loss,
+                read_errors: self.read_errors,
             },
             read_mode: self.read_mode,
             snapshot_threshold: self.snapshot_threshold,

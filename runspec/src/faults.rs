@@ -33,6 +33,11 @@ pub struct FaultMix {
     /// `skip-fsync` variant) is hurt, and switching it on changes what every seed with a crash
     /// does.
     pub power_loss: bool,
+    /// Latent read errors: the first read of a crashed node's disk fails (EIO, a sector that
+    /// cannot be read), and the node must refuse to start rather than take the state for
+    /// missing; a later restart reads it. Off by default, like power losses: it changes what
+    /// every seed with a crash does.
+    pub read_errors: bool,
 }
 
 impl FaultMix {
@@ -46,6 +51,7 @@ impl FaultMix {
         fault_points: false,
         liveness: false,
         power_loss: false,
+        read_errors: false,
     };
 }
 

@@ -19,6 +19,8 @@ pub struct RunFigures {
     pub crashes_mid_replication: u64,
     /// Restarts.
     pub restarts: u64,
+    /// Restarts a node refused because its disk could not be read (latent read errors).
+    pub refused_starts: u64,
     /// Symmetric partitions.
     pub partitions: u64,
     /// Partitions that left the leader in a minority.
@@ -64,6 +66,7 @@ impl AddAssign<&RunFigures> for RunFigures {
             crashes,
             crashes_mid_replication,
             restarts,
+            refused_starts,
             partitions,
             leader_isolations,
             one_way_cuts,
@@ -88,6 +91,7 @@ impl AddAssign<&RunFigures> for RunFigures {
             (&mut self.crashes, crashes),
             (&mut self.crashes_mid_replication, crashes_mid_replication),
             (&mut self.restarts, restarts),
+            (&mut self.refused_starts, refused_starts),
             (&mut self.partitions, partitions),
             (&mut self.leader_isolations, leader_isolations),
             (&mut self.one_way_cuts, one_way_cuts),
@@ -128,6 +132,7 @@ mod tests {
             crashes: 3,
             crashes_mid_replication: 4,
             restarts: 5,
+            refused_starts: 22,
             partitions: 6,
             leader_isolations: 7,
             one_way_cuts: 8,
@@ -152,5 +157,6 @@ mod tests {
         assert_eq!(totals.snapshots_installed, 40);
         assert_eq!(totals.leaders_elected, 2);
         assert_eq!(totals.operations_unknown, 28);
+        assert_eq!(totals.refused_starts, 44);
     }
 }

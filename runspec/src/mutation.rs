@@ -128,11 +128,15 @@ pub enum Mutation {
     /// loss takes back votes and entries the node acknowledged (the bug class Jepsen finds with
     /// LazyFS; Raft Figure 2 requires stable storage before answering).
     SkipFsync,
+    /// A read of the state that fails (EIO) is taken for a disk with no state, and the node
+    /// starts empty: it forgets its vote and its log (a real bug class: an error read as
+    /// "not found"). Only read errors kill it.
+    ReadErrorAsEmpty,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 31] = [
+    pub const ALL: [Mutation; 32] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -164,6 +168,7 @@ impl Mutation {
         Mutation::LeaderDropsUncommittedTail,
         Mutation::CommitNeedsEveryNode,
         Mutation::SkipFsync,
+        Mutation::ReadErrorAsEmpty,
     ];
 
     /// The mutation's command-line name.
@@ -200,6 +205,7 @@ impl Mutation {
             Mutation::LeaderDropsUncommittedTail => "leader-drops-uncommitted-tail",
             Mutation::CommitNeedsEveryNode => "commit-needs-every-node",
             Mutation::SkipFsync => "skip-fsync",
+            Mutation::ReadErrorAsEmpty => "read-error-as-empty",
         }
     }
 }

@@ -58,13 +58,19 @@ impl RunSpec {
             // it do not depend on the workload).
             liveness: draws.one_in(2) && self.workload == Workload::Raft,
             power_loss: false,
+            read_errors: false,
         };
         let snapshot_threshold = draws.one_in(2).then(|| {
             SWARM_SNAPSHOT_THRESHOLDS[draws.below(SWARM_SNAPSHOT_THRESHOLDS.len() as u64) as usize]
         });
-        // Drawn last, so every draw before it is what it was before power losses were drawn.
+        // Drawn last, so every draw before them is what it was before power losses and read
+        // errors were drawn.
         let faults = FaultMix {
             power_loss: draws.one_in(2),
+            ..faults
+        };
+        let faults = FaultMix {
+            read_errors: draws.one_in(2),
             ..faults
         };
         let drawn = RunSpec {
@@ -148,6 +154,10 @@ mod tests {
             (
                 "power losses",
                 runs.iter().filter(|run| run.faults.power_loss).count(),
+            ),
+            (
+                "read errors",
+                runs.iter().filter(|run| run.faults.read_errors).count(),
             ),
             (
                 "snapshots",

@@ -86,6 +86,9 @@ impl RunSpec {
         if self.faults.power_loss {
             push("--power-loss".into());
         }
+        if self.faults.read_errors {
+            push("--read-errors".into());
+        }
         if let Some(bytes) = self.snapshot_threshold {
             push(format!("--snapshot-threshold {bytes}"));
         }
@@ -126,6 +129,7 @@ impl RunSpec {
                 "--fault-points" => spec.faults.fault_points = true,
                 "--liveness" => spec.faults.liveness = true,
                 "--power-loss" => spec.faults.power_loss = true,
+                "--read-errors" => spec.faults.read_errors = true,
                 "--nodes" => spec.nodes = number(flag, value()?)?,
                 "--rounds" => spec.rounds = number(flag, value()?)?,
                 "--pct-depth" => spec.pct_depth = number(flag, value()?)?,
@@ -242,6 +246,7 @@ mod tests {
                     fault_points: true,
                     liveness: true,
                     power_loss: true,
+                    read_errors: true,
                 },
                 snapshot_threshold: Some(1024),
                 mutations: vec![Mutation::ForgetVote, Mutation::HalfIsMajority],
@@ -280,7 +285,7 @@ mod tests {
         assert_eq!(
             spec.flags(),
             "--nodes 4 --rounds 17 --reliable --mutation forget-vote --mutation half-is-majority \
-             --no-crashes --no-partitions --no-one-way --clock-skew off --pauses --fault-points --liveness --power-loss --snapshot-threshold 1024 \
+             --no-crashes --no-partitions --no-one-way --clock-skew off --pauses --fault-points --liveness --power-loss --read-errors --snapshot-threshold 1024 \
              --scheduler pct --pct-depth 7"
         );
         assert_eq!(

@@ -2,7 +2,7 @@
 //! partitions, clocks drifting apart, and commands submitted on every node, round after round, with every continuous
 //! invariant on; then every fault heals and the cluster must commit again within a bound.
 
-use crate::cluster::{Cluster, ClusterConfig};
+use crate::cluster::{Cluster, ClusterConfig, Restarted};
 use crate::runner::Sim;
 use crate::schedule::{Event, Schedule, ScheduleRecorder};
 use crate::skew::SkewDraws;
@@ -109,6 +109,7 @@ pub fn run_chaos_with(
     cluster_config.node.mutations = config.mutations.clone();
     cluster_config.snapshot_threshold = config.snapshot_threshold;
     cluster_config.power_loss_on_crash = config.faults.power_loss;
+    cluster_config.read_error_after_crash = config.faults.read_errors;
     let cluster = Cluster::new(sim, cluster_config);
     let started = cluster.clock().now();
     let ids = cluster.ids();
@@ -132,10 +133,21 @@ pub fn run_chaos_with(
     for &id in &ids {
         let stays_down = failed_for_good.contains(&(id, FailedForGood::Crashed));
         if !cluster.is_running(id) && !stays_down {
-            cluster
-                .restart(id)
-                .unwrap_or_else(|error| panic!("{id} cannot restart: {error}"));
-            report.restarts += 1;
+            // A node that refuses once (its disk's read failed) reads it at the next try.
+            for attempt in 0.. {
+                report.restarts += 1;
+                let restarted = cluster
+                    .restart_unless_unreadable(id)
+                    .unwrap_or_else(|error| panic!("{id} cannot restart: {error}"));
+                if restarted == Restarted::Running {
+                    break;
+                }
+                report.refused_starts += 1;
+                assert!(
+                    attempt < 1,
+                    "{id} refused to start twice: a read error is transient"
+                );
+            }
         }
     }
     for &(id, how) in &failed_for_good {

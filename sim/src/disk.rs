@@ -9,6 +9,9 @@
 //! A write through [`Persister::write_state`] is in the page cache until [`Persister::sync`]:
 //! loads see it, a process crash keeps it, and [`Disk::lose_unsynced`] (the machine lost power)
 //! takes it back to the last synced state. [`Persister::save`] is durable when it returns.
+//!
+//! [`Disk::fail_next_read`] arms a latent read error: the next load fails with EIO (a sector
+//! that cannot be read) and the one after it reads the state, as a retried read does.
 
 use node::persist::checksum;
 use node::{Persister, StorageError};
@@ -47,6 +50,9 @@ struct DiskState {
     /// no sync between), so a power loss can bring it back.
     stash: Option<(u64, Vec<u8>)>,
     lost: u64,
+    /// The next load fails with EIO.
+    read_error_armed: bool,
+    read_errors: u64,
 }
 
 /// Counters of what the disk did.
@@ -58,6 +64,8 @@ pub struct DiskStats {
     pub torn: u64,
     /// Writes taken back by a power loss (written, never synced).
     pub lost: u64,
+    /// Loads that failed with a latent read error.
+    pub read_errors: u64,
 }
 
 impl Default for Disk {
@@ -86,6 +94,8 @@ impl Disk {
                 synced: 0,
                 stash: None,
                 lost: 0,
+                read_error_armed: false,
+                read_errors: 0,
             }),
         }
     }
@@ -115,7 +125,14 @@ impl Disk {
             saves: state.saves,
             torn: state.torn,
             lost: state.lost,
+            read_errors: state.read_errors,
         }
+    }
+
+    /// Arms a latent read error: the next load fails with EIO; the load after it reads the
+    /// state.
+    pub fn fail_next_read(&self) {
+        self.state.lock().read_error_armed = true;
     }
 
     /// The machine lost power: every write since the last sync is gone, the disk holds the
@@ -284,7 +301,14 @@ impl Persister for Disk {
     }
 
     fn load(&self) -> Result<Option<Vec<u8>>, StorageError> {
-        let state = self.state.lock();
+        let mut state = self.state.lock();
+        if state.read_error_armed {
+            state.read_error_armed = false;
+            state.read_errors += 1;
+            return Err(StorageError::Io(
+                "a latent sector error: the state could not be read (EIO)".to_string(),
+            ));
+        }
         if self.layout == Layout::InPlace {
             let slot = &state.slots[0];
             return Ok((!slot.is_empty()).then(|| slot.clone()));
@@ -307,6 +331,16 @@ impl Persister for Disk {
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_armed_read_error_fails_one_load_and_the_next_reads_the_state() {
+        let disk = Disk::new();
+        disk.save(b"state").unwrap();
+        disk.fail_next_read();
+        assert!(matches!(disk.load(), Err(StorageError::Io(_))));
+        assert_eq!(disk.load().unwrap().as_deref(), Some(&b"state"[..]));
+        assert_eq!(disk.stats().read_errors, 1);
+    }
 
     #[test]
     fn a_torn_save_leaves_the_previous_state_loadable() {

@@ -63,6 +63,9 @@ pub struct KvWorkloadConfig {
     pub fault_points: bool,
     /// Whether a crash is a power loss (the disk loses what was not synced).
     pub power_loss: bool,
+    /// Whether a crashed node's disk fails its next read (a latent read error): the restart
+    /// after a crash is refused and tried again at once.
+    pub read_errors: bool,
     /// The drift bound the nodes assume (their `max_clock_drift_ppm`), which
     /// [`ClockSkew::WithinBound`] keeps to: wider than a real deployment's, so that the margin a
     /// lease needs is wide and a lease without it is caught.
@@ -119,6 +122,7 @@ impl KvWorkloadConfig {
             skew: spec.faults.skew,
             fault_points: spec.faults.fault_points,
             power_loss: spec.faults.power_loss,
+            read_errors: spec.faults.read_errors,
             snapshot_threshold: spec.snapshot_threshold.map(crate::chaos::threshold_bytes),
             ..defaults
         }
@@ -156,6 +160,7 @@ impl Default for KvWorkloadConfig {
             skew: ClockSkew::WithinBound,
             fault_points: false,
             power_loss: false,
+            read_errors: false,
             max_clock_drift_ppm: 250_000,
             election_timeout: (Duration::from_millis(300), Duration::from_millis(600)),
             quiet_between_faults: (Duration::from_millis(1000), Duration::from_millis(3000)),
@@ -244,6 +249,7 @@ pub fn run_kv_workload_with(
     cluster_config.net.unreliable = config.unreliable;
     cluster_config.node.mutations = config.mutations.clone();
     cluster_config.power_loss_on_crash = config.power_loss;
+    cluster_config.read_error_after_crash = config.read_errors;
     cluster_config.node.max_clock_drift_ppm = config.max_clock_drift_ppm;
     (
         cluster_config.node.election_timeout_min,
@@ -295,6 +301,7 @@ pub fn run_kv_workload_with(
                 clients,
                 clients_with_old_leader: config.clients_with_old_leader,
                 crashes: config.crashes,
+                read_errors: config.read_errors,
                 skew: config.skew,
                 quiet: (
                     config.quiet_between_faults.0.as_millis() as u64,
@@ -346,6 +353,8 @@ struct Isolations {
     clients: Vec<NodeId>,
     clients_with_old_leader: usize,
     crashes: bool,
+    /// Whether a restart after a crash is refused once (a latent read error) and so tried twice.
+    read_errors: bool,
     skew: ClockSkew,
     /// The quiet spell between faults, shortest and longest, in milliseconds.
     quiet: (u64, u64),
@@ -479,6 +488,10 @@ impl Timeline for Isolations {
             }
             Phase::Crashed(victim) => {
                 events.push(Event::Restart(victim));
+                if self.read_errors {
+                    // The first is refused: the disk failed its read. The second reads it.
+                    events.push(Event::Restart(victim));
+                }
                 self.phase = Phase::Quiet;
             }
             Phase::Over => {}

@@ -9,7 +9,7 @@
 //! deterministic engine, thread switch for thread switch), and a schedule with events removed
 //! differs only where the removed events acted.
 
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, Restarted};
 use crate::schedule::{Event, Schedule, ScheduleRecorder, Timed};
 use node::{Command, NodeId};
 use runspec::RunFigures;
@@ -155,9 +155,14 @@ pub fn apply(cluster: &Cluster, event: &Event, counts: &mut RunFigures) {
             }
         }
         Event::Crash(node) => cluster.crash(*node),
-        Event::Restart(node) => cluster
-            .restart(*node)
-            .unwrap_or_else(|error| panic!("{node} cannot restart: {error}")),
+        Event::Restart(node) => {
+            let restarted = cluster
+                .restart_unless_unreadable(*node)
+                .unwrap_or_else(|error| panic!("{node} cannot restart: {error}"));
+            if restarted == Restarted::Refused {
+                counts.refused_starts += 1;
+            }
+        }
         Event::Pause(node) => cluster.pause(*node),
         Event::Resume(node) => cluster.resume(*node),
         Event::Partition(groups) => cluster.partition(groups),

@@ -16,6 +16,7 @@ pub mod expired_session_reopened;
 pub mod forget_vote;
 pub mod leader_drops_uncommitted_tail;
 pub mod lost_applier_wakeup;
+pub mod read_error_as_empty;
 pub mod reply_before_persist;
 pub mod skip_fsync;
 pub mod sleep_in_persist;

@@ -263,6 +263,29 @@ impl ReplicationStats {
     }
 }
 
+/// The state `params`' persister holds (the default if it holds none), or why the node must not
+/// start.
+fn restored_state(params: &NodeParams) -> Result<PersistentState, NodeError> {
+    let loaded = match params.persister.load() {
+        Err(error @ StorageError::Io(_))
+            if params.config.mutations.has(Mutation::ReadErrorAsEmpty) =>
+        {
+            return Ok(broken::read_error_as_empty::state_after(&error));
+        }
+        loaded => loaded?,
+    };
+    Ok(match loaded {
+        Some(bytes) => match PersistentState::decode(&bytes) {
+            Ok(state) => state,
+            Err(_) if params.config.mutations.has(Mutation::AcceptTornWrites) => {
+                broken::accept_torn_writes::salvage(&bytes)
+            }
+            Err(error) => return Err(error.into()),
+        },
+        None => PersistentState::default(),
+    })
+}
+
 /// A running Raft node. Dropping it kills it.
 pub struct Node {
     shell: Arc<Shell>,
@@ -273,16 +296,7 @@ impl Node {
     /// Restores the node from its persister and starts its threads.
     pub fn new(params: NodeParams) -> Result<Node, NodeError> {
         params.config.validate()?;
-        let state = match params.persister.load()? {
-            Some(bytes) => match PersistentState::decode(&bytes) {
-                Ok(state) => state,
-                Err(_) if params.config.mutations.has(Mutation::AcceptTornWrites) => {
-                    broken::accept_torn_writes::salvage(&bytes)
-                }
-                Err(error) => return Err(error.into()),
-            },
-            None => PersistentState::default(),
-        };
+        let state = restored_state(&params)?;
         let core = RaftCore::new(
             params.id,
             params.peers.clone(),

@@ -4,9 +4,18 @@
 
 use super::{Cluster, Service};
 use crate::schedule::rate_text;
-use node::{NodeError, NodeId};
+use node::{NodeError, NodeId, StorageError};
 use std::time::Duration;
 use threadsim::clock::RatePpm;
+
+/// What came of [`Cluster::restart_unless_unreadable`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Restarted {
+    /// The node runs.
+    Running,
+    /// The node could not read its disk and refused to start; it is still down.
+    Refused,
+}
 
 impl Cluster {
     /// Crashes `node`: its instance stops sending and receiving at once, its threads are joined,
@@ -19,6 +28,11 @@ impl Cluster {
                 let lost = self.disk(node).lose_unsynced();
                 self.events
                     .info(format!("power lost on {node}: {lost} unsynced writes gone"));
+            }
+            if self.config.read_error_after_crash {
+                self.disk(node).fail_next_read();
+                self.events
+                    .info(format!("{node}'s disk will fail its next read"));
             }
         } else {
             self.events.info(format!("crash {node} (already down)"));
@@ -63,6 +77,20 @@ impl Cluster {
         self.stop_instance(node);
         self.disk(node).reboot();
         self.start_node(node)
+    }
+
+    /// Restarts `node` as [`Cluster::restart`] does, except that a node that refuses to start
+    /// because its disk could not be read (a latent read error) stays down, and
+    /// `Ok(Restarted::Refused)` says so: refusing is what a correct node must do then.
+    pub fn restart_unless_unreadable(&self, node: NodeId) -> Result<Restarted, NodeError> {
+        match self.restart(node) {
+            Ok(()) => Ok(Restarted::Running),
+            Err(NodeError::Storage(StorageError::Io(why))) => {
+                self.events.info(format!("{node} refused to start: {why}"));
+                Ok(Restarted::Refused)
+            }
+            Err(error) => Err(error),
+        }
     }
 
     /// Pauses every thread of `node` (see [`node::Node::pause`]).

@@ -10,6 +10,8 @@ use crate::runner::Sim;
 mod checker_service;
 mod checks;
 mod faults;
+
+pub use faults::Restarted;
 use node::kv::{KvServer, KvServerConfig};
 use node::{Command, Config, Delivery, LogIndex, Node, NodeError, NodeId, NodeParams, Term};
 use std::collections::BTreeMap;
@@ -41,6 +43,9 @@ pub struct ClusterConfig {
     /// ([`crate::disk::Disk::lose_unsynced`]); otherwise a crash is a process's, and the disk
     /// keeps everything written.
     pub power_loss_on_crash: bool,
+    /// After a crash, the node's disk fails its next read ([`crate::disk::Disk::fail_next_read`]):
+    /// the restart after the crash must be refused, and the one after that reads the state.
+    pub read_error_after_crash: bool,
 }
 
 impl ClusterConfig {
@@ -54,6 +59,7 @@ impl ClusterConfig {
             kv: None,
             snapshot_threshold: None,
             power_loss_on_crash: false,
+            read_error_after_crash: false,
         }
     }
 }

@@ -5,7 +5,7 @@
 use super::detector::Detector;
 use super::detector::{
     chaos_kv, chaos_kv_misses, chaos_kv_snapshots, CHAOS_RAFT, CHAOS_RAFT_LIVENESS,
-    CHAOS_RAFT_MISSES, CHAOS_RAFT_POWER_LOSS, CHAOS_RAFT_SNAPSHOTS_MISSES,
+    CHAOS_RAFT_MISSES, CHAOS_RAFT_POWER_LOSS, CHAOS_RAFT_READ_ERRORS, CHAOS_RAFT_SNAPSHOTS_MISSES,
 };
 use crate::runner::Sim;
 use crate::scenarios;
@@ -290,6 +290,12 @@ pub fn catalogue() -> Vec<Variant> {
             broken: node(Mutation::SkipFsync),
             models: "the state is written but never synced: a power loss takes back votes and entries the node acknowledged (Raft Figure 2; Jepsen's LazyFS finds it)",
             detectors: vec![CHAOS_RAFT_POWER_LOSS, CHAOS_RAFT_MISSES],
+            signature: &["invariant violated"],
+        },
+        Variant {
+            broken: node(Mutation::ReadErrorAsEmpty),
+            models: "a read of the state that fails (EIO) is taken for an empty disk: the node starts with no vote and no log, having forgotten what it acknowledged (an error read as not-found)",
+            detectors: vec![CHAOS_RAFT_READ_ERRORS, CHAOS_RAFT_MISSES],
             signature: &["invariant violated"],
         },
     ]

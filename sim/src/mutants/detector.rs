@@ -129,6 +129,9 @@ pub enum ChaosWorkload {
     /// [`ChaosWorkload::Raft`] whose crashes are power losses: a crashed node's disk loses what
     /// it had not synced.
     RaftPowerLoss,
+    /// [`ChaosWorkload::Raft`] with latent read errors: a crashed node's disk fails its next
+    /// read.
+    RaftReadErrors,
 }
 
 /// The snapshot threshold of the chaos workloads with snapshots: small, so that compaction,
@@ -142,7 +145,8 @@ impl ChaosWorkload {
             ChaosWorkload::Raft
             | ChaosWorkload::RaftSnapshots
             | ChaosWorkload::RaftLiveness
-            | ChaosWorkload::RaftPowerLoss => None,
+            | ChaosWorkload::RaftPowerLoss
+            | ChaosWorkload::RaftReadErrors => None,
             ChaosWorkload::Kv(read_mode) | ChaosWorkload::KvSnapshots(read_mode) => Some(read_mode),
         }
     }
@@ -170,6 +174,9 @@ impl ChaosWorkload {
         if self == ChaosWorkload::RaftPowerLoss {
             text.push_str(", power loss");
         }
+        if self == ChaosWorkload::RaftReadErrors {
+            text.push_str(", read errors");
+        }
         text
     }
 
@@ -190,6 +197,7 @@ impl ChaosWorkload {
         }
         spec.faults.liveness = self == ChaosWorkload::RaftLiveness;
         spec.faults.power_loss = self == ChaosWorkload::RaftPowerLoss;
+        spec.faults.read_errors = self == ChaosWorkload::RaftReadErrors;
         if let Some(Broken::Node(mutation)) = broken {
             spec.mutations = vec![mutation];
         }
@@ -222,6 +230,12 @@ pub(super) const CHAOS_RAFT_LIVENESS: Detector = Detector::Chaos {
 /// Raft chaos whose crashes are power losses, which must find the variant.
 pub(super) const CHAOS_RAFT_POWER_LOSS: Detector = Detector::Chaos {
     workload: ChaosWorkload::RaftPowerLoss,
+    seeds: CHAOS_RAFT_SEEDS,
+    kills: true,
+};
+/// Raft chaos with latent read errors, which must find the variant.
+pub(super) const CHAOS_RAFT_READ_ERRORS: Detector = Detector::Chaos {
+    workload: ChaosWorkload::RaftReadErrors,
     seeds: CHAOS_RAFT_SEEDS,
     kills: true,
 };

@@ -140,6 +140,12 @@ fn print_summary(
     if totals.pauses > 0 {
         println!("{} process pauses", totals.pauses);
     }
+    if totals.refused_starts > 0 {
+        println!(
+            "{} restarts refused by a node whose disk failed its read (latent read errors)",
+            totals.refused_starts
+        );
+    }
     if run.spec.snapshot_threshold.is_some() || totals.snapshots_taken > 0 {
         println!(
             "{} snapshots taken, {} installed from a leader (every one checked against the state it claims)",
