@@ -38,6 +38,10 @@ use std::time::Duration;
 use threadsim::DetRng;
 use tree::Tree;
 
+/// What `/proc/mounts` shows as the source of a lossy mount.
+const MOUNT_SOURCE: &str = "interleave-lossy";
+const MOUNT_SOURCE_C: &std::ffi::CStr = c"interleave-lossy";
+
 /// Why the lossy file system could not be mounted.
 #[derive(Debug, thiserror::Error)]
 pub enum MountError {
@@ -96,57 +100,7 @@ impl LossyMount {
     /// Mounts an empty lossy file system on `dir` (created if missing), hiding what the
     /// directory held.
     pub fn mount(dir: &Path) -> Result<LossyMount, MountError> {
-        let mount_point = |source| MountError::MountPoint {
-            dir: dir.to_path_buf(),
-            source,
-        };
-        clear_stale_mount(dir);
-        std::fs::create_dir_all(dir).map_err(mount_point)?;
-        let path = CString::new(dir.as_os_str().as_bytes())
-            .map_err(|_| mount_point(io::Error::from(io::ErrorKind::InvalidInput)))?;
-        // SAFETY: a NUL-terminated path; the descriptor returned is owned below.
-        let fd = unsafe {
-            libc::open(
-                c"/dev/fuse".as_ptr(),
-                libc::O_RDWR | libc::O_CLOEXEC | libc::O_NONBLOCK,
-            )
-        };
-        if fd < 0 {
-            return Err(MountError::NoFuse {
-                source: io::Error::last_os_error(),
-            });
-        }
-        // SAFETY: `fd` was just opened and nothing else owns it.
-        let device = Arc::new(unsafe { OwnedFd::from_raw_fd(fd) });
-        // SAFETY: plain calls without arguments.
-        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-        let options = CString::new(format!(
-            "fd={fd},rootmode=40755,user_id={uid},group_id={gid},allow_other"
-        ))
-        .expect("no NUL in the options");
-        // SAFETY: every pointer is to a NUL-terminated string that outlives the call.
-        let mounted = unsafe {
-            libc::mount(
-                c"interleave-lossy".as_ptr(),
-                path.as_ptr(),
-                c"fuse".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV,
-                options.as_ptr().cast(),
-            )
-        };
-        if mounted != 0 {
-            let source = io::Error::last_os_error();
-            let hint = if source.raw_os_error() == Some(libc::EPERM) {
-                " (mounting needs root)"
-            } else {
-                ""
-            };
-            return Err(MountError::Mount {
-                dir: dir.to_path_buf(),
-                source,
-                hint,
-            });
-        }
+        let device = Arc::new(mount_device(dir)?);
         let tree = Arc::new(Mutex::new(Tree::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let sync_latency_us = Arc::new(AtomicU64::new(0));
@@ -155,10 +109,13 @@ impl LossyMount {
         let thread = std::thread::Builder::new()
             .name("lossy-fs".into())
             .spawn(move || session.serve(device, &thread_stop))
-            .map_err(|source| MountError::Mount {
-                dir: dir.to_path_buf(),
-                source,
-                hint: "",
+            .map_err(|source| {
+                unmount(dir);
+                MountError::Mount {
+                    dir: dir.to_path_buf(),
+                    source,
+                    hint: "",
+                }
             })?;
         Ok(LossyMount {
             dir: dir.to_path_buf(),
@@ -258,6 +215,63 @@ impl Drop for LossyMount {
     }
 }
 
+/// Mounts a FUSE file system on `dir` (created if missing; a stale mount there is cleared
+/// first) and returns the device that serves it: closing it ends the mount's connection.
+fn mount_device(dir: &Path) -> Result<OwnedFd, MountError> {
+    let mount_point = |source| MountError::MountPoint {
+        dir: dir.to_path_buf(),
+        source,
+    };
+    clear_stale_mount(dir);
+    std::fs::create_dir_all(dir).map_err(mount_point)?;
+    let path = CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| mount_point(io::Error::from(io::ErrorKind::InvalidInput)))?;
+    // SAFETY: a NUL-terminated path; the descriptor returned is owned below.
+    let fd = unsafe {
+        libc::open(
+            c"/dev/fuse".as_ptr(),
+            libc::O_RDWR | libc::O_CLOEXEC | libc::O_NONBLOCK,
+        )
+    };
+    if fd < 0 {
+        return Err(MountError::NoFuse {
+            source: io::Error::last_os_error(),
+        });
+    }
+    // SAFETY: `fd` was just opened and nothing else owns it.
+    let device = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: plain calls without arguments.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let options = CString::new(format!(
+        "fd={fd},rootmode=40755,user_id={uid},group_id={gid},allow_other"
+    ))
+    .expect("no NUL in the options");
+    // SAFETY: every pointer is to a NUL-terminated string that outlives the call.
+    let mounted = unsafe {
+        libc::mount(
+            MOUNT_SOURCE_C.as_ptr(),
+            path.as_ptr(),
+            c"fuse".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            options.as_ptr().cast(),
+        )
+    };
+    if mounted != 0 {
+        let source = io::Error::last_os_error();
+        let hint = if source.raw_os_error() == Some(libc::EPERM) {
+            " (mounting needs root)"
+        } else {
+            ""
+        };
+        return Err(MountError::Mount {
+            dir: dir.to_path_buf(),
+            source,
+            hint,
+        });
+    }
+    Ok(device)
+}
+
 /// Detaches the mount on `dir` (processes still inside it see it go when they leave).
 fn unmount(dir: &Path) {
     if let Ok(path) = CString::new(dir.as_os_str().as_bytes()) {
@@ -266,13 +280,43 @@ fn unmount(dir: &Path) {
     }
 }
 
+/// Unmounts every lossy file system at or below `dir` whose program died (a killed run's; the
+/// kernel answers ENOTCONN for it), which would otherwise stop anything from removing `dir`.
+/// Returns how many it unmounted.
+pub fn unmount_stale_below(dir: &Path) -> usize {
+    let (Ok(dir), Ok(mounts)) = (
+        std::fs::canonicalize(dir),
+        std::fs::read_to_string("/proc/mounts"),
+    ) else {
+        return 0;
+    };
+    let mut unmounted = 0;
+    for line in mounts.lines() {
+        let mut fields = line.split(' ');
+        let (Some(source), Some(point)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        // /proc/mounts writes a space in a path as \040.
+        let point = PathBuf::from(point.replace("\\040", " "));
+        if source == MOUNT_SOURCE && point.starts_with(&dir) && is_stale(&point) {
+            tracing::warn!("unmounting a lossy file system left on {}", point.display());
+            unmount(&point);
+            unmounted += 1;
+        }
+    }
+    unmounted
+}
+
+/// Whether `dir` is a FUSE mount whose program is gone.
+fn is_stale(dir: &Path) -> bool {
+    std::fs::metadata(dir).is_err_and(|error| error.raw_os_error() == Some(libc::ENOTCONN))
+}
+
 /// Unmounts a FUSE mount on `dir` whose program died (the kernel answers ENOTCONN for it).
 fn clear_stale_mount(dir: &Path) {
-    if let Err(error) = std::fs::metadata(dir) {
-        if error.raw_os_error() == Some(libc::ENOTCONN) {
-            tracing::warn!("unmounting a lossy file system left on {}", dir.display());
-            unmount(dir);
-        }
+    if is_stale(dir) {
+        tracing::warn!("unmounting a lossy file system left on {}", dir.display());
+        unmount(dir);
     }
 }
 

@@ -221,6 +221,26 @@ fn unmounting_can_leave_the_files_in_the_directory_beneath() {
 }
 
 #[test]
+fn a_mount_whose_program_is_gone_is_unmounted_so_its_folder_can_be_removed() {
+    if let Err(why) = available() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let root = std::env::temp_dir().join(format!("lossy-stale-{}", std::process::id()));
+    let dir = root.join("cluster.partial/n0");
+    // Served by no one: closing the device ends the connection, as a killed program's exit does.
+    drop(mount_device(&dir).unwrap());
+    assert!(is_stale(&dir));
+    assert!(
+        fs::remove_dir_all(&root).is_err(),
+        "a stale mount cannot be removed"
+    );
+    assert_eq!(unmount_stale_below(&root), 1);
+    fs::remove_dir_all(&root).unwrap();
+    assert_eq!(unmount_stale_below(&root), 0, "a folder that is gone");
+}
+
+#[test]
 fn a_path_that_cannot_be_a_mount_point_is_a_clear_error() {
     let file = std::env::temp_dir().join(format!("lossy-not-a-dir-{}", std::process::id()));
     fs::write(&file, b"").unwrap();

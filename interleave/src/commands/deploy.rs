@@ -164,6 +164,10 @@ fn claim(out: &Path) -> Result<crate::out_dir::Claim, String> {
     let mut claim = crate::out_dir::claim(out, |name| {
         RUN_FILES.contains(&name) || name == PARTIAL_CLUSTER
     })?;
+    // A run killed with its disks mounted left them behind, and nothing can remove them.
+    for left in [PARTIAL_CLUSTER, "cluster"] {
+        deploy::lossy_fs::unmount_stale_below(&out.join(left));
+    }
     claim.clear(|name| name == PARTIAL_CLUSTER)?;
     Ok(claim)
 }
