@@ -5,14 +5,18 @@
 //! 10k and 100k commands (those up to COMMANDS) it prints the largest data directory and how
 //! long a follower takes to restart from its files and catch up with the leader; at the end,
 //! the throughput of the first and the last 10k commands, and for the log the writes per fsync
-//! on the leader. STORAGE is wal, file or both (one after the other, in one run).
+//! on the leader. STORAGE is wal, file or both (one after the other, in one run). SYNC_MS puts
+//! every data directory on a lossy disk (`deploy::lossy_fs`, root and FUSE) whose syncs take that
+//! many milliseconds, to see group commit on a disk slower to sync than this machine's.
 //!
 //! ```sh
-//! cargo run --release -p deploy --example growth -- COMMANDS THRESHOLD|off [wal|file|both]
+//! cargo run --release -p deploy --example growth -- COMMANDS THRESHOLD|off [wal|file|both] [SYNC_MS]
 //! cargo run --release -p deploy --example growth -- 100000 off both
 //! cargo run --release -p deploy --example growth -- 100000 1048576 wal
+//! cargo run --release -p deploy --example growth -- 20000 1048576 wal 1
 //! ```
 
+use deploy::lossy_fs::LossyMount;
 use deploy::{
     client_addresses, local_configs, Server, ServerConfig, Storage, StorageKind, TcpKvTransport,
 };
@@ -32,8 +36,9 @@ const WINDOW: u64 = 10_000;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: growth COMMANDS THRESHOLD|off [wal|file|both] (COMMANDS 1000-1000000, THRESHOLD \
-         256-1073741824 bytes, storage both unless named; for example: growth 100000 off both)"
+        "usage: growth COMMANDS THRESHOLD|off [wal|file|both] [SYNC_MS] (COMMANDS 1000-1000000, \
+         THRESHOLD 256-1073741824 bytes, storage both unless named, SYNC_MS 1-100 for lossy disks \
+         whose syncs take that long; for example: growth 100000 off both)"
     );
     ExitCode::from(2)
 }
@@ -45,10 +50,12 @@ struct Cluster {
     transport: Arc<TcpKvTransport>,
     ids: Vec<NodeId>,
     clock: ClockRef,
+    /// With SYNC_MS: each server's lossy disk, unmounted after the servers stop.
+    disks: Vec<LossyMount>,
 }
 
 impl Cluster {
-    fn start(threshold: Option<usize>, storage: StorageKind) -> Cluster {
+    fn start(threshold: Option<usize>, storage: StorageKind, sync: Option<Duration>) -> Cluster {
         let root = std::env::temp_dir().join(format!(
             "interleave-growth-{}-{}",
             std::process::id(),
@@ -59,6 +66,17 @@ impl Cluster {
         for config in &mut configs {
             config.storage = storage;
         }
+        let disks = match sync {
+            None => Vec::new(),
+            Some(latency) => configs
+                .iter()
+                .map(|config| {
+                    let disk = LossyMount::mount(&config.data_dir).expect("a lossy disk");
+                    disk.set_sync_latency(latency);
+                    disk
+                })
+                .collect(),
+        };
         let client_addresses = client_addresses(&configs);
         let servers = configs
             .iter()
@@ -71,6 +89,7 @@ impl Cluster {
             transport: Arc::new(TcpKvTransport::new(&client_addresses)),
             ids: client_addresses.keys().copied().collect(),
             clock: Arc::new(SystemClock::new()),
+            disks,
         }
     }
 
@@ -167,13 +186,14 @@ impl Drop for Cluster {
         for server in &mut self.servers {
             server.stop();
         }
+        self.disks.clear();
         let _ = std::fs::remove_dir_all(&self.root);
     }
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (Some(commands), Some(threshold), None) = (args.first(), args.get(1), args.get(3)) else {
+    let (Some(commands), Some(threshold), None) = (args.first(), args.get(1), args.get(4)) else {
         return usage();
     };
     let Ok(commands) = commands.parse::<u64>() else {
@@ -195,19 +215,31 @@ fn main() -> ExitCode {
         Some("file") => &[StorageKind::StateFile],
         Some(_) => return usage(),
     };
+    let sync = match args.get(3).map(|ms| ms.parse::<u64>()) {
+        None => None,
+        Some(Ok(ms)) if (1..=100).contains(&ms) => Some(Duration::from_millis(ms)),
+        Some(_) => return usage(),
+    };
+    if let (Some(_), Err(why)) = (sync, deploy::lossy_fs::available()) {
+        eprintln!("growth: SYNC_MS needs the lossy file system, and {why}");
+        return ExitCode::from(2);
+    }
     for &storage in storages {
-        run(commands, threshold, storage);
+        run(commands, threshold, storage, sync);
     }
     ExitCode::SUCCESS
 }
 
 /// One run of COMMANDS puts on a fresh cluster storing its state in `storage`.
-fn run(commands: u64, threshold: Option<usize>, storage: StorageKind) {
-    let mut cluster = Cluster::start(threshold, storage);
+fn run(commands: u64, threshold: Option<usize>, storage: StorageKind, sync: Option<Duration>) {
+    let mut cluster = Cluster::start(threshold, storage, sync);
     cluster.clerk().put("warm", "x", None).expect("no deadline");
     let snapshots = threshold.map_or("off".to_string(), |bytes| format!("every {bytes} bytes"));
+    let disks = sync.map_or("real files".to_string(), |latency| {
+        format!("lossy disks whose syncs take {latency:?}")
+    });
     println!(
-        "storage {}: 3 nodes, real files and TCP, 8 clerks, puts of 32 bytes on 1,000 keys, snapshots {snapshots}",
+        "storage {}: 3 nodes, {disks} and TCP, 8 clerks, puts of 32 bytes on 1,000 keys, snapshots {snapshots}",
         storage.name()
     );
     println!("| commands | largest data directory | log entries kept | restart: start | restart: caught up |");
