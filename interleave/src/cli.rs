@@ -231,7 +231,7 @@ pub struct ChaosArgs {
     /// the key-value workload, read mode from the seed, so one range covers configurations no
     /// fixed mix reaches; a failure's replay line names what its seed drew. The workload,
     /// broken variants and rounds are the command line's.
-    #[arg(long, conflicts_with_all = ["nodes", "reliable", "no_crashes", "no_partitions", "no_one_way", "pauses", "fault_points", "liveness", "power_loss", "read_errors", "clock_skew", "snapshot_threshold", "read_mode"])]
+    #[arg(long, conflicts_with_all = ["nodes", "reliable", "no_crashes", "no_partitions", "no_one_way", "pauses", "fault_points", "liveness", "power_loss", "read_errors", "torn_writes", "clock_skew", "snapshot_threshold", "read_mode"])]
     pub swarm: bool,
     /// How many seeds to run.
     #[arg(long, env = "INTERLEAVE_SEED_COUNT", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]

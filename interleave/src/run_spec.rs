@@ -74,6 +74,11 @@ pub struct WorkloadArgs {
     /// variant takes the failed read for an empty disk instead.
     #[arg(long)]
     pub read_errors: bool,
+    /// Fault mix (raft workload): torn writes. Now and then a crash comes in the middle of a
+    /// node's next save, and only some of its 512-byte sectors reach the disk; the node must
+    /// come back with the state from before the save or after it.
+    #[arg(long)]
+    pub torn_writes: bool,
     /// Fault mix: how far the nodes' clocks drift. `within` the nodes' drift bound (rates 0.9x
     /// to 1.1x, no jumps: every read mode must stay linearizable), `beyond` it (0.5x to 1.5x and
     /// forward jumps: deliberately unsafe for lease reads), or `off`.
@@ -125,6 +130,7 @@ impl WorkloadArgs {
                 liveness: self.liveness,
                 power_loss: self.power_loss,
                 read_errors: self.read_errors,
+                torn_writes: self.torn_writes,
             },
             read_mode: self.read_mode,
             snapshot_threshold: self.snapshot_threshold,

@@ -38,6 +38,10 @@ pub struct FaultMix {
     /// missing; a later restart reads it. Off by default, like power losses: it changes what
     /// every seed with a crash does.
     pub read_errors: bool,
+    /// Torn writes (raft workload): now and then a crash comes in the middle of a node's next
+    /// save instead of between two, and only some of the save's 512-byte sectors reach the
+    /// disk. A node must come back with its state from before the save or after it.
+    pub torn_writes: bool,
 }
 
 impl FaultMix {
@@ -52,6 +56,7 @@ impl FaultMix {
         liveness: false,
         power_loss: false,
         read_errors: false,
+        torn_writes: false,
     };
 }
 

@@ -167,6 +167,13 @@ impl RunSpec {
                     .into(),
             );
         }
+        if self.faults.torn_writes && self.workload != Workload::Raft {
+            return Err(
+                "--torn-writes is the raft workload's (the key-value workload's crashes \
+                        come between saves)"
+                    .into(),
+            );
+        }
         if self.scheduler == SchedulerKind::RandomOneStream {
             return Err("the random-one-stream scheduler is the benchmarks' only".into());
         }

@@ -59,6 +59,7 @@ impl RunSpec {
             liveness: draws.one_in(2) && self.workload == Workload::Raft,
             power_loss: false,
             read_errors: false,
+            torn_writes: false,
         };
         let snapshot_threshold = draws.one_in(2).then(|| {
             SWARM_SNAPSHOT_THRESHOLDS[draws.below(SWARM_SNAPSHOT_THRESHOLDS.len() as u64) as usize]
@@ -71,6 +72,11 @@ impl RunSpec {
         };
         let faults = FaultMix {
             read_errors: draws.one_in(2),
+            ..faults
+        };
+        // The raft workload's, like liveness mode.
+        let faults = FaultMix {
+            torn_writes: draws.one_in(2) && self.workload == Workload::Raft,
             ..faults
         };
         let drawn = RunSpec {
@@ -158,6 +164,10 @@ mod tests {
             (
                 "read errors",
                 runs.iter().filter(|run| run.faults.read_errors).count(),
+            ),
+            (
+                "torn writes",
+                runs.iter().filter(|run| run.faults.torn_writes).count(),
             ),
             (
                 "snapshots",

@@ -89,6 +89,9 @@ impl RunSpec {
         if self.faults.read_errors {
             push("--read-errors".into());
         }
+        if self.faults.torn_writes {
+            push("--torn-writes".into());
+        }
         if let Some(bytes) = self.snapshot_threshold {
             push(format!("--snapshot-threshold {bytes}"));
         }
@@ -130,6 +133,7 @@ impl RunSpec {
                 "--liveness" => spec.faults.liveness = true,
                 "--power-loss" => spec.faults.power_loss = true,
                 "--read-errors" => spec.faults.read_errors = true,
+                "--torn-writes" => spec.faults.torn_writes = true,
                 "--nodes" => spec.nodes = number(flag, value()?)?,
                 "--rounds" => spec.rounds = number(flag, value()?)?,
                 "--pct-depth" => spec.pct_depth = number(flag, value()?)?,
@@ -247,6 +251,7 @@ mod tests {
                     liveness: true,
                     power_loss: true,
                     read_errors: true,
+                    torn_writes: true,
                 },
                 snapshot_threshold: Some(1024),
                 mutations: vec![Mutation::ForgetVote, Mutation::HalfIsMajority],
@@ -285,7 +290,7 @@ mod tests {
         assert_eq!(
             spec.flags(),
             "--nodes 4 --rounds 17 --reliable --mutation forget-vote --mutation half-is-majority \
-             --no-crashes --no-partitions --no-one-way --clock-skew off --pauses --fault-points --liveness --power-loss --read-errors --snapshot-threshold 1024 \
+             --no-crashes --no-partitions --no-one-way --clock-skew off --pauses --fault-points --liveness --power-loss --read-errors --torn-writes --snapshot-threshold 1024 \
              --scheduler pct --pct-depth 7"
         );
         assert_eq!(

@@ -130,6 +130,11 @@ pub fn run_chaos_with(
     cluster.heal();
     cluster.resume_every_paused_node();
     cluster.set_unreliable(false);
+    if config.faults.torn_writes {
+        for &id in &ids {
+            cluster.end_torn_save(id);
+        }
+    }
     for &id in &ids {
         let stays_down = failed_for_good.contains(&(id, FailedForGood::Crashed));
         if !cluster.is_running(id) && !stays_down {
@@ -295,13 +300,21 @@ impl Timeline for Rounds<'_> {
                 }
             })
             .collect();
+        // A node whose save a crash tore has stopped: its machine is down.
+        let stopped: Vec<Event> = snapshot
+            .stopped
+            .iter()
+            .map(|&node| Event::Crash(node))
+            .collect();
         let fault = choose_fault(cluster, snapshot, self.config.faults);
         let crashing = match fault {
             Some(Event::Crash(node)) => Some(node),
             _ => None,
         };
         // A crashed node's next instance is not paused.
-        self.paused.retain(|paused| Some(*paused) != crashing);
+        self.paused
+            .retain(|paused| Some(*paused) != crashing && !snapshot.stopped.contains(paused));
+        events.extend(stopped);
         events.extend(fault);
         events.extend(self.pause_or_resume(cluster, snapshot, crashing));
         self.pause = cluster.random_duration(self.config.round_min, self.config.round_max);
@@ -315,7 +328,13 @@ fn choose_fault(cluster: &Cluster, snapshot: &Snapshot, faults: FaultMix) -> Opt
     let pick = |nodes: &[NodeId]| nodes[cluster.random(nodes.len())];
     match cluster.random(10) {
         0 | 1 if faults.crashes && snapshot.running.len() > 1 => {
-            Some(Event::Crash(pick(&snapshot.running)))
+            let node = pick(&snapshot.running);
+            // With torn writes, half of the crashes come in the middle of the node's next save.
+            if faults.torn_writes && cluster.random(2) == 0 {
+                Some(Event::TearSave(node))
+            } else {
+                Some(Event::Crash(node))
+            }
         }
         2 | 3 if faults.crashes && !snapshot.crashed.is_empty() => {
             Some(Event::Restart(pick(&snapshot.crashed)))

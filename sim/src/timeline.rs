@@ -23,6 +23,8 @@ pub struct Snapshot {
     pub running: Vec<NodeId>,
     /// Nodes without one.
     pub crashed: Vec<NodeId>,
+    /// Running nodes whose instance stopped itself (a save crashed under it).
+    pub stopped: Vec<NodeId>,
     /// The running, connected node that leads in the highest term.
     pub leader: Option<NodeId>,
     /// Running nodes whose log holds entries not yet known committed.
@@ -40,6 +42,9 @@ impl Snapshot {
             match cluster.status(id) {
                 Some(status) => {
                     snapshot.running.push(id);
+                    if cluster.is_stopped(id) {
+                        snapshot.stopped.push(id);
+                    }
                     if status.last_log_index > status.commit_index {
                         snapshot.uncommitted.insert(id);
                     }
@@ -155,6 +160,7 @@ pub fn apply(cluster: &Cluster, event: &Event, counts: &mut RunFigures) {
             }
         }
         Event::Crash(node) => cluster.crash(*node),
+        Event::TearSave(node) => cluster.tear_next_save(*node),
         Event::Restart(node) => {
             let restarted = cluster
                 .restart_unless_unreadable(*node)

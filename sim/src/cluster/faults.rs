@@ -79,6 +79,29 @@ impl Cluster {
         self.start_node(node)
     }
 
+    /// Arms a crash in the middle of `node`'s next save: only some sectors of it reach the disk,
+    /// the disk takes nothing more, and the node stops itself when its save fails. It stays in
+    /// the cluster, stopped, until it is crashed or restarted.
+    pub fn tear_next_save(&self, node: NodeId) {
+        self.events
+            .info(format!("{node}'s next save will be torn by a crash"));
+        let seed = self.harness_rng_next();
+        self.disk(node).tear_next_save(threadsim::DetRng::new(seed));
+    }
+
+    /// Ends a fault armed by [`Cluster::tear_next_save`]: a node whose save was torn is crashed
+    /// (its machine is down, to be restarted), and a tear still waiting for a save is taken
+    /// back, so the healed cluster has no crash pending.
+    pub fn end_torn_save(&self, node: NodeId) {
+        if self.is_stopped(node) {
+            self.crash(node);
+        } else if self.disk(node).cancel_tear() {
+            self.events.info(format!(
+                "{node} saved nothing since its tear was armed: taken back"
+            ));
+        }
+    }
+
     /// Restarts `node` as [`Cluster::restart`] does, except that a node that refuses to start
     /// because its disk could not be read (a latent read error) stays down, and
     /// `Ok(Restarted::Refused)` says so: refusing is what a correct node must do then.

@@ -209,6 +209,11 @@ impl Cluster {
         self.harness_rng().duration_ms(low, high)
     }
 
+    /// A fresh number from the harness's stream (to seed a fault's own draws).
+    pub(crate) fn harness_rng_next(&self) -> u64 {
+        self.harness_rng().next_u64()
+    }
+
     fn harness_rng(&self) -> std::sync::MutexGuard<'_, DetRng> {
         self.rng
             .lock()

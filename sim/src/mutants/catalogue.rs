@@ -6,6 +6,7 @@ use super::detector::Detector;
 use super::detector::{
     chaos_kv, chaos_kv_misses, chaos_kv_snapshots, CHAOS_RAFT, CHAOS_RAFT_LIVENESS,
     CHAOS_RAFT_MISSES, CHAOS_RAFT_POWER_LOSS, CHAOS_RAFT_READ_ERRORS, CHAOS_RAFT_SNAPSHOTS_MISSES,
+    CHAOS_RAFT_TORN_WRITES,
 };
 use crate::runner::Sim;
 use crate::scenarios;
@@ -125,7 +126,7 @@ pub fn catalogue() -> Vec<Variant> {
         Variant {
             broken: node(Mutation::AcceptTornWrites),
             models: "non-atomic persistence and a node that trusts a torn write (Alagappan et al., OSDI '16)",
-            detectors: vec![Scenario { name: "torn persistence", run: torn_persistence, seeds: 30 }, CHAOS_RAFT_MISSES],
+            detectors: vec![Scenario { name: "torn persistence", run: torn_persistence, seeds: 30 }, CHAOS_RAFT_TORN_WRITES, CHAOS_RAFT_MISSES],
             signature: &["invariant violated", "failed to reach agreement"],
         },
         Variant {

@@ -132,6 +132,8 @@ pub enum ChaosWorkload {
     /// [`ChaosWorkload::Raft`] with latent read errors: a crashed node's disk fails its next
     /// read.
     RaftReadErrors,
+    /// [`ChaosWorkload::Raft`] with torn writes: half of the crashes tear the node's next save.
+    RaftTornWrites,
 }
 
 /// The snapshot threshold of the chaos workloads with snapshots: small, so that compaction,
@@ -146,7 +148,8 @@ impl ChaosWorkload {
             | ChaosWorkload::RaftSnapshots
             | ChaosWorkload::RaftLiveness
             | ChaosWorkload::RaftPowerLoss
-            | ChaosWorkload::RaftReadErrors => None,
+            | ChaosWorkload::RaftReadErrors
+            | ChaosWorkload::RaftTornWrites => None,
             ChaosWorkload::Kv(read_mode) | ChaosWorkload::KvSnapshots(read_mode) => Some(read_mode),
         }
     }
@@ -177,6 +180,9 @@ impl ChaosWorkload {
         if self == ChaosWorkload::RaftReadErrors {
             text.push_str(", read errors");
         }
+        if self == ChaosWorkload::RaftTornWrites {
+            text.push_str(", torn writes");
+        }
         text
     }
 
@@ -198,6 +204,7 @@ impl ChaosWorkload {
         spec.faults.liveness = self == ChaosWorkload::RaftLiveness;
         spec.faults.power_loss = self == ChaosWorkload::RaftPowerLoss;
         spec.faults.read_errors = self == ChaosWorkload::RaftReadErrors;
+        spec.faults.torn_writes = self == ChaosWorkload::RaftTornWrites;
         if let Some(Broken::Node(mutation)) = broken {
             spec.mutations = vec![mutation];
         }
@@ -236,6 +243,12 @@ pub(super) const CHAOS_RAFT_POWER_LOSS: Detector = Detector::Chaos {
 /// Raft chaos with latent read errors, which must find the variant.
 pub(super) const CHAOS_RAFT_READ_ERRORS: Detector = Detector::Chaos {
     workload: ChaosWorkload::RaftReadErrors,
+    seeds: CHAOS_RAFT_SEEDS,
+    kills: true,
+};
+/// Raft chaos with torn writes, which must find the variant.
+pub(super) const CHAOS_RAFT_TORN_WRITES: Detector = Detector::Chaos {
+    workload: ChaosWorkload::RaftTornWrites,
     seeds: CHAOS_RAFT_SEEDS,
     kills: true,
 };

@@ -39,6 +39,9 @@ pub enum Event {
     Crash(NodeId),
     /// A new instance of the node starts from its disk (crashing the running one first).
     Restart(NodeId),
+    /// The node's machine crashes in the middle of its next save: only some sectors of the
+    /// save reach the disk, and the node stops.
+    TearSave(NodeId),
     /// The node freezes, its state intact.
     Pause(NodeId),
     /// A paused node goes on.
@@ -162,6 +165,7 @@ impl Schedule {
                 Event::Offer { to, .. } => vec![*to],
                 Event::Crash(node)
                 | Event::Restart(node)
+                | Event::TearSave(node)
                 | Event::Pause(node)
                 | Event::Resume(node)
                 | Event::ClockRate(node, _)

@@ -30,6 +30,7 @@ impl fmt::Display for Event {
             Event::Offer { to, value } => write!(f, "offer c{value} to {to}"),
             Event::Crash(node) => write!(f, "crash {node}"),
             Event::Restart(node) => write!(f, "restart {node}"),
+            Event::TearSave(node) => write!(f, "tear the next save of {node}"),
             Event::Pause(node) => write!(f, "pause {node}"),
             Event::Resume(node) => write!(f, "resume {node}"),
             Event::Partition(groups) => {
@@ -164,6 +165,10 @@ fn parse_event(text: &str) -> Result<Event, String> {
         },
         Some("crash") => one_node(Event::Crash),
         Some("restart") => one_node(Event::Restart),
+        Some("tear") => match words[1..] {
+            ["the", "next", "save", "of", node] => Ok(Event::TearSave(parse_node(node)?)),
+            _ => Err("expected `tear the next save of nN`".into()),
+        },
         Some("pause") => one_node(Event::Pause),
         Some("resume") => one_node(Event::Resume),
         Some("partition") => Ok(Event::Partition(parse_groups(
@@ -198,8 +203,8 @@ fn parse_event(text: &str) -> Result<Event, String> {
         },
         Some("end") if words.len() == 1 => Ok(Event::End),
         Some(other) => Err(format!(
-            "unknown event {other:?} (offer, crash, restart, pause, resume, partition, cut, \
-             heal, network, clock, end)"
+            "unknown event {other:?} (offer, crash, restart, tear, pause, resume, partition, \
+             cut, heal, network, clock, end)"
         )),
         None => Err("an event is missing after the time".into()),
     }
@@ -273,6 +278,7 @@ mod tests {
             },
             Event::Crash(NodeId(3)),
             Event::Restart(NodeId(3)),
+            Event::TearSave(NodeId(2)),
             Event::Pause(NodeId(1)),
             Event::Resume(NodeId(1)),
             Event::Partition(vec![
