@@ -21,6 +21,8 @@ pub struct RunFigures {
     pub restarts: u64,
     /// Restarts a node refused because its disk could not be read (latent read errors).
     pub refused_starts: u64,
+    /// Saves a crash tore (torn writes).
+    pub torn_saves: u64,
     /// Symmetric partitions.
     pub partitions: u64,
     /// Partitions that left the leader in a minority.
@@ -67,6 +69,7 @@ impl AddAssign<&RunFigures> for RunFigures {
             crashes_mid_replication,
             restarts,
             refused_starts,
+            torn_saves,
             partitions,
             leader_isolations,
             one_way_cuts,
@@ -92,6 +95,7 @@ impl AddAssign<&RunFigures> for RunFigures {
             (&mut self.crashes_mid_replication, crashes_mid_replication),
             (&mut self.restarts, restarts),
             (&mut self.refused_starts, refused_starts),
+            (&mut self.torn_saves, torn_saves),
             (&mut self.partitions, partitions),
             (&mut self.leader_isolations, leader_isolations),
             (&mut self.one_way_cuts, one_way_cuts),
@@ -133,6 +137,7 @@ mod tests {
             crashes_mid_replication: 4,
             restarts: 5,
             refused_starts: 22,
+            torn_saves: 23,
             partitions: 6,
             leader_isolations: 7,
             one_way_cuts: 8,
@@ -158,5 +163,6 @@ mod tests {
         assert_eq!(totals.leaders_elected, 2);
         assert_eq!(totals.operations_unknown, 28);
         assert_eq!(totals.refused_starts, 44);
+        assert_eq!(totals.torn_saves, 46);
     }
 }

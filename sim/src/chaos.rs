@@ -172,6 +172,7 @@ pub fn run_chaos_with(
     report.leaders_elected = observed.leaders_elected;
     report.highest_applied = observed.highest_applied.0;
     report.simulated = cluster.clock().now() - started;
+    report.torn_saves = ids.iter().map(|&id| cluster.disk(id).stats().torn).sum();
     cluster.shutdown();
     report
 }

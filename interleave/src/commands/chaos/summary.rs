@@ -140,6 +140,12 @@ fn print_summary(
     if totals.pauses > 0 {
         println!("{} process pauses", totals.pauses);
     }
+    if totals.torn_saves > 0 {
+        println!(
+            "{} saves torn by a crash (each node came back with the state before the save or after it)",
+            totals.torn_saves
+        );
+    }
     if totals.refused_starts > 0 {
         println!(
             "{} restarts refused by a node whose disk failed its read (latent read errors)",
