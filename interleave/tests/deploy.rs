@@ -25,7 +25,9 @@ fn deploy(args: &[&str], out: &Path) -> (i32, serde_json::Value, String) {
 #[test]
 fn a_short_run_with_every_fault_on_a_correct_cluster_is_linearizable_and_leaves_its_folder() {
     let out = support::fresh_dir("deploy-correct");
-    let (code, json, stderr) = deploy(&["--duration", "15", "--seed", "1"], &out);
+    // Seed 3's plan in 15 s: a delay, every node killed, a corrupted file. (With the storage
+    // faults in `all`, seed 1's draws hold longer and only two fit.)
+    let (code, json, stderr) = deploy(&["--duration", "15", "--seed", "3"], &out);
     assert_eq!(code, 0, "{json}\n{stderr}");
     assert_eq!(field(&json, "verdict"), "Linearizable");
     assert!(field(&json, "faults").as_u64().unwrap() >= 3, "{json}");
@@ -49,7 +51,7 @@ fn a_short_run_with_every_fault_on_a_correct_cluster_is_linearizable_and_leaves_
     assert!(faults.lines().count() >= 4, "{faults}");
     let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
     assert!(
-        summary.contains("rerun the same faults: interleave deploy --seed 1"),
+        summary.contains("rerun the same faults: interleave deploy --seed 3"),
         "{summary}"
     );
     std::fs::remove_dir_all(&out).unwrap();
