@@ -3,7 +3,7 @@
 //! LazyFS: everything unsynced lost, a random prefix of the unsynced writes kept, or such a
 //! prefix and then part of the next write (a torn page).
 
-use super::tree::Change;
+use super::change::Change;
 use std::fmt;
 use threadsim::DetRng;
 

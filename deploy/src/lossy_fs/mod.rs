@@ -18,6 +18,7 @@
 //! mount on the same directory.
 
 mod abi;
+mod change;
 mod loss;
 mod session;
 mod tree;

@@ -85,8 +85,7 @@ impl Cluster {
     pub fn tear_next_save(&self, node: NodeId) {
         self.events
             .info(format!("{node}'s next save will be torn by a crash"));
-        let seed = self.harness_rng_next();
-        self.disk(node).tear_next_save(threadsim::DetRng::new(seed));
+        self.disk(node).tear_next_save(self.next_tear_rng());
     }
 
     /// Ends a fault armed by [`Cluster::tear_next_save`]: a node whose save was torn is crashed

@@ -105,11 +105,17 @@ pub struct Cluster {
     /// The harness's stream, behind a `std` mutex: drawing from it is not a thread switch, so a
     /// run that draws its faults and a run that follows them switch threads alike.
     rng: std::sync::Mutex<DetRng>,
+    /// Where each torn save's draws come from: the k-th tear armed in the run takes stream k,
+    /// so a run that follows a recorded schedule (and draws no faults) tears alike.
+    tear_seeds: DetRng,
+    /// How many tears have been armed (a `std` atomic: not a thread switch).
+    tears_armed: std::sync::atomic::AtomicU64,
 }
 
 const NETWORK_STREAM: u64 = 1;
 const NODE_STREAM: u64 = 2;
 const HARNESS_STREAM: u64 = 3;
+const TEAR_STREAM: u64 = 4;
 
 impl Cluster {
     /// Builds and starts every node.
@@ -140,6 +146,8 @@ impl Cluster {
             events,
             node_seeds: sim.rng(NODE_STREAM),
             rng: std::sync::Mutex::new(sim.rng(HARNESS_STREAM)),
+            tear_seeds: sim.rng(TEAR_STREAM),
+            tears_armed: std::sync::atomic::AtomicU64::new(0),
             config,
         };
         for id in cluster.ids() {
@@ -209,9 +217,12 @@ impl Cluster {
         self.harness_rng().duration_ms(low, high)
     }
 
-    /// A fresh number from the harness's stream (to seed a fault's own draws).
-    pub(crate) fn harness_rng_next(&self) -> u64 {
-        self.harness_rng().next_u64()
+    /// The draws of the next torn save (see `tear_seeds`).
+    pub(crate) fn next_tear_rng(&self) -> DetRng {
+        let armed = self
+            .tears_armed
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.tear_seeds.split(armed)
     }
 
     fn harness_rng(&self) -> std::sync::MutexGuard<'_, DetRng> {
