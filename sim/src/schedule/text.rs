@@ -307,7 +307,7 @@ mod tests {
         };
         let text = schedule.to_string();
         assert!(
-            text.contains("1.250000s partition [n0 n1] [n2 n1004]"),
+            text.contains("1.500000s partition [n0 n1] [n2 n1004]"),
             "{text}"
         );
         assert_eq!(text.parse::<Schedule>(), Ok(schedule));
