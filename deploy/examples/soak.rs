@@ -136,7 +136,7 @@ fn start_cluster(server: PathBuf, root: &Path) -> Result<LocalCluster, String> {
             .map(String::from)
             .to_vec(),
         root: root.to_path_buf(),
-        proxied: false,
+        network: deploy::Network::Direct,
         lossy_disks: false,
     })
     .map_err(|error| format!("cannot start the cluster: {error}"))?;

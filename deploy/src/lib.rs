@@ -14,9 +14,9 @@
 //!   binary runs it.
 //! - [`lossy_fs`]: a FUSE file system for a server's data directory that loses, on command,
 //!   what was written and not synced, as a power cut does.
-//! - [`LocalCluster`] and [`LinkProxy`]: servers as processes on this machine with a proxy on
-//!   every link, and [`nemesis`], which drives them through faults while clients record a
-//!   history.
+//! - [`LocalCluster`], [`LinkProxy`] and [`netns`]: servers as processes on this machine with
+//!   a proxy on every link, or each a host in a network namespace of its own behind a packet
+//!   filter, and [`nemesis`], which drives them through faults while clients record a history.
 //!
 //! Everything here is real: files, `fsync`, processes. It never runs under a model checker, so
 //! it uses the standard library's primitives directly.
@@ -38,10 +38,13 @@
 mod data_dir;
 mod fail_stop;
 mod file_persister;
+mod link_fault;
+mod links;
 mod local_cluster;
 mod local_configs;
 pub mod lossy_fs;
 pub mod nemesis;
+pub mod netns;
 mod proxy;
 mod real_time;
 mod serve;
@@ -61,11 +64,14 @@ pub use fail_stop::{exit_on_panic, PANIC_EXIT};
 #[cfg(feature = "mutations")]
 pub use file_persister::BrokenWrite;
 pub use file_persister::FilePersister;
+pub use link_fault::LinkFault;
+pub use links::Network;
 pub use local_cluster::{
-    free_addresses, LocalCluster, LocalClusterSpec, ServerProgram, MAX_LOCAL_NODES,
+    free_addresses, LocalCluster, LocalClusterSpec, ServerProgram, HOST_CLIENT_PORT, HOST_RPC_PORT,
+    MAX_LOCAL_NODES,
 };
 pub use local_configs::{client_addresses, local_configs};
-pub use proxy::{LinkFault, LinkProxy};
+pub use proxy::LinkProxy;
 pub use serve::serve;
 pub use server::{NodeFailed, Server, ServerConfig, StartError};
 pub use server_args::ServerArgs;

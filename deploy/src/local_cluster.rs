@@ -1,17 +1,21 @@
 //! [`LocalCluster`]: a cluster of real server processes on this machine, each with its own
-//! ports, data directory and log file, and (when asked) a [`LinkProxy`] on every directed link
-//! so that links can be cut or slowed one direction at a time. What a nemesis and the process
-//! tests do to a cluster goes through here: start, `kill -9`, SIGSTOP and SIGCONT, SIGTERM,
-//! cut, delay, heal, and (with lossy disks) a power cut.
+//! ports, data directory and log file, and links that can be cut or slowed one direction at a
+//! time: a [`LinkProxy`] on every directed link, or each server a host in a network namespace
+//! of its own behind a packet filter ([`Network`]). What a nemesis and the process tests do to
+//! a cluster goes through here: start, `kill -9`, SIGSTOP and SIGCONT, SIGTERM, cut, delay,
+//! drop or duplicate packets, heal, and (with lossy disks) a power cut.
 
+use crate::links::{Links, Network};
 use crate::lossy_fs::{Corruption, LossMode, LossReport, LossyMount};
-use crate::proxy::{LinkFault, LinkProxy};
+use crate::netns::Hosts;
 use crate::real_time::{now, sleep_until};
+use crate::{LinkFault, LinkProxy};
 use node::NodeId;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io;
 use std::net::{SocketAddr, TcpListener};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -22,6 +26,12 @@ use threadsim::DetRng;
 /// The most nodes a local cluster runs (each takes two ports and, with proxies, a proxy per
 /// directed link).
 pub const MAX_LOCAL_NODES: u32 = 9;
+
+/// The port every host listens for the other nodes on, with [`Network::Namespaces`].
+pub const HOST_RPC_PORT: u16 = 7000;
+
+/// The port every host listens for clients on, with [`Network::Namespaces`].
+pub const HOST_CLIENT_PORT: u16 = 7100;
 
 /// How long a sync takes on a lossy disk: about a datacenter SSD's `fsync`, so that a power cut
 /// can come while one is under way.
@@ -50,8 +60,8 @@ pub struct LocalClusterSpec {
     /// Where the data directories (`n0`, `n1`, ...) and logs (`n0.log`, ...) go; created if
     /// missing.
     pub root: PathBuf,
-    /// Whether every node reaches every other through a [`LinkProxy`] of its own.
-    pub proxied: bool,
+    /// How the nodes reach each other.
+    pub network: Network,
     /// Whether each node's data directory is a [`LossyMount`] of its own, so that a power cut
     /// can take what a node wrote and did not sync ([`LocalCluster::power_loss`]).
     pub lossy_disks: bool,
@@ -66,8 +76,8 @@ pub struct LocalCluster {
     clients: BTreeMap<NodeId, SocketAddr>,
     /// Where each node listens for the other nodes.
     rpc_addresses: BTreeMap<NodeId, SocketAddr>,
-    /// With proxies: the link from the first node to the second.
-    links: BTreeMap<(NodeId, NodeId), LinkProxy>,
+    /// What the links between nodes are made of.
+    links: Links,
     children: BTreeMap<NodeId, Child>,
     /// With lossy disks: each node's data directory. Dropped after the servers are killed.
     disks: BTreeMap<NodeId, LossyMount>,
@@ -86,26 +96,19 @@ impl LocalCluster {
             ));
         }
         std::fs::create_dir_all(&spec.root)?;
-        let nodes = spec.nodes;
-        let addresses = free_addresses(2 * nodes as usize)?;
-        let ids: Vec<NodeId> = (0..nodes).map(NodeId).collect();
-        let mut links = BTreeMap::new();
-        if spec.proxied {
-            for &from in &ids {
-                for &to in ids.iter().filter(|&&to| to != from) {
-                    links.insert((from, to), LinkProxy::start(addresses[to.0 as usize])?);
-                }
-            }
-        }
+        let ids: Vec<NodeId> = (0..spec.nodes).map(NodeId).collect();
+        let (links, rpc_addresses, clients) = make_links(&ids, spec.network)?;
         let members = ids
             .iter()
             .map(|&me| {
                 let list = ids
                     .iter()
                     .map(|&other| {
-                        let address = match links.get(&(me, other)) {
-                            Some(proxy) => proxy.address(),
-                            None => addresses[other.0 as usize],
+                        let address = match &links {
+                            Links::Proxies(proxies) if other != me => {
+                                proxies[&(me, other)].address()
+                            }
+                            _ => rpc_addresses[&other],
                         };
                         format!("{}={address}", other.0)
                     })
@@ -113,14 +116,6 @@ impl LocalCluster {
                     .join(",");
                 (me, list)
             })
-            .collect();
-        let clients = ids
-            .iter()
-            .map(|&id| (id, addresses[(nodes + id.0) as usize]))
-            .collect();
-        let rpc_addresses = ids
-            .iter()
-            .map(|&id| (id, addresses[id.0 as usize]))
             .collect();
         let mut disks = BTreeMap::new();
         if spec.lossy_disks {
@@ -192,12 +187,24 @@ impl LocalCluster {
             .stdout(log.try_clone()?)
             .stderr(log)
             .process_group(0);
-        #[cfg(target_os = "linux")]
-        // SAFETY: between fork and exec the child only calls prctl, which is async-signal-safe.
+        // A host's server runs in its namespace: the descriptor is open until the spawn below
+        // has returned.
+        let namespace = match &self.links {
+            Links::Hosts(hosts) => Some(hosts.namespace_file(id)?),
+            _ => None,
+        };
+        let namespace_fd = namespace.as_ref().map(AsRawFd::as_raw_fd);
+        // SAFETY: between fork and exec the child only calls prctl and setns, which are
+        // async-signal-safe.
         unsafe {
-            command.pre_exec(|| {
+            command.pre_exec(move || {
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                     return Err(io::Error::last_os_error());
+                }
+                if let Some(fd) = namespace_fd {
+                    if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
                 }
                 Ok(())
             });
@@ -343,34 +350,49 @@ impl LocalCluster {
         }
     }
 
-    /// Sets the link from `from` to `to` (a cluster started with proxies).
-    pub fn set_link(&self, from: NodeId, to: NodeId, fault: LinkFault) {
-        self.links[&(from, to)].set(fault);
+    /// How the nodes reach each other.
+    pub fn network(&self) -> Network {
+        self.links.network()
     }
 
-    /// Sets every link into and out of `node` to `fault`.
-    pub fn isolate(&self, node: NodeId, fault: LinkFault) {
-        for ((from, to), proxy) in &self.links {
-            if *from == node || *to == node {
-                proxy.set(fault);
-            }
+    /// With [`Network::Namespaces`]: the hosts the nodes run on.
+    pub fn hosts(&self) -> Option<&Hosts> {
+        match &self.links {
+            Links::Hosts(hosts) => Some(hosts),
+            _ => None,
         }
+    }
+
+    /// Makes the link from `from` to `to` do `fault`; fails if this network cannot.
+    pub fn set_link(&mut self, from: NodeId, to: NodeId, fault: LinkFault) -> io::Result<()> {
+        self.links.set(&[(from, to, fault)])
+    }
+
+    /// Makes each listed link (from, to) do its fault, at once; fails, changing nothing, if this
+    /// network cannot make one of them.
+    pub fn set_links(&mut self, changes: &[(NodeId, NodeId, LinkFault)]) -> io::Result<()> {
+        self.links.set(changes)
+    }
+
+    /// Makes every link into and out of `node` do `fault`.
+    pub fn isolate(&mut self, node: NodeId, fault: LinkFault) -> io::Result<()> {
+        let changes: Vec<(NodeId, NodeId, LinkFault)> = self
+            .ids()
+            .into_iter()
+            .filter(|&other| other != node)
+            .flat_map(|other| [(node, other, fault), (other, node, fault)])
+            .collect();
+        self.links.set(&changes)
     }
 
     /// Makes every link healthy.
-    pub fn heal_links(&self) {
-        for proxy in self.links.values() {
-            proxy.set(LinkFault::Healthy);
-        }
+    pub fn heal_links(&mut self) -> io::Result<()> {
+        self.links.heal()
     }
 
     /// Every link that is not healthy, with what it does.
     pub fn faulty_links(&self) -> Vec<((NodeId, NodeId), LinkFault)> {
-        self.links
-            .iter()
-            .map(|(&link, proxy)| (link, proxy.fault()))
-            .filter(|(_, fault)| *fault != LinkFault::Healthy)
-            .collect()
+        self.links.faulty()
     }
 
     /// Stops every running server: SIGCONT (a paused one must be able to stop) and SIGTERM,
@@ -408,6 +430,51 @@ impl Drop for LocalCluster {
             }
         }
     }
+}
+
+/// The links of `ids` over `network`, with where each node listens for the other nodes and
+/// for clients.
+#[allow(clippy::type_complexity)]
+fn make_links(
+    ids: &[NodeId],
+    network: Network,
+) -> io::Result<(
+    Links,
+    BTreeMap<NodeId, SocketAddr>,
+    BTreeMap<NodeId, SocketAddr>,
+)> {
+    if network == Network::Namespaces {
+        let hosts = Hosts::create(ids.len() as u32)?;
+        let at = |port| {
+            ids.iter()
+                .map(|&id| (id, SocketAddr::from((hosts.address(id), port))))
+                .collect()
+        };
+        let (rpc, clients) = (at(HOST_RPC_PORT), at(HOST_CLIENT_PORT));
+        return Ok((Links::Hosts(hosts), rpc, clients));
+    }
+    let addresses = free_addresses(2 * ids.len())?;
+    let rpc: BTreeMap<NodeId, SocketAddr> = ids
+        .iter()
+        .map(|&id| (id, addresses[id.0 as usize]))
+        .collect();
+    let clients = ids
+        .iter()
+        .map(|&id| (id, addresses[ids.len() + id.0 as usize]))
+        .collect();
+    let links = match network {
+        Network::Proxies => {
+            let mut proxies = BTreeMap::new();
+            for &from in ids {
+                for &to in ids.iter().filter(|&&to| to != from) {
+                    proxies.insert((from, to), LinkProxy::start(rpc[&to])?);
+                }
+            }
+            Links::Proxies(proxies)
+        }
+        _ => Links::Direct,
+    };
+    Ok((links, rpc, clients))
 }
 
 /// `count` addresses on localhost that were free a moment ago, below the range the system

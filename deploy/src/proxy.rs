@@ -7,6 +7,7 @@
 
 use crate::real_time::{now, sleep_until};
 use crate::threads::{join_all, join_finished};
+use crate::LinkFault;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::thread::JoinHandle;
@@ -15,17 +16,6 @@ use threadsim::sync::{Arc, Mutex};
 
 /// The bytes a pump forwards at once.
 const CHUNK_BYTES: usize = 64 * 1024;
-
-/// What the link does to its traffic now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LinkFault {
-    /// Forwards everything at once.
-    Healthy,
-    /// Closes every connection and accepts none.
-    Cut,
-    /// Holds every chunk of bytes this long before forwarding it.
-    Delayed(Duration),
-}
 
 /// The connections a proxy carries. Locked before the fault when both are.
 struct Carried {
@@ -78,8 +68,14 @@ impl LinkProxy {
         *self.fault.lock()
     }
 
-    /// Makes the link do `fault` from now on; a cut closes what it carries.
+    /// Makes the link do `fault` from now on; a cut closes what it carries. A proxy carries
+    /// byte streams, so it cannot lose or duplicate packets: asking it to is a bug of the
+    /// caller's ([`LinkFault::is_per_packet`] says which faults need a packet filter).
     pub fn set(&self, fault: LinkFault) {
+        assert!(
+            !fault.is_per_packet(),
+            "a proxy cannot make a per-packet fault ({fault})"
+        );
         let mut carried = self.carried.lock();
         *self.fault.lock() = fault;
         if fault == LinkFault::Cut {
@@ -181,7 +177,7 @@ fn pump(mut from: TcpStream, mut to: TcpStream, fault: &Mutex<LinkFault>) {
         }
         let delay = match *fault.lock() {
             LinkFault::Delayed(delay) => Some(delay),
-            LinkFault::Healthy | LinkFault::Cut => None,
+            _ => None,
         };
         if let Some(delay) = delay {
             sleep_until(now() + delay);

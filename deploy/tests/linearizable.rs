@@ -4,10 +4,11 @@
 //! on the majority's side (they cannot reach the old leader while it is cut off), the readers on
 //! no side (they keep asking whoever answers). Log, ReadIndex and lease reads must come out
 //! linearizable; unsafe-local reads (a cut-off leader answers from its own state until it notices
-//! it lost its majority, 2.4 s) must be rejected.
+//! it lost its majority, 2.4 s) must be rejected, whether the leader is cut off by proxies
+//! (connections closed) or by packet filters between network namespaces (packets dropped).
 
 use deploy::nemesis::{run, Fault, NemesisConfig, Step, Target, Workload};
-use deploy::ServerProgram;
+use deploy::{Network, ServerProgram};
 use models::{check_partitions, partition_by_key, CheckOptions, KeyValue, KvInput, Verdict};
 use node::NodeId;
 use std::time::Duration;
@@ -16,6 +17,15 @@ use threadsim::{Clock, SystemClock};
 /// The verdict on a history of 3.5 s in which the leader is cut off from 0.5 s to 2.5 s, and
 /// how many gets returned.
 fn verdict_through_a_cut_off_leader(read_mode: &str, name: &str) -> (Verdict, usize) {
+    verdict_through_a_leader_cut_off_by(Network::Proxies, read_mode, name)
+}
+
+/// [`verdict_through_a_cut_off_leader`] on `network`.
+fn verdict_through_a_leader_cut_off_by(
+    network: Network,
+    read_mode: &str,
+    name: &str,
+) -> (Verdict, usize) {
     let root = std::env::temp_dir().join(format!("interleave-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let config = NemesisConfig {
@@ -44,6 +54,7 @@ fn verdict_through_a_cut_off_leader(read_mode: &str, name: &str) -> (Verdict, us
             readers: 3,
             keys: 1,
         },
+        network,
     };
     let outcome = run(&config, &|| false, &mut |line| eprintln!("{line}")).expect("a run");
     assert_eq!(outcome.findings, Vec::<String>::new());
@@ -99,6 +110,22 @@ fn log_reads_on_real_processes_are_linearizable_through_a_cut_off_leader() {
 #[test]
 fn lease_reads_on_real_processes_are_linearizable_through_a_cut_off_leader() {
     let (verdict, gets) = verdict_through_a_cut_off_leader("lease", "lin-lease");
+    assert!(gets >= 100, "only {gets} gets returned");
+    assert_eq!(verdict, Verdict::Linearizable);
+}
+
+#[test]
+fn through_packet_filters_unsafe_local_reads_are_rejected_and_read_index_reads_are_not() {
+    if let Err(why) = deploy::netns::available() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let (verdict, gets) =
+        verdict_through_a_leader_cut_off_by(Network::Namespaces, "unsafe-local", "lin-ns-local");
+    assert!(gets >= 100, "only {gets} gets returned");
+    assert_eq!(verdict, Verdict::NotLinearizable);
+    let (verdict, gets) =
+        verdict_through_a_leader_cut_off_by(Network::Namespaces, "read-index", "lin-ns-index");
     assert!(gets >= 100, "only {gets} gets returned");
     assert_eq!(verdict, Verdict::Linearizable);
 }

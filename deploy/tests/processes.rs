@@ -4,7 +4,7 @@
 //! once, and nothing else. SIGTERM then stops every server cleanly.
 
 use deploy::wire::kv::ClockChange;
-use deploy::{LinkFault, LocalCluster, LocalClusterSpec, ServerProgram, TcpKvTransport};
+use deploy::{LinkFault, LocalCluster, LocalClusterSpec, Network, ServerProgram, TcpKvTransport};
 use node::kv::{Clerk, ClerkConfig};
 use node::NodeId;
 use std::collections::BTreeMap;
@@ -25,16 +25,16 @@ pub struct Processes {
 
 impl Processes {
     fn new(nodes: u32, name: &str, extra_args: &[&str]) -> Processes {
-        Processes::start_all(nodes, name, extra_args, false)
+        Processes::start_all(nodes, name, extra_args, Network::Direct)
     }
 
     /// [`Processes::new`] with every node reaching every other through a `LinkProxy` of its
     /// own, so links can be cut one direction at a time.
     pub fn with_proxies(nodes: u32, name: &str, extra_args: &[&str]) -> Processes {
-        Processes::start_all(nodes, name, extra_args, true)
+        Processes::start_all(nodes, name, extra_args, Network::Proxies)
     }
 
-    fn start_all(nodes: u32, name: &str, extra_args: &[&str], proxied: bool) -> Processes {
+    fn start_all(nodes: u32, name: &str, extra_args: &[&str], network: Network) -> Processes {
         let root = std::env::temp_dir().join(format!("interleave-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let mut server_args: Vec<String> = extra_args.iter().map(|arg| arg.to_string()).collect();
@@ -49,7 +49,7 @@ impl Processes {
             },
             server_args,
             root: root.clone(),
-            proxied,
+            network,
             lossy_disks: false,
         })
         .expect("the cluster starts");
@@ -76,8 +76,12 @@ impl Processes {
         self.cluster().signal(id, signal).expect("signalled");
     }
 
-    pub fn isolate(&self, node: NodeId, fault: LinkFault) {
-        self.cluster.as_ref().expect("running").isolate(node, fault);
+    pub fn isolate(&mut self, node: NodeId, fault: LinkFault) {
+        self.cluster
+            .as_mut()
+            .expect("running")
+            .isolate(node, fault)
+            .expect("proxies make cuts");
     }
 
     fn log(&self, id: NodeId) -> String {

@@ -348,9 +348,35 @@ pub struct DeployArgs {
     /// power cuts must then lose acknowledged writes); may be given more than once.
     #[arg(long = "mutation", value_name = "NAME", value_parser = crate::run_spec::mutation_parser())]
     pub mutations: Vec<node::Mutation>,
+    /// How the servers reach each other: `namespaces` (each server a host in a network
+    /// namespace of its own, its links cut by packet filters that drop packets silently; needs
+    /// root, `ip` and `nft`), `proxies` (a TCP proxy on every link: a cut closes connections),
+    /// or `auto`: namespaces where they can be made, else proxies, saying why.
+    #[arg(long, value_name = "HOW", default_value = "auto", value_parser = parse_network)]
+    pub network: NetworkChoice,
     /// Print the result as one JSON object on standard output.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--network`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetworkChoice {
+    /// Namespaces where this machine can make them, else proxies.
+    Auto,
+    /// This network.
+    Exactly(deploy::Network),
+}
+
+fn parse_network(text: &str) -> Result<NetworkChoice, String> {
+    match text {
+        "auto" => Ok(NetworkChoice::Auto),
+        "namespaces" => Ok(NetworkChoice::Exactly(deploy::Network::Namespaces)),
+        "proxies" => Ok(NetworkChoice::Exactly(deploy::Network::Proxies)),
+        other => Err(format!(
+            "{other:?}: the network is auto, namespaces or proxies"
+        )),
+    }
 }
 
 /// `--faults`: the kinds of fault a run injects.

@@ -1,6 +1,7 @@
 //! The kinds of fault a nemesis can inject, by name, and the concrete faults of a plan.
 
 use crate::lossy_fs::LossMode;
+use crate::Network;
 use node::NodeId;
 use std::fmt;
 use std::time::Duration;
@@ -13,8 +14,20 @@ pub enum FaultKind {
     Partition,
     /// Every link out of a node (or into it) cut, the other direction working.
     OneWay,
-    /// Every link into and out of a node slowed by tens to hundreds of milliseconds.
+    /// Every link into and out of a node slowed by tens to hundreds of milliseconds (proxies).
     Delay,
+    /// The nodes split in two halves and one node in both: every link between the halves cut,
+    /// the node in the middle (the leader, often) reaching every other (after Jepsen).
+    Bridge,
+    /// Each node reaching a majority, its neighbours on a ring drawn from the seed, and no two
+    /// nodes the same majority: every link between nodes far apart on the ring cut (Jepsen's
+    /// majorities ring).
+    Ring,
+    /// Every link into and out of a node drops a share of its packets (network namespaces).
+    PacketLoss,
+    /// Every link into and out of a node sends a share of its packets twice (network
+    /// namespaces).
+    Duplicate,
     /// `kill -9` of a node (the leader, often) or of every node at once, then a restart from its
     /// files.
     Kill,
@@ -44,10 +57,14 @@ pub enum FaultKind {
 
 impl FaultKind {
     /// Every kind.
-    pub const ALL: [FaultKind; 11] = [
+    pub const ALL: [FaultKind; 15] = [
         FaultKind::Partition,
         FaultKind::OneWay,
         FaultKind::Delay,
+        FaultKind::Bridge,
+        FaultKind::Ring,
+        FaultKind::PacketLoss,
+        FaultKind::Duplicate,
         FaultKind::Kill,
         FaultKind::Pause,
         FaultKind::Clock,
@@ -71,12 +88,30 @@ impl FaultKind {
         )
     }
 
+    /// Whether links through `network` can make it: delays need proxies (a packet filter
+    /// cannot hold packets here), lost and duplicated packets need network namespaces (a proxy
+    /// carries byte streams), and cuts either.
+    pub fn works_on(self, network: Network) -> bool {
+        match self {
+            FaultKind::Delay => network == Network::Proxies,
+            FaultKind::PacketLoss | FaultKind::Duplicate => network == Network::Namespaces,
+            FaultKind::Partition | FaultKind::OneWay | FaultKind::Bridge | FaultKind::Ring => {
+                network != Network::Direct
+            }
+            _ => true,
+        }
+    }
+
     /// Its name on the command line.
     pub fn name(self) -> &'static str {
         match self {
             FaultKind::Partition => "partition",
             FaultKind::OneWay => "one-way",
             FaultKind::Delay => "delay",
+            FaultKind::Bridge => "bridge",
+            FaultKind::Ring => "ring",
+            FaultKind::PacketLoss => "loss",
+            FaultKind::Duplicate => "duplicate",
             FaultKind::Kill => "kill",
             FaultKind::Pause => "pause",
             FaultKind::Clock => "clock",
@@ -93,7 +128,15 @@ impl FaultKind {
         match self {
             FaultKind::Partition => "a minority, often the leader, cut off from the rest",
             FaultKind::OneWay => "every link out of (or into) a node cut",
-            FaultKind::Delay => "every link of a node slowed by 20-300 ms",
+            FaultKind::Delay => "every link of a node slowed by 20-300 ms (proxies)",
+            FaultKind::Bridge => "two halves cut apart, one node (often the leader) in both",
+            FaultKind::Ring => "each node reaching a different majority (a majorities ring)",
+            FaultKind::PacketLoss => {
+                "every link of a node drops 5-40% of its packets (network namespaces)"
+            }
+            FaultKind::Duplicate => {
+                "every link of a node sends 20-100% of its packets twice (network namespaces)"
+            }
             FaultKind::Kill => "kill -9 of a node, often the leader, or of all; then a restart",
             FaultKind::Pause => "SIGSTOP of a node past the election timeout, then SIGCONT",
             FaultKind::Clock => {
@@ -186,6 +229,33 @@ pub enum Fault {
         /// How long each chunk of bytes is held.
         by: Duration,
     },
+    /// The target reaching every node, the others split in two halves that do not reach
+    /// each other; which node goes to which half is drawn when the fault comes.
+    Bridge {
+        /// The node in the middle.
+        target: Target,
+    },
+    /// Every link between nodes far apart on the ring `order` cut, so each node reaches a
+    /// majority (its neighbours) and no two the same one; on 3 nodes, the ring's first and last
+    /// node cut apart (a line: each end reaches a majority through the middle).
+    Ring {
+        /// The nodes around the ring.
+        order: Vec<NodeId>,
+    },
+    /// Every link into and out of the target drops this share of its packets.
+    PacketLoss {
+        /// The node.
+        target: Target,
+        /// Packets dropped in a hundred.
+        percent: u8,
+    },
+    /// Every link into and out of the target sends this share of its packets twice.
+    Duplicate {
+        /// The node.
+        target: Target,
+        /// Packets duplicated in a hundred.
+        percent: u8,
+    },
     /// The target killed with SIGKILL, restarted when the fault ends.
     Kill {
         /// The node.
@@ -249,6 +319,10 @@ impl Fault {
             Fault::Partition { .. } => FaultKind::Partition,
             Fault::OneWay { .. } => FaultKind::OneWay,
             Fault::Delay { .. } => FaultKind::Delay,
+            Fault::Bridge { .. } => FaultKind::Bridge,
+            Fault::Ring { .. } => FaultKind::Ring,
+            Fault::PacketLoss { .. } => FaultKind::PacketLoss,
+            Fault::Duplicate { .. } => FaultKind::Duplicate,
             Fault::Kill { .. } | Fault::KillAll => FaultKind::Kill,
             Fault::Pause { .. } => FaultKind::Pause,
             Fault::Clock {
@@ -291,6 +365,27 @@ impl fmt::Display for Fault {
             } => write!(f, "one-way: every link into {target} cut"),
             Fault::Delay { target, by } => {
                 write!(f, "delay: every link of {target} slowed by {by:?}")
+            }
+            Fault::Bridge { target } => write!(f, "bridge: {target} in the middle of two halves"),
+            Fault::Ring { order } => {
+                let ring: Vec<String> = order.iter().map(NodeId::to_string).collect();
+                write!(
+                    f,
+                    "ring: each node reaches its neighbours on {}",
+                    ring.join("-")
+                )
+            }
+            Fault::PacketLoss { target, percent } => {
+                write!(
+                    f,
+                    "loss: every link of {target} drops {percent}% of its packets"
+                )
+            }
+            Fault::Duplicate { target, percent } => {
+                write!(
+                    f,
+                    "duplicate: every link of {target} sends {percent}% of its packets twice"
+                )
             }
             Fault::Kill { target } => write!(f, "kill -9 {target}"),
             Fault::KillAll => write!(f, "kill -9 every node"),

@@ -46,6 +46,9 @@ pub struct Nemesis<'a> {
     pub writers_cut: &'a WritersCutFrom,
     /// Decides which nodes join a partition's minority.
     pub rng: DetRng,
+    /// The leader the last fault injected was aimed at, when it was aimed at the leader and
+    /// one led.
+    pub hit_leader: Option<NodeId>,
 }
 
 impl Nemesis<'_> {
@@ -57,12 +60,23 @@ impl Nemesis<'_> {
         }
     }
 
+    /// Whether a node other than `old` says it leads.
+    pub fn led_by_other_than(&self, old: NodeId) -> bool {
+        self.control
+            .leaders(CONTROL_TIMEOUT)
+            .iter()
+            .any(|&leader| leader != old)
+    }
+
     /// The node `target` names now, and how to say which it was.
-    fn resolve(&self, target: Target) -> (NodeId, String) {
+    fn resolve(&mut self, target: Target) -> (NodeId, String) {
         match target {
             Target::Node(node) => (node, node.to_string()),
             Target::Leader { otherwise } => match self.leader() {
-                Some(leader) => (leader, format!("{leader} (the leader)")),
+                Some(leader) => {
+                    self.hit_leader = Some(leader);
+                    (leader, format!("{leader} (the leader)"))
+                }
                 None => (otherwise, format!("{otherwise} (no single leader)")),
             },
         }
@@ -70,6 +84,7 @@ impl Nemesis<'_> {
 
     /// Injects `fault`; says what was done, and what healing it takes.
     pub fn inject(&mut self, fault: &Fault) -> Result<(String, Injected), String> {
+        self.hit_leader = None;
         match *fault {
             Fault::Partition { target, size } => {
                 let (first, named) = self.resolve(target);
@@ -83,12 +98,7 @@ impl Nemesis<'_> {
                 while minority.len() < size as usize && !others.is_empty() {
                     minority.push(others.remove(self.rng.index(others.len())));
                 }
-                for &from in &minority {
-                    for &to in &others {
-                        self.cluster.set_link(from, to, LinkFault::Cut);
-                        self.cluster.set_link(to, from, LinkFault::Cut);
-                    }
-                }
+                self.cut_between(&minority, &others)?;
                 self.writers_cut
                     .lock()
                     .expect("not poisoned")
@@ -103,12 +113,17 @@ impl Nemesis<'_> {
             }
             Fault::OneWay { target, direction } => {
                 let (node, named) = self.resolve(target);
-                for other in self.cluster.ids().into_iter().filter(|&n| n != node) {
-                    match direction {
-                        Direction::Outgoing => self.cluster.set_link(node, other, LinkFault::Cut),
-                        Direction::Incoming => self.cluster.set_link(other, node, LinkFault::Cut),
-                    }
-                }
+                let changes: Vec<(NodeId, NodeId, LinkFault)> = self
+                    .cluster
+                    .ids()
+                    .into_iter()
+                    .filter(|&other| other != node)
+                    .map(|other| match direction {
+                        Direction::Outgoing => (node, other, LinkFault::Cut),
+                        Direction::Incoming => (other, node, LinkFault::Cut),
+                    })
+                    .collect();
+                self.set_links(&changes)?;
                 let which = match direction {
                     Direction::Outgoing => "out of",
                     Direction::Incoming => "into",
@@ -120,9 +135,62 @@ impl Nemesis<'_> {
             }
             Fault::Delay { target, by } => {
                 let (node, named) = self.resolve(target);
-                self.cluster.isolate(node, LinkFault::Delayed(by));
+                self.isolate(node, LinkFault::Delayed(by))?;
                 Ok((
                     format!("delay: every link of {named} slowed by {by:?}"),
+                    Injected::Links,
+                ))
+            }
+            Fault::PacketLoss { target, percent } => {
+                let (node, named) = self.resolve(target);
+                self.isolate(node, LinkFault::Lossy { percent })?;
+                Ok((
+                    format!("loss: every link of {named} drops {percent}% of its packets"),
+                    Injected::Links,
+                ))
+            }
+            Fault::Duplicate { target, percent } => {
+                let (node, named) = self.resolve(target);
+                self.isolate(node, LinkFault::Duplicated { percent })?;
+                Ok((
+                    format!(
+                        "duplicate: every link of {named} sends {percent}% of its packets twice"
+                    ),
+                    Injected::Links,
+                ))
+            }
+            Fault::Bridge { target } => {
+                let (middle, named) = self.resolve(target);
+                let mut others: Vec<NodeId> = self
+                    .cluster
+                    .ids()
+                    .into_iter()
+                    .filter(|&n| n != middle)
+                    .collect();
+                let mut half = Vec::new();
+                while 2 * half.len() < others.len() {
+                    half.push(others.remove(self.rng.index(others.len())));
+                }
+                self.cut_between(&half, &others)?;
+                Ok((
+                    format!(
+                        "bridge: {named} in the middle of {} and {}",
+                        names(&half),
+                        names(&others)
+                    ),
+                    Injected::Links,
+                ))
+            }
+            Fault::Ring { ref order } => {
+                let far_apart = ring_cuts(order);
+                let changes: Vec<(NodeId, NodeId, LinkFault)> = far_apart
+                    .iter()
+                    .flat_map(|&(a, b)| [(a, b, LinkFault::Cut), (b, a, LinkFault::Cut)])
+                    .collect();
+                self.set_links(&changes)?;
+                let cut: Vec<String> = far_apart.iter().map(|(a, b)| format!("{a}-{b}")).collect();
+                Ok((
+                    format!("ring {}: cut {}", names(order), cut.join(", ")),
                     Injected::Links,
                 ))
             }
@@ -234,6 +302,31 @@ impl Nemesis<'_> {
         }
     }
 
+    /// Cuts every link between a node of `one` and a node of `other`, both ways.
+    fn cut_between(&mut self, one: &[NodeId], other: &[NodeId]) -> Result<(), String> {
+        let changes: Vec<(NodeId, NodeId, LinkFault)> = one
+            .iter()
+            .flat_map(|&a| {
+                other
+                    .iter()
+                    .flat_map(move |&b| [(a, b, LinkFault::Cut), (b, a, LinkFault::Cut)])
+            })
+            .collect();
+        self.set_links(&changes)
+    }
+
+    fn set_links(&mut self, changes: &[(NodeId, NodeId, LinkFault)]) -> Result<(), String> {
+        self.cluster
+            .set_links(changes)
+            .map_err(|error| format!("the links: {error}"))
+    }
+
+    fn isolate(&mut self, node: NodeId, fault: LinkFault) -> Result<(), String> {
+        self.cluster
+            .isolate(node, fault)
+            .map_err(|error| format!("the links of {node}: {error}"))
+    }
+
     fn kill(&mut self, nodes: &[NodeId]) -> Result<(), String> {
         for &node in nodes {
             if self.cluster.is_running(node) {
@@ -250,8 +343,10 @@ impl Nemesis<'_> {
     pub fn heal(&mut self, injected: Injected, limit: Instant) -> Result<String, String> {
         match injected {
             Injected::Links => {
-                self.cluster.heal_links();
                 self.writers_cut.lock().expect("not poisoned").clear();
+                self.cluster
+                    .heal_links()
+                    .map_err(|error| format!("healing the links: {error}"))?;
                 Ok("healed".into())
             }
             Injected::Killed(nodes) => {
@@ -367,7 +462,9 @@ impl Nemesis<'_> {
     /// node resumed, every stopped node started, every clock at 1x.
     pub fn heal_everything(&mut self) -> Vec<String> {
         let mut problems = Vec::new();
-        self.cluster.heal_links();
+        if let Err(error) = self.cluster.heal_links() {
+            problems.push(format!("healing the links: {error}"));
+        }
         if self.cluster.has_lossy_disks() {
             for node in self.cluster.ids() {
                 if let Err(error) = self.cluster.set_disk_full(node, false) {
@@ -399,5 +496,79 @@ impl Nemesis<'_> {
         self.control
             .set_clock(node, back, CONTROL_TIMEOUT)
             .map(|_| ())
+    }
+}
+
+/// The nodes, as `n0, n2`.
+fn names(nodes: &[NodeId]) -> String {
+    let names: Vec<String> = nodes.iter().map(NodeId::to_string).collect();
+    names.join(", ")
+}
+
+/// The pairs of nodes a majorities ring over `order` cuts apart: those farther apart around
+/// the ring than each node's reach, the fewest neighbours on each side that make a majority
+/// with the node itself. On 3 nodes every pair is neighbours, so the ring's first and last are
+/// cut apart instead (a line).
+fn ring_cuts(order: &[NodeId]) -> Vec<(NodeId, NodeId)> {
+    let nodes = order.len();
+    let majority = nodes / 2 + 1;
+    let reach = majority / 2;
+    let mut cuts = Vec::new();
+    for i in 0..nodes {
+        for j in i + 1..nodes {
+            let apart = (j - i).min(nodes - (j - i));
+            if apart > reach {
+                cuts.push((order[i], order[j]));
+            }
+        }
+    }
+    if cuts.is_empty() && nodes >= 3 {
+        cuts.push((order[0], order[nodes - 1]));
+    }
+    cuts
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+
+    /// Whom each node reaches (itself included) when `cuts` are cut.
+    fn reached(nodes: usize, cuts: &[(NodeId, NodeId)]) -> Vec<Vec<NodeId>> {
+        (0..nodes as u32)
+            .map(|a| {
+                (0..nodes as u32)
+                    .filter(|&b| {
+                        !cuts.contains(&(NodeId(a), NodeId(b)))
+                            && !cuts.contains(&(NodeId(b), NodeId(a)))
+                    })
+                    .map(NodeId)
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn in_a_ring_each_node_reaches_a_majority_and_no_two_the_same() {
+        for nodes in 3..=9usize {
+            let order: Vec<NodeId> = (0..nodes as u32).map(NodeId).collect();
+            let cuts = ring_cuts(&order);
+            assert!(!cuts.is_empty(), "{nodes} nodes: nothing cut");
+            let reached = reached(nodes, &cuts);
+            for (node, sees) in reached.iter().enumerate() {
+                assert!(
+                    2 * sees.len() > nodes,
+                    "{nodes} nodes: n{node} sees {sees:?}"
+                );
+            }
+            // Not one majority that everybody shares: the cut is not a plain partition.
+            let everyone_sees_all = reached.iter().all(|sees| sees.len() == nodes);
+            assert!(!everyone_sees_all);
+            if nodes >= 4 {
+                let mut distinct = reached.clone();
+                distinct.sort();
+                distinct.dedup();
+                assert_eq!(distinct.len(), nodes, "{nodes} nodes: {reached:?}");
+            }
+        }
     }
 }

@@ -78,6 +78,28 @@ fn draw(rng: &mut DetRng, kind: FaultKind, nodes: u32) -> (Fault, Duration) {
             let by = seconds(rng, 20, 300);
             (Fault::Delay { target, by }, seconds(rng, 1000, 4000))
         }
+        FaultKind::Bridge => (Fault::Bridge { target }, seconds(rng, 1000, 4000)),
+        FaultKind::Ring => {
+            let mut order: Vec<NodeId> = (0..nodes).map(NodeId).collect();
+            for end in (1..order.len()).rev() {
+                order.swap(end, rng.index(end + 1));
+            }
+            (Fault::Ring { order }, seconds(rng, 1000, 4000))
+        }
+        FaultKind::PacketLoss => {
+            let percent = rng.range_inclusive(5, 40) as u8;
+            (
+                Fault::PacketLoss { target, percent },
+                seconds(rng, 1000, 4000),
+            )
+        }
+        FaultKind::Duplicate => {
+            let percent = rng.range_inclusive(20, 100) as u8;
+            (
+                Fault::Duplicate { target, percent },
+                seconds(rng, 1000, 4000),
+            )
+        }
         FaultKind::Kill if rng.chance(0.25) => (Fault::KillAll, seconds(rng, 500, 2000)),
         FaultKind::Kill => (Fault::Kill { target }, seconds(rng, 500, 3000)),
         FaultKind::Pause => (Fault::Pause { target }, seconds(rng, 1000, 3000)),

@@ -7,7 +7,7 @@ use super::inject::{Injected, Nemesis};
 use super::plan::Step;
 use super::recovery::{check_recovery, RECOVERY_BOUND};
 use crate::real_time::{now, sleep_until};
-use crate::{LocalCluster, LocalClusterSpec, ServerProgram, TcpKvTransport};
+use crate::{LocalCluster, LocalClusterSpec, Network, ServerProgram, TcpKvTransport};
 use models::{History, KvInput, KvOutput};
 use node::NodeId;
 use std::collections::BTreeSet;
@@ -41,6 +41,8 @@ pub struct NemesisConfig {
     pub seed: u64,
     /// The clients.
     pub workload: Workload,
+    /// How the servers reach each other: proxies, or hosts in network namespaces.
+    pub network: Network,
 }
 
 /// A fault as it was injected.
@@ -54,6 +56,18 @@ pub struct FaultRecord {
     pub what: String,
     /// What came of it ("healed", "restarted", ...), or why it could not be injected.
     pub outcome: String,
+    /// Whether it was aimed at the leader and one led when it came.
+    pub hit_leader: bool,
+    /// With `hit_leader`: how long, in microseconds from the injection, until another node
+    /// said it led (`None`: none did while the fault held).
+    pub new_leader_after: Option<u64>,
+}
+
+/// Watching for a new leader after a fault hit the old one.
+struct LeaderWatch {
+    old: NodeId,
+    since: Instant,
+    after: Option<Duration>,
 }
 
 /// What a run produced.
@@ -89,7 +103,7 @@ pub fn run(
         server: config.server.clone(),
         server_args,
         root: config.root.clone(),
-        proxied: true,
+        network: config.network,
         lossy_disks: config
             .plan
             .iter()
@@ -105,6 +119,7 @@ pub fn run(
         control: &control,
         writers_cut: &writers_cut,
         rng: DetRng::new(config.seed).split(2),
+        hit_leader: None,
     };
     let waiting_since = now();
     while nemesis.leader().is_none() {
@@ -144,6 +159,7 @@ pub fn run(
             &mut nemesis,
             &down,
             &mut result,
+            None,
         );
         if !waited {
             break;
@@ -158,16 +174,23 @@ pub fn run(
                     end: start,
                     what: step.fault.to_string(),
                     outcome: format!("not injected: {why}"),
+                    hit_leader: false,
+                    new_leader_after: None,
                 });
                 continue;
             }
         };
         progress(&format!("{:>6.1} s  {what}", seconds(start)));
         let end_of_hold = epoch + step.start + step.hold;
-        let active = Active {
+        let mut active = Active {
             start,
             what,
             injected,
+            new_leader: nemesis.hit_leader.map(|old| LeaderWatch {
+                old,
+                since: now(),
+                after: None,
+            }),
         };
         if matches!(active.injected, Injected::Clocks(_)) {
             if let Some(earlier) = skew.replace(active) {
@@ -180,7 +203,14 @@ pub fn run(
                     progress,
                 );
             }
-            if !wait_until(end_of_hold, interrupted, &mut nemesis, &down, &mut result) {
+            if !wait_until(
+                end_of_hold,
+                interrupted,
+                &mut nemesis,
+                &down,
+                &mut result,
+                None,
+            ) {
                 break;
             }
             continue;
@@ -190,9 +220,20 @@ pub fn run(
             Injected::Disk(node, _) | Injected::Corrupted(node, _) => [*node].into(),
             _ => BTreeSet::new(),
         };
-        // A node whose disk failed is healed (restarted) as soon as it has stopped.
+        // A node whose disk failed is healed (restarted) as soon as it has stopped, so there is
+        // no hold in which to wait for a new leader.
+        if matches!(active.injected, Injected::Disk(..)) {
+            active.new_leader = None;
+        }
         let held = matches!(active.injected, Injected::Disk(..))
-            || wait_until(end_of_hold, interrupted, &mut nemesis, &down, &mut result);
+            || wait_until(
+                end_of_hold,
+                interrupted,
+                &mut nemesis,
+                &down,
+                &mut result,
+                active.new_leader.as_mut(),
+            );
         heal(
             &mut nemesis,
             active,
@@ -226,6 +267,7 @@ pub fn run(
         &mut nemesis,
         &down,
         &mut result,
+        None,
     );
     result.findings.extend(nemesis.heal_everything());
     progress(&format!(
@@ -273,6 +315,8 @@ struct Active {
     start: u64,
     what: String,
     injected: Injected,
+    /// With a fault that hit the leader: when another took over.
+    new_leader: Option<LeaderWatch>,
 }
 
 /// Heals `active` (a node whose disk failed has until `limit` to stop) and records it.
@@ -298,6 +342,11 @@ fn heal(
         end,
         what: active.what,
         outcome,
+        hit_leader: active.new_leader.is_some(),
+        new_leader_after: active
+            .new_leader
+            .and_then(|watch| watch.after)
+            .map(|after| after.as_micros() as u64),
     });
 }
 
@@ -321,17 +370,24 @@ fn exited_servers(cluster: &mut LocalCluster) -> String {
 }
 
 /// Waits until `deadline`, watching for servers that exit on their own (those in `down` are
-/// meant to be down), which are findings and are started again. Returns false if interrupted.
+/// meant to be down), which are findings and are started again, and (with `new_leader`) for
+/// a node other than the deposed leader to say it leads. Returns false if interrupted.
 fn wait_until(
     deadline: Instant,
     interrupted: &dyn Fn() -> bool,
     nemesis: &mut Nemesis<'_>,
     down: &BTreeSet<NodeId>,
     result: &mut NemesisRun,
+    mut new_leader: Option<&mut LeaderWatch>,
 ) -> bool {
     loop {
         if interrupted() {
             return false;
+        }
+        if let Some(watch) = new_leader.as_deref_mut() {
+            if watch.after.is_none() && nemesis.led_by_other_than(watch.old) {
+                watch.after = Some(now().saturating_duration_since(watch.since));
+            }
         }
         for node in nemesis.cluster.ids() {
             if down.contains(&node) {

@@ -39,7 +39,7 @@ impl Servers {
             },
             server_args: vec!["--read-mode".into(), "read-index".into()],
             root: root.clone(),
-            proxied: false,
+            network: deploy::Network::Direct,
             lossy_disks: false,
         })
         .expect("the cluster starts");

@@ -1,10 +1,10 @@
 //! `interleave deploy`: a real cluster under a nemesis (see [`deploy::nemesis`]), its history
 //! checked for linearizability, and a folder that shows what happened.
 
-use crate::cli::{DeployArgs, FaultList};
+use crate::cli::{DeployArgs, FaultList, NetworkChoice};
 use crate::interrupt::{interrupted, interrupted_exit, stop_on_ctrl_c};
 use deploy::nemesis::{self, FaultKind, FaultRecord, NemesisConfig, NemesisRun, Workload};
-use deploy::ServerProgram;
+use deploy::{Network, ServerProgram};
 use models::{check_partitions, partition_by_key, CheckOptions, KeyValue, Report, Verdict};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -60,7 +60,14 @@ pub fn deploy(args: &DeployArgs) -> ExitCode {
     for mutation in &args.mutations {
         server_args.extend(["--mutation".to_string(), mutation.name().to_string()]);
     }
-    let faults = match injectable(&args.faults) {
+    let network = match network(args.network) {
+        Ok(network) => network,
+        Err(message) => {
+            eprintln!("interleave: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let faults = match injectable(&args.faults, network) {
         Ok(kinds) => FaultList { kinds, all: false },
         Err(message) => {
             eprintln!("interleave: {message}");
@@ -76,10 +83,11 @@ pub fn deploy(args: &DeployArgs) -> ExitCode {
         duration: args.duration,
         seed,
         workload: Workload::default(),
+        network,
     };
     eprintln!(
-        "interleave deploy: {} servers, read mode {}, faults {} ({} planned), {:?}, seed {seed}; \
-         folder {}",
+        "interleave deploy: {} servers on {network}, read mode {}, faults {} ({} planned), {:?}, \
+         seed {seed}; folder {}",
         args.nodes,
         args.read_mode.name(),
         faults,
@@ -108,7 +116,7 @@ pub fn deploy(args: &DeployArgs) -> ExitCode {
         partition_by_key(&run.history),
         &CheckOptions::default(),
     );
-    let summary = Summary::of(args, &faults, seed, &run, &report);
+    let summary = Summary::of(args, network, &faults, seed, &run, &report);
     // The verdict first, on standard output, so a folder that cannot be written (a full disk)
     // loses the files and not the verdict.
     if args.json {
@@ -126,13 +134,50 @@ pub fn deploy(args: &DeployArgs) -> ExitCode {
     ExitCode::from(summary.exit_code())
 }
 
-/// The kinds of `faults` this machine can inject: those that need lossy disks (FUSE, root)
-/// are left out of `all` with a note where it cannot, and refused when named.
-fn injectable(faults: &FaultList) -> Result<Vec<FaultKind>, String> {
-    let (lossy, mut kinds): (Vec<FaultKind>, Vec<FaultKind>) = faults
+/// The network `choice` comes to on this machine: `auto` takes network namespaces where they
+/// can be made and says why not where they cannot.
+fn network(choice: NetworkChoice) -> Result<Network, String> {
+    let available = deploy::netns::available();
+    match (choice, available) {
+        (NetworkChoice::Exactly(Network::Namespaces), Err(why)) => {
+            Err(format!("--network namespaces cannot be made here: {why}"))
+        }
+        (NetworkChoice::Exactly(network), _) => Ok(network),
+        (NetworkChoice::Auto, Ok(())) => Ok(Network::Namespaces),
+        (NetworkChoice::Auto, Err(why)) => {
+            eprintln!("interleave: links through proxies, not network namespaces: {why}");
+            Ok(Network::Proxies)
+        }
+    }
+}
+
+/// The kinds of `faults` this machine and `network` can inject: those that need lossy disks
+/// (FUSE, root) or another network are left out of `all` with a note where they cannot be
+/// made, and refused when named.
+fn injectable(faults: &FaultList, network: Network) -> Result<Vec<FaultKind>, String> {
+    let (elsewhere, kinds): (Vec<FaultKind>, Vec<FaultKind>) = faults
         .kinds
         .iter()
-        .partition(|kind| kind.needs_lossy_disks());
+        .partition(|kind| !kind.works_on(network));
+    if !elsewhere.is_empty() {
+        let names: Vec<&str> = elsewhere.iter().map(|kind| kind.name()).collect();
+        let other = match network {
+            Network::Namespaces => "--network proxies",
+            _ => "--network namespaces",
+        };
+        if !faults.all {
+            return Err(format!(
+                "{} cannot be made through {network} (it takes {other})",
+                names.join(" and ")
+            ));
+        }
+        eprintln!(
+            "interleave: {} left out of all: not made through {network} (it takes {other})",
+            names.join(" and ")
+        );
+    }
+    let (lossy, mut kinds): (Vec<FaultKind>, Vec<FaultKind>) =
+        kinds.into_iter().partition(|kind| kind.needs_lossy_disks());
     if lossy.is_empty() {
         return Ok(kinds);
     }
@@ -201,8 +246,13 @@ fn write_folder(
 fn faults_text(faults: &[FaultRecord]) -> String {
     let mut text = String::from("# start (s)  end (s)  fault: what came of it\n");
     for fault in faults {
+        let new_leader = match (fault.hit_leader, fault.new_leader_after) {
+            (true, Some(after)) => format!(" (a new leader after {} ms)", after / 1000),
+            (true, None) => " (no new leader while it held)".to_string(),
+            (false, _) => String::new(),
+        };
         text.push_str(&format!(
-            "{:>11.3}  {:>7.3}  {}: {}\n",
+            "{:>11.3}  {:>7.3}  {}: {}{new_leader}\n",
             fault.start as f64 / 1e6,
             fault.end as f64 / 1e6,
             fault.what,
@@ -222,6 +272,8 @@ struct Summary {
     unknown: usize,
     faults: usize,
     recovery: Option<std::time::Duration>,
+    network: Network,
+    new_leader: NewLeaders,
     findings: Vec<String>,
     interrupted: bool,
     counterexample: Option<PathBuf>,
@@ -231,6 +283,7 @@ struct Summary {
 impl Summary {
     fn of(
         args: &DeployArgs,
+        network: Network,
         faults: &FaultList,
         seed: u64,
         run: &NemesisRun,
@@ -238,7 +291,8 @@ impl Summary {
     ) -> Summary {
         let unknown = run.history.iter().filter(|op| op.ret.is_none()).count();
         let mut rerun = format!(
-            "interleave deploy --seed {seed} --nodes {} --read-mode {} --faults {} --duration {}",
+            "interleave deploy --seed {seed} --nodes {} --network {network} --read-mode {} --faults \
+             {} --duration {}",
             args.nodes,
             args.read_mode.name(),
             faults,
@@ -265,6 +319,8 @@ impl Summary {
             unknown,
             faults: run.faults.len(),
             recovery: run.recovery,
+            network,
+            new_leader: NewLeaders::of(&run.faults),
             findings: run.findings.clone(),
             interrupted: run.interrupted,
             counterexample: report
@@ -297,16 +353,18 @@ impl Summary {
     fn text(&self) -> String {
         let mut text = format!(
             "history: {} ({} operations: {} returned, {} of unknown outcome)\nfaults injected: \
-             {}\nrecovery after healing: {}\n",
+             {} (links through {})\nrecovery after healing: {}\n{}",
             self.verdict_words(),
             self.operations,
             self.returned,
             self.unknown,
             self.faults,
+            self.network,
             match self.recovery {
                 Some(recovery) => format!("{recovery:.1?}"),
                 None => "none within the bound".to_string(),
-            }
+            },
+            self.new_leader.text(),
         );
         if self.interrupted {
             text.push_str(&format!(
@@ -339,6 +397,10 @@ impl Summary {
             "unknown": self.unknown,
             "faults": self.faults,
             "recovery_ms": self.recovery.map(|recovery| recovery.as_millis() as u64),
+            "network": self.network.name(),
+            "leader_hit": self.new_leader.hits,
+            "new_leader_ms": self.new_leader.after_ms,
+            "no_new_leader": self.new_leader.none,
             "findings": self.findings,
             "interrupted": self.interrupted,
             "exit": self.exit_code(),
@@ -346,5 +408,51 @@ impl Summary {
             "rerun": self.rerun,
         })
         .to_string()
+    }
+}
+
+/// How soon another node led after each fault that hit the leader.
+struct NewLeaders {
+    /// Faults that hit the leader.
+    hits: usize,
+    /// For each of them after which another node led, how long that took, sorted.
+    after_ms: Vec<u64>,
+    /// Those after which no other node led while the fault held.
+    none: usize,
+}
+
+impl NewLeaders {
+    fn of(faults: &[FaultRecord]) -> NewLeaders {
+        let hit: Vec<&FaultRecord> = faults.iter().filter(|fault| fault.hit_leader).collect();
+        let mut after_ms: Vec<u64> = hit
+            .iter()
+            .filter_map(|fault| fault.new_leader_after)
+            .map(|micros| micros / 1000)
+            .collect();
+        after_ms.sort_unstable();
+        NewLeaders {
+            hits: hit.len(),
+            none: hit.len() - after_ms.len(),
+            after_ms,
+        }
+    }
+
+    /// A line for the summary (empty if no fault hit the leader).
+    fn text(&self) -> String {
+        if self.hits == 0 {
+            return String::new();
+        }
+        let mut text = format!("faults on the leader: {}", self.hits);
+        if let (Some(first), Some(last)) = (self.after_ms.first(), self.after_ms.last()) {
+            text.push_str(&format!(
+                "; a new leader after {} ms (median; {first}-{last} ms)",
+                self.after_ms[self.after_ms.len() / 2]
+            ));
+        }
+        if self.none > 0 {
+            text.push_str(&format!("; {} with no new leader while it held", self.none));
+        }
+        text.push('\n');
+        text
     }
 }
