@@ -25,8 +25,8 @@ fn deploy(args: &[&str], out: &Path) -> (i32, serde_json::Value, String) {
 #[test]
 fn a_short_run_with_every_fault_on_a_correct_cluster_is_linearizable_and_leaves_its_folder() {
     let out = support::fresh_dir("deploy-correct");
-    // Seed 3's plan in 15 s: a delay, every node killed, a corrupted file. (With the storage
-    // faults in `all`, seed 1's draws hold longer and only two fit.)
+    // Seed 3's plan in 15 s has three faults on either network (with the storage faults in
+    // `all`, seed 1's draws hold longer and only two fit).
     let (code, json, stderr) = deploy(&["--duration", "15", "--seed", "3"], &out);
     assert_eq!(code, 0, "{json}\n{stderr}");
     assert_eq!(field(&json, "verdict"), "Linearizable");

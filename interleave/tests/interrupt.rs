@@ -104,6 +104,110 @@ fn ctrl_c_stops_deploy_which_stops_its_servers_and_saves_what_ran() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
+/// The names of slot `slot`'s namespaces and links on this machine.
+fn names_of_slot(slot: &str) -> Vec<String> {
+    let prefix = format!("ilv{slot}");
+    deploy::netns::names_on_this_machine()
+        .expect("ip lists them")
+        .into_iter()
+        .filter(|name| {
+            name.strip_prefix(&prefix)
+                .is_some_and(|rest| rest.starts_with(['n', 'v', 'b']))
+        })
+        .collect()
+}
+
+/// Starts a long `deploy` on network namespaces and reads its standard error up to its first
+/// fault; returns it and the slot its hosts are in.
+fn deploy_on_hosts_until_its_first_fault(out: &std::path::Path) -> (std::process::Child, String) {
+    let mut child = support::interleave_command()
+        .args([
+            "deploy",
+            "--network",
+            "namespaces",
+            "--faults",
+            "partition,loss",
+        ])
+        .args(["--duration", "600", "--seed", "1", "--out"])
+        .arg(out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run interleave");
+    let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
+    let mut slot = None;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).expect("stderr") > 0,
+            "ended early"
+        );
+        if let Some(rest) = line.trim_end().strip_suffix(')') {
+            if line.starts_with("hosts: ") {
+                slot = rest.rsplit(' ').next().map(str::to_string);
+            }
+        }
+        if line.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
+            break;
+        }
+    }
+    // Keep reading so that the process never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (child, slot.expect("a line naming the hosts' slot"))
+}
+
+#[test]
+fn no_namespace_link_or_server_is_left_after_ctrl_c_or_a_kill_9_of_deploy() {
+    if let Err(why) = deploy::netns::available() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let out = support::fresh_dir("deploy-hosts-left");
+    // Ctrl-C: the run heals, stops its servers and removes its hosts before it exits.
+    let (child, slot) = deploy_on_hosts_until_its_first_fault(&out);
+    assert!(!names_of_slot(&slot).is_empty(), "no hosts while running");
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    // SAFETY: signals the child this test started and has not yet waited for.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let output = child.wait_with_output().expect("wait");
+    assert_eq!(output.status.code(), Some(130));
+    assert_eq!(names_of_slot(&slot), Vec::<String>::new());
+    // kill -9: nothing runs its clean-up; the servers die with it (they asked the kernel to
+    // kill them when their parent goes), and the next run removes the names it left.
+    let (mut child, slot) = deploy_on_hosts_until_its_first_fault(&out);
+    let servers: Vec<String> = (0..3).map(|node| format!("ilv{slot}n{node}")).collect();
+    child.kill().expect("SIGKILL");
+    child.wait().expect("wait");
+    assert!(
+        !names_of_slot(&slot).is_empty(),
+        "a killed run removed its hosts"
+    );
+    let (code, _, stderr) = support::interleave(&[
+        "deploy",
+        "--network",
+        "namespaces",
+        "--faults",
+        "none",
+        "--duration",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(names_of_slot(&slot), Vec::<String>::new(), "{stderr}");
+    // No server of the killed run is left anywhere (its namespace is gone, so look by name of
+    // its data directory in the command lines).
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| std::fs::read(entry.ok()?.path().join("cmdline")).ok())
+        .map(|cmdline| String::from_utf8_lossy(&cmdline).replace('\0', " "))
+        .filter(|cmdline| cmdline.contains(" server ") && cmdline.contains(out.to_str().unwrap()))
+        .collect();
+    assert_eq!(left, Vec::<String>::new(), "servers left: {servers:?}");
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
 #[test]
 fn a_closed_pipe_ends_the_process_quietly() {
     // A broken node fails nearly every seed, and every failure writes to standard output.

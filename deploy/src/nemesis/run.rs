@@ -110,6 +110,16 @@ pub fn run(
             .any(|step| step.fault.kind().needs_lossy_disks()),
     })
     .map_err(|error| format!("cannot start the cluster: {error}"))?;
+    if let Some(hosts) = cluster.hosts() {
+        progress(&format!(
+            "hosts: network namespaces {} to {} at {} to {} (slot {})",
+            hosts.namespace(NodeId(0)),
+            hosts.namespace(NodeId(config.nodes - 1)),
+            hosts.address(NodeId(0)),
+            hosts.address(NodeId(config.nodes - 1)),
+            hosts.slot()
+        ));
+    }
     let control = TcpKvTransport::new(cluster.clients());
     let transport = Arc::new(TcpKvTransport::new(cluster.clients()));
     let writers_cut = WritersCutFrom::default();

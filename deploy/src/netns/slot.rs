@@ -141,8 +141,13 @@ impl Slot {
             let ours =
                 name == self.bridge() || name.strip_prefix(&link_prefix).is_some_and(is_number);
             if ours {
-                run("ip", &["link", "del", &name], None)?;
-                removed += 1;
+                // A host's link goes away with its namespace, soon after the namespace does: one
+                // listed a moment ago may be gone already.
+                match run("ip", &["link", "del", &name], None) {
+                    Ok(_) => removed += 1,
+                    Err(_) if !links()?.contains(&name) => {}
+                    Err(error) => return Err(error),
+                }
             }
         }
         Ok(removed)
