@@ -15,7 +15,9 @@
 
 #![allow(clippy::disallowed_methods)] // a soak of real processes runs on real time
 
-use deploy::nemesis::{Clients, Workload, WritersCutFrom};
+use deploy::nemesis::{Clients, Workload};
+use deploy::system::InterleaveServer;
+use deploy::system::Unreachable;
 use deploy::tcp::{ClientProtocol, Protocol};
 use deploy::{LocalCluster, LocalClusterSpec, ServerProgram, TcpKvTransport};
 use models::{check_partitions, partition_by_key, CheckOptions, History, KeyValue, KvInput};
@@ -91,8 +93,16 @@ fn soak(seconds: u64, hostile: bool, server: PathBuf, root: &Path) -> Result<boo
         readers: 4,
         keys: 3,
     };
-    let clients = Clients::start(workload, &transport, &WritersCutFrom::default(), 1, epoch)
-        .map_err(|error| format!("cannot start the clients: {error}"))?;
+    let connection = cluster.system().connect(cluster.clients());
+    let clients = Clients::start(
+        workload,
+        &*connection,
+        true,
+        &Unreachable::default(),
+        1,
+        epoch,
+    )
+    .map_err(|error| format!("cannot start the clients: {error}"))?;
     let stop = Arc::new(AtomicBool::new(false));
     let attackers = if hostile {
         hostile_clients(&targets, &transport, &stop)
@@ -107,6 +117,7 @@ fn soak(seconds: u64, hostile: bool, server: PathBuf, root: &Path) -> Result<boo
     stop.store(true, Ordering::SeqCst);
     let attempts: u64 = attackers.into_iter().map(|t| t.join().unwrap_or(0)).sum();
     let history = clients.stop();
+    connection.close();
     print_throughput(&history, seconds, attempts);
     let report = check_partitions(
         &KeyValue,
@@ -126,15 +137,17 @@ fn soak(seconds: u64, hostile: bool, server: PathBuf, root: &Path) -> Result<boo
 fn start_cluster(server: PathBuf, root: &Path) -> Result<LocalCluster, String> {
     let cluster = LocalCluster::start(LocalClusterSpec {
         nodes: 3,
-        server: ServerProgram {
-            program: server,
-            leading_args: Vec::new(),
-        },
         // Snapshots every 64 KiB of log keep a save's cost flat (without them every save
         // rewrites the whole log, and throughput falls through the run whatever the clients).
-        server_args: ["--read-mode", "read-index", "--snapshot-threshold", "65536"]
-            .map(String::from)
-            .to_vec(),
+        system: InterleaveServer::system(
+            ServerProgram {
+                program: server,
+                leading_args: Vec::new(),
+            },
+            ["--read-mode", "read-index", "--snapshot-threshold", "65536"]
+                .map(String::from)
+                .to_vec(),
+        ),
         root: root.to_path_buf(),
         network: deploy::Network::Direct,
         lossy_disks: false,

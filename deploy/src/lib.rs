@@ -53,6 +53,7 @@ mod server_args;
 mod signals;
 mod state_file;
 mod storage;
+pub mod system;
 pub mod tcp;
 mod threads;
 mod transport;

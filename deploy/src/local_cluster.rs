@@ -9,6 +9,7 @@ use crate::links::{Links, Network};
 use crate::lossy_fs::{Corruption, LossMode, LossReport, LossyMount};
 use crate::netns::Hosts;
 use crate::real_time::{now, sleep_until};
+use crate::system::{NodeStart, System};
 use crate::{LinkFault, LinkProxy};
 use node::NodeId;
 use std::collections::BTreeMap;
@@ -18,8 +19,9 @@ use std::net::{SocketAddr, TcpListener};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use threadsim::DetRng;
 
@@ -52,11 +54,9 @@ pub struct ServerProgram {
 pub struct LocalClusterSpec {
     /// How many nodes (1 to [`MAX_LOCAL_NODES`]).
     pub nodes: u32,
-    /// The server to run.
-    pub server: ServerProgram,
-    /// Arguments every server gets after its id, members, addresses and data directory
-    /// (`--read-mode`, `--allow-faults`, ...).
-    pub server_args: Vec<String>,
+    /// The system to run: this project's server ([`crate::system::InterleaveServer`]), etcd,
+    /// ...
+    pub system: Arc<dyn System>,
     /// Where the data directories (`n0`, `n1`, ...) and logs (`n0.log`, ...) go; created if
     /// missing.
     pub root: PathBuf,
@@ -71,8 +71,8 @@ pub struct LocalClusterSpec {
 /// SIGKILL; [`LocalCluster::stop_all`] stops them cleanly first.
 pub struct LocalCluster {
     spec: LocalClusterSpec,
-    /// Each node's `--members`: its own address, and where it reaches each other node.
-    members: BTreeMap<NodeId, String>,
+    /// For each node: its own address, and where it reaches each other node.
+    members: BTreeMap<NodeId, BTreeMap<NodeId, SocketAddr>>,
     clients: BTreeMap<NodeId, SocketAddr>,
     /// Where each node listens for the other nodes.
     rpc_addresses: BTreeMap<NodeId, SocketAddr>,
@@ -101,7 +101,7 @@ impl LocalCluster {
         let members = ids
             .iter()
             .map(|&me| {
-                let list = ids
+                let reached = ids
                     .iter()
                     .map(|&other| {
                         let address = match &links {
@@ -110,11 +110,10 @@ impl LocalCluster {
                             }
                             _ => rpc_addresses[&other],
                         };
-                        format!("{}={address}", other.0)
+                        (other, address)
                     })
-                    .collect::<Vec<_>>()
-                    .join(",");
-                (me, list)
+                    .collect();
+                (me, reached)
             })
             .collect();
         let mut disks = BTreeMap::new();
@@ -139,6 +138,11 @@ impl LocalCluster {
             cluster.start_node(id)?;
         }
         Ok(cluster)
+    }
+
+    /// The system its nodes run.
+    pub fn system(&self) -> &Arc<dyn System> {
+        &self.spec.system
     }
 
     /// Every node's id.
@@ -175,14 +179,15 @@ impl LocalCluster {
             .create(true)
             .append(true)
             .open(self.log_path(id))?;
-        let mut command = Command::new(&self.spec.server.program);
+        let data_dir = self.data_dir(id);
+        let mut command = self.spec.system.command(&NodeStart {
+            id,
+            members: &self.members[&id],
+            listen: self.rpc_addresses[&id],
+            client: self.clients[&id],
+            data_dir: &data_dir,
+        });
         command
-            .args(&self.spec.server.leading_args)
-            .args(["--id", &id.0.to_string(), "--members", &self.members[&id]])
-            .args(["--client-address", &self.clients[&id].to_string()])
-            .arg("--data-dir")
-            .arg(self.data_dir(id))
-            .args(&self.spec.server_args)
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -214,7 +219,7 @@ impl LocalCluster {
                 error.kind(),
                 format!(
                     "cannot start {}: {error}",
-                    self.spec.server.program.display()
+                    command.get_program().to_string_lossy()
                 ),
             )
         })?;

@@ -8,6 +8,7 @@
 //! (connections closed) or by packet filters between network namespaces (packets dropped).
 
 use deploy::nemesis::{run, Fault, NemesisConfig, Step, Target, Workload};
+use deploy::system::InterleaveServer;
 use deploy::{Network, ServerProgram};
 use models::{check_partitions, partition_by_key, CheckOptions, KeyValue, KvInput, Verdict};
 use node::NodeId;
@@ -30,11 +31,13 @@ fn verdict_through_a_leader_cut_off_by(
     let _ = std::fs::remove_dir_all(&root);
     let config = NemesisConfig {
         nodes: 3,
-        server: ServerProgram {
-            program: env!("CARGO_BIN_EXE_interleave-server").into(),
-            leading_args: Vec::new(),
-        },
-        server_args: vec!["--read-mode".into(), read_mode.into()],
+        system: InterleaveServer::system(
+            ServerProgram {
+                program: env!("CARGO_BIN_EXE_interleave-server").into(),
+                leading_args: Vec::new(),
+            },
+            vec!["--read-mode".into(), read_mode.into()],
+        ),
         root: root.clone(),
         plan: vec![Step {
             start: Duration::from_millis(500),

@@ -3,6 +3,7 @@
 //! value exactly once and in each clerk's order, an append whose outcome is unknown at most
 //! once, and nothing else. SIGTERM then stops every server cleanly.
 
+use deploy::system::InterleaveServer;
 use deploy::wire::kv::ClockChange;
 use deploy::{LinkFault, LocalCluster, LocalClusterSpec, Network, ServerProgram, TcpKvTransport};
 use node::kv::{Clerk, ClerkConfig};
@@ -43,11 +44,13 @@ impl Processes {
         }
         let cluster = LocalCluster::start(LocalClusterSpec {
             nodes,
-            server: ServerProgram {
-                program: env!("CARGO_BIN_EXE_interleave-server").into(),
-                leading_args: Vec::new(),
-            },
-            server_args,
+            system: InterleaveServer::system(
+                ServerProgram {
+                    program: env!("CARGO_BIN_EXE_interleave-server").into(),
+                    leading_args: Vec::new(),
+                },
+                server_args,
+            ),
             root: root.clone(),
             network,
             lossy_disks: false,

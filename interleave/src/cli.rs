@@ -323,8 +323,14 @@ pub struct DeployArgs {
     /// data directory and log (`cluster/`). A new run clears the last one's.
     #[arg(long, value_name = "DIR", default_value = "target/interleave-deploy")]
     pub out: PathBuf,
-    /// The server program to run, as `interleave-server` is run (default: this program's own
-    /// `server` subcommand).
+    /// The system under test: `interleave` (this project's server), `etcd` (etcd with
+    /// linearizable reads, Debian's `etcd-server`; needs network namespaces) or
+    /// `etcd-serializable` (etcd's serializable reads, answered from a node's own state:
+    /// possibly stale, so they must be caught). etcd makes no clock or disk faults of its own.
+    #[arg(long, value_name = "NAME", default_value = "interleave", value_parser = parse_system)]
+    pub system: SystemChoice,
+    /// The server program to run: as `interleave-server` is run (default: this program's own
+    /// `server` subcommand), or etcd's `etcd` (default: `etcd` on the PATH).
     #[arg(long, value_name = "PATH")]
     pub server: Option<PathBuf>,
     /// Make the servers compact their logs into snapshots once a log takes more than this many
@@ -357,6 +363,38 @@ pub struct DeployArgs {
     /// Print the result as one JSON object on standard output.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--system`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SystemChoice {
+    /// This project's server.
+    Interleave,
+    /// etcd, reading as said.
+    Etcd(deploy::system::EtcdReads),
+}
+
+impl SystemChoice {
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SystemChoice::Interleave => "interleave",
+            SystemChoice::Etcd(deploy::system::EtcdReads::Linearizable) => "etcd",
+            SystemChoice::Etcd(deploy::system::EtcdReads::Serializable) => "etcd-serializable",
+        }
+    }
+}
+
+fn parse_system(text: &str) -> Result<SystemChoice, String> {
+    use deploy::system::EtcdReads;
+    match text {
+        "interleave" => Ok(SystemChoice::Interleave),
+        "etcd" => Ok(SystemChoice::Etcd(EtcdReads::Linearizable)),
+        "etcd-serializable" => Ok(SystemChoice::Etcd(EtcdReads::Serializable)),
+        other => Err(format!(
+            "{other:?}: the system is interleave, etcd or etcd-serializable"
+        )),
+    }
 }
 
 /// `--network`.

@@ -167,4 +167,90 @@ fn bad_input_is_refused_with_a_clear_error() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("is a file"), "{stderr}");
     std::fs::remove_file(&out).unwrap();
+    // The system's options: a system that is not there, and options etcd does not have.
+    for (args, said) in [
+        (
+            &["--system", "redis"][..],
+            "interleave, etcd or etcd-serializable",
+        ),
+        (
+            &["--system", "etcd", "--read-mode", "lease"],
+            "--read-mode is an option of",
+        ),
+        (
+            &["--system", "etcd", "--storage", "file"],
+            "--storage is an option of",
+        ),
+        (
+            &["--system", "etcd", "--server", "/nonexistent/etcd"],
+            "cannot run /nonexistent/etcd",
+        ),
+        (&["--network", "wires"], "auto, namespaces or proxies"),
+        (
+            &["--network", "proxies", "--faults", "loss"],
+            "loss cannot be made through proxies",
+        ),
+    ] {
+        let mut all = vec!["deploy", "--duration", "1"];
+        all.extend(args);
+        let (code, _, stderr) = support::interleave(&all);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+    }
+}
+
+/// Whether etcd and network namespaces are here; says why not.
+fn etcd_can_run() -> bool {
+    let etcd = deploy::system::Etcd::available(std::path::Path::new("etcd"));
+    match etcd.and_then(|()| deploy::netns::available()) {
+        Ok(()) => true,
+        Err(why) => {
+            eprintln!("SKIPPED: {why}");
+            false
+        }
+    }
+}
+
+#[test]
+fn etcd_reads_linearizably_through_partitions_and_kills_and_its_serializable_reads_are_caught() {
+    if !etcd_can_run() {
+        return;
+    }
+    let out = support::fresh_dir("deploy-etcd");
+    // Seed 2 cuts the leader off at 1.1 s and 5.1 s.
+    let serializable = [
+        "--system",
+        "etcd-serializable",
+        "--faults",
+        "partition",
+        "--duration",
+        "10",
+        "--seed",
+        "2",
+    ];
+    let (code, json, stderr) = deploy(&serializable, &out);
+    assert_eq!(code, 1, "{json}\n{stderr}");
+    assert_eq!(field(&json, "verdict"), "NotLinearizable");
+    assert_eq!(
+        field(&json, "findings").as_array().unwrap().len(),
+        0,
+        "{json}"
+    );
+    assert!(out.join("history.html").is_file());
+    let linearizable = [
+        "--system",
+        "etcd",
+        "--faults",
+        "partition,kill,loss",
+        "--duration",
+        "10",
+        "--seed",
+        "2",
+    ];
+    let (code, json, stderr) = deploy(&linearizable, &out);
+    assert_eq!(code, 0, "{json}\n{stderr}");
+    assert_eq!(field(&json, "verdict"), "Linearizable");
+    assert!(field(&json, "faults").as_u64().unwrap() >= 2, "{json}");
+    assert_eq!(field(&json, "system"), "etcd (linearizable reads)");
+    std::fs::remove_dir_all(&out).unwrap();
 }

@@ -10,16 +10,13 @@
 //! Keys change every [`KEY_LIFETIME`], so values and the checker's partitions stay small.
 
 use crate::real_time::{now, sleep_until};
-use crate::TcpKvTransport;
+use crate::system::{Connection, KvClient, Unreachable};
 use models::{History, KvInput, KvOutput, Operation};
-use node::kv::{Clerk, ClerkConfig, KvOp, KvReply, KvRequest, KvResult, KvTransport};
-use node::{NodeId, TransportError};
-use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use threadsim::{ClockRef, DetRng, SystemClock};
+use threadsim::DetRng;
 
 /// How long the clients use one set of keys before they move to fresh ones.
 pub const KEY_LIFETIME: Duration = Duration::from_secs(10);
@@ -33,7 +30,8 @@ const THINK: (Duration, Duration) = (Duration::from_millis(2), Duration::from_mi
 /// How many clients of each part, on how many keys at a time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Workload {
-    /// Clients that put (three in four) and append unique values.
+    /// Clients that put (three in four, or all for a system without append) and append unique
+    /// values.
     pub writers: u32,
     /// Clients that get.
     pub readers: u32,
@@ -51,31 +49,6 @@ impl Default for Workload {
     }
 }
 
-/// The nodes the writers cannot reach now: the minority side of a partition.
-pub type WritersCutFrom = Arc<Mutex<BTreeSet<NodeId>>>;
-
-/// A writer's view of the network: the nodes in `cut` are out of its reach (a call to one waits
-/// its timeout and gets no reply).
-struct WriterSide {
-    transport: Arc<TcpKvTransport>,
-    cut: WritersCutFrom,
-}
-
-impl KvTransport for WriterSide {
-    fn call(
-        &self,
-        server: NodeId,
-        request: KvRequest,
-        timeout: Duration,
-    ) -> Result<KvReply, TransportError> {
-        if self.cut.lock().expect("not poisoned").contains(&server) {
-            sleep_until(now() + timeout);
-            return Err(TransportError::NoReply(server));
-        }
-        self.transport.call(server, request, timeout)
-    }
-}
-
 /// The running clients; [`Clients::stop`] stops them and gives their history.
 pub struct Clients {
     threads: Vec<JoinHandle<Vec<Operation<KvInput, KvOutput>>>>,
@@ -88,35 +61,26 @@ pub fn micros_since(epoch: Instant) -> u64 {
 }
 
 impl Clients {
-    /// Starts the clients on `servers`, each with a random source split from `seed`.
+    /// Starts the clients through `connection`, each with a random source split from `seed`;
+    /// the writers append only if `appends`.
     pub fn start(
         workload: Workload,
-        transport: &Arc<TcpKvTransport>,
-        cut: &WritersCutFrom,
+        connection: &dyn Connection,
+        appends: bool,
+        cut: &Unreachable,
         seed: u64,
         epoch: Instant,
     ) -> std::io::Result<Clients> {
-        let servers: Vec<NodeId> = transport.servers();
         let stop = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::new();
         for client in 0..workload.writers + workload.readers {
             let writer = client < workload.writers;
-            let side: Arc<dyn KvTransport> = if writer {
-                Arc::new(WriterSide {
-                    transport: transport.clone(),
-                    cut: cut.clone(),
-                })
-            } else {
-                transport.clone()
-            };
-            let clock: ClockRef = Arc::new(SystemClock::new());
-            let clerk = Clerk::new(servers.clone(), side, clock.clone(), ClerkConfig::default());
             let client = Client {
                 id: client.into(),
                 writer,
+                appends,
                 keys: workload.keys,
-                clerk,
-                clock,
+                system: connection.client(writer.then(|| cut.clone())),
                 rng: DetRng::new(seed).split(u64::from(client) + 1),
                 epoch,
             };
@@ -162,10 +126,10 @@ pub fn key_at(elapsed: Duration, slot: u64) -> String {
 struct Client {
     id: u64,
     writer: bool,
+    /// Whether a writer appends (one time in four) as well as puts.
+    appends: bool,
     keys: u32,
-    clerk: Clerk,
-    /// The clerk's clock, on which its deadlines are set.
-    clock: ClockRef,
+    system: Box<dyn KvClient>,
     rng: DetRng,
     epoch: Instant,
 }
@@ -177,48 +141,31 @@ impl Client {
         while !stop.load(Ordering::SeqCst) {
             let slot = self.rng.range_inclusive(0, u64::from(self.keys) - 1);
             let key = key_at(now().saturating_duration_since(self.epoch), slot);
-            let (op, input) = if !self.writer {
-                (KvOp::Get(key.clone()), KvInput::Get(key))
-            } else if self.rng.chance(0.25) {
-                let value = format!("{}.{next};", self.id);
-                (
-                    KvOp::Append(key.clone(), value.clone()),
-                    KvInput::Append(key, value),
-                )
+            // The draw is made whether or not the system appends, so a seed's other draws
+            // stay the same.
+            let append = self.rng.chance(0.25) && self.appends;
+            let input = if !self.writer {
+                KvInput::Get(key)
+            } else if append {
+                KvInput::Append(key, format!("{}.{next};", self.id))
             } else {
-                let value = format!("{}.{next}", self.id);
-                (
-                    KvOp::Put(key.clone(), value.clone()),
-                    KvInput::Put(key, value),
-                )
+                KvInput::Put(key, format!("{}.{next}", self.id))
             };
             next += 1;
-            operations.push(self.execute(op, input));
+            operations.push(self.execute(input));
             let think = self.rng.duration_ms(THINK.0, THINK.1);
             sleep_until(now() + think);
         }
         operations
     }
 
-    fn execute(&mut self, op: KvOp, input: KvInput) -> Operation<KvInput, KvOutput> {
+    fn execute(&mut self, input: KvInput) -> Operation<KvInput, KvOutput> {
         let call = micros_since(self.epoch);
-        let deadline = self.clock.now() + OPERATION_DEADLINE;
-        match self.clerk.execute(op, Some(deadline)) {
-            Ok(KvResult::Value(value)) => Operation::returned(
-                self.id,
-                input,
-                KvOutput::Value(value),
-                call,
-                micros_since(self.epoch),
-            ),
-            Ok(KvResult::Done) => Operation::returned(
-                self.id,
-                input,
-                KvOutput::Done,
-                call,
-                micros_since(self.epoch),
-            ),
-            Err(_) => Operation::unknown(self.id, input, call),
+        match self.system.execute(&input, now() + OPERATION_DEADLINE) {
+            Some(output) => {
+                Operation::returned(self.id, input, output, call, micros_since(self.epoch))
+            }
+            None => Operation::unknown(self.id, input, call),
         }
     }
 }

@@ -102,6 +102,15 @@ impl FaultKind {
         }
     }
 
+    /// Whether the servers themselves must make it (at a client's request): clock rates and
+    /// jumps, and a disk that fails.
+    pub fn needs_cooperation(self) -> bool {
+        matches!(
+            self,
+            FaultKind::Clock | FaultKind::ClockBeyond | FaultKind::Disk
+        )
+    }
+
     /// Its name on the command line.
     pub fn name(self) -> &'static str {
         match self {

@@ -1,10 +1,10 @@
 //! Injecting one planned fault into a running [`LocalCluster`] and healing it: which node a
 //! fault hits is decided here, when it comes (the leader of the moment, say).
 
-use super::clients::WritersCutFrom;
 use super::fault::{clocks_text, Direction, Fault, Target};
 use crate::lossy_fs::Corruption;
 use crate::real_time::now;
+use crate::system::{Connection, Unreachable};
 use crate::wire::kv::ClockChange;
 use crate::{LinkFault, LocalCluster, TcpKvTransport};
 use node::NodeId;
@@ -40,10 +40,11 @@ pub enum Injected {
 pub struct Nemesis<'a> {
     /// The servers.
     pub cluster: &'a mut LocalCluster,
-    /// The nemesis's own connections to the servers' client ports (status, clock, disk).
-    pub control: &'a TcpKvTransport,
+    /// The nemesis's own connection to the servers (who leads; clock and disk faults, for a
+    /// system that cooperates).
+    pub connection: &'a dyn Connection,
     /// The nodes the writing clients cannot reach.
-    pub writers_cut: &'a WritersCutFrom,
+    pub writers_cut: &'a Unreachable,
     /// Decides which nodes join a partition's minority.
     pub rng: DetRng,
     /// The leader the last fault injected was aimed at, when it was aimed at the leader and
@@ -54,15 +55,22 @@ pub struct Nemesis<'a> {
 impl Nemesis<'_> {
     /// The one node that says it leads, if exactly one does.
     pub fn leader(&self) -> Option<NodeId> {
-        match self.control.leaders(CONTROL_TIMEOUT)[..] {
+        match self.connection.leaders(CONTROL_TIMEOUT)[..] {
             [leader] => Some(leader),
             _ => None,
         }
     }
 
+    /// The servers' own fault requests: an error for a system that does not cooperate.
+    fn control(&self) -> Result<&TcpKvTransport, String> {
+        self.connection
+            .control()
+            .ok_or_else(|| "the system does not make clock or disk faults itself".to_string())
+    }
+
     /// Whether a node other than `old` says it leads.
     pub fn led_by_other_than(&self, old: NodeId) -> bool {
-        self.control
+        self.connection
             .leaders(CONTROL_TIMEOUT)
             .iter()
             .any(|&leader| leader != old)
@@ -228,7 +236,7 @@ impl Nemesis<'_> {
                         Some((jumping, by)) if jumping == node => by,
                         _ => Duration::ZERO,
                     };
-                    self.control
+                    self.control()?
                         .set_clock(node, ClockChange { rate_ppm, jump }, CONTROL_TIMEOUT)
                         .map_err(|why| format!("the clock of {node}: {why}"))?;
                 }
@@ -291,7 +299,7 @@ impl Nemesis<'_> {
             }
             Fault::Disk { target } => {
                 let (node, named) = self.resolve(target);
-                self.control
+                self.control()?
                     .fail_disk(node, CONTROL_TIMEOUT)
                     .map_err(|why| format!("the disk of {node}: {why}"))?;
                 Ok((
@@ -493,7 +501,7 @@ impl Nemesis<'_> {
             rate_ppm: TRUE_RATE_PPM,
             jump: Duration::ZERO,
         };
-        self.control
+        self.control()?
             .set_clock(node, back, CONTROL_TIMEOUT)
             .map(|_| ())
     }

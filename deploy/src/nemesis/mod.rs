@@ -15,7 +15,7 @@ mod plan;
 mod recovery;
 mod run;
 
-pub use clients::{Clients, Workload, WritersCutFrom, KEY_LIFETIME, OPERATION_DEADLINE};
+pub use clients::{Clients, Workload, KEY_LIFETIME, OPERATION_DEADLINE};
 pub use fault::{Direction, Fault, FaultKind, Target};
 pub use plan::{plan, Step};
 pub use recovery::RECOVERY_BOUND;

@@ -4,13 +4,10 @@
 use super::clients::{key_at, micros_since, KEY_LIFETIME};
 use super::NemesisConfig;
 use crate::real_time::now;
-use crate::TcpKvTransport;
+use crate::system::Connection;
 use models::{KvInput, KvOutput, Operation};
-use node::kv::{Clerk, ClerkConfig};
 use std::collections::BTreeSet;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
-use threadsim::{ClockRef, SystemClock};
 
 /// How long the cluster has, once every fault is healed, to answer a read of every key.
 pub const RECOVERY_BOUND: Duration = Duration::from_secs(10);
@@ -21,19 +18,13 @@ const RECOVERY_CLIENT: u64 = 1_000;
 /// Reads every key of the last keys in use with a fresh clerk, within [`RECOVERY_BOUND`]; how
 /// long that took, and the reads as operations.
 pub fn check_recovery(
-    transport: &Arc<TcpKvTransport>,
+    connection: &dyn Connection,
     config: &NemesisConfig,
     epoch: Instant,
 ) -> (Option<Duration>, Vec<Operation<KvInput, KvOutput>>) {
-    let clock: ClockRef = Arc::new(SystemClock::new());
-    let mut clerk = Clerk::new(
-        transport.servers(),
-        transport.clone(),
-        clock.clone(),
-        ClerkConfig::default(),
-    );
+    let mut client = connection.client(None);
     let started = now();
-    let deadline = threadsim::Clock::now(&*clock) + RECOVERY_BOUND;
+    let deadline = started + RECOVERY_BOUND;
     let elapsed = now().saturating_duration_since(epoch);
     // The keys in use now, and those of the last period if it only just ended.
     let mut keys: BTreeSet<String> = BTreeSet::new();
@@ -45,15 +36,16 @@ pub fn check_recovery(
     let mut recovered = true;
     for key in keys {
         let call = micros_since(epoch);
-        match clerk.get(&key, Some(deadline)) {
-            Ok(value) => reads.push(Operation::returned(
+        let input = KvInput::Get(key.clone());
+        match client.execute(&input, deadline) {
+            Some(output) => reads.push(Operation::returned(
                 RECOVERY_CLIENT,
-                KvInput::Get(key),
-                KvOutput::Value(value),
+                input,
+                output,
                 call,
                 micros_since(epoch),
             )),
-            Err(_) => {
+            None => {
                 reads.push(Operation::unknown(RECOVERY_CLIENT, KvInput::Get(key), call));
                 recovered = false;
             }

@@ -2,12 +2,13 @@
 //! another, heal everything, check that the cluster recovers, stop it cleanly, and hand back the
 //! history with what the servers did wrong on the way. Checking the history is the caller's.
 
-use super::clients::{micros_since, Clients, Workload, WritersCutFrom};
+use super::clients::{micros_since, Clients, Workload};
 use super::inject::{Injected, Nemesis};
 use super::plan::Step;
 use super::recovery::{check_recovery, RECOVERY_BOUND};
 use crate::real_time::{now, sleep_until};
-use crate::{LocalCluster, LocalClusterSpec, Network, ServerProgram, TcpKvTransport};
+use crate::system::{System, Unreachable};
+use crate::{LocalCluster, LocalClusterSpec, Network};
 use models::{History, KvInput, KvOutput};
 use node::NodeId;
 use std::collections::BTreeSet;
@@ -19,18 +20,14 @@ use threadsim::DetRng;
 /// How long the cluster has to elect its first leader.
 const FIRST_LEADER_BOUND: Duration = Duration::from_secs(10);
 
-/// How long a server has to stop after SIGTERM.
-const STOP_BOUND: Duration = Duration::from_secs(5);
-
 /// What a run needs.
 #[derive(Clone, Debug)]
 pub struct NemesisConfig {
     /// How many servers.
     pub nodes: u32,
-    /// The server to run.
-    pub server: ServerProgram,
-    /// Arguments for every server (`--read-mode ...`); the run adds `--allow-faults`.
-    pub server_args: Vec<String>,
+    /// The system to run. Clock and disk faults need one that cooperates (this project's
+    /// server started with `--allow-faults`).
+    pub system: Arc<dyn System>,
     /// Where the servers' data directories and logs go.
     pub root: PathBuf,
     /// The faults.
@@ -96,12 +93,9 @@ pub fn run(
     interrupted: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<NemesisRun, String> {
-    let mut server_args = config.server_args.clone();
-    server_args.push("--allow-faults".into());
     let mut cluster = LocalCluster::start(LocalClusterSpec {
         nodes: config.nodes,
-        server: config.server.clone(),
-        server_args,
+        system: config.system.clone(),
         root: config.root.clone(),
         network: config.network,
         lossy_disks: config
@@ -120,13 +114,12 @@ pub fn run(
             hosts.slot()
         ));
     }
-    let control = TcpKvTransport::new(cluster.clients());
-    let transport = Arc::new(TcpKvTransport::new(cluster.clients()));
-    let writers_cut = WritersCutFrom::default();
+    let connection = config.system.connect(cluster.clients());
+    let writers_cut = Unreachable::default();
     let mut result = NemesisRun::default();
     let mut nemesis = Nemesis {
         cluster: &mut cluster,
-        control: &control,
+        connection: &*connection,
         writers_cut: &writers_cut,
         rng: DetRng::new(config.seed).split(2),
         hit_leader: None,
@@ -136,7 +129,7 @@ pub fn run(
         if interrupted() {
             // Stopped before anything ran: an empty history, the servers stopped cleanly.
             result.interrupted = true;
-            cluster.stop_all(STOP_BOUND);
+            cluster.stop_all(config.system.stop_bound());
             return Ok(result);
         }
         if now() >= waiting_since + FIRST_LEADER_BOUND {
@@ -152,7 +145,8 @@ pub fn run(
     let epoch = now();
     let clients = Clients::start(
         config.workload,
-        &transport,
+        &*connection,
+        config.system.appends(),
         &writers_cut,
         config.seed,
         epoch,
@@ -284,7 +278,7 @@ pub fn run(
         "{:>6.1} s  every fault healed",
         seconds(micros_since(epoch))
     ));
-    let (recovery, reads) = check_recovery(&transport, config, epoch);
+    let (recovery, reads) = check_recovery(&*connection, config, epoch);
     result.recovery = recovery;
     if recovery.is_none() {
         result.findings.push(format!(
@@ -295,16 +289,16 @@ pub fn run(
     result.history = clients.stop();
     result.history.extend(reads);
     result.history.sort_by_key(|operation| operation.call);
-    transport.close();
-    control.close();
-    for (node, status) in cluster.stop_all(STOP_BOUND) {
+    connection.close();
+    let stop_bound = config.system.stop_bound();
+    for (node, status) in cluster.stop_all(stop_bound) {
         match status {
-            Some(status) if status.success() => {}
+            Some(status) if config.system.stopped_cleanly(status) => {}
             Some(status) => result
                 .findings
                 .push(format!("{node} exited with {status} on SIGTERM")),
             None => result.findings.push(format!(
-                "{node} did not stop within {STOP_BOUND:?} of SIGTERM and was killed"
+                "{node} did not stop within {stop_bound:?} of SIGTERM and was killed"
             )),
         }
     }

@@ -6,6 +6,7 @@
 //! beside the process tests that measure elections.
 #![cfg(not(any(loom, shuttle)))]
 
+use deploy::system::InterleaveServer;
 use deploy::tcp::{ClientProtocol, Protocol, RaftRpc};
 use deploy::{LocalCluster, LocalClusterSpec, ServerProgram, TcpKvTransport};
 use node::kv::{
@@ -33,11 +34,13 @@ impl Servers {
         let _ = std::fs::remove_dir_all(&root);
         let cluster = LocalCluster::start(LocalClusterSpec {
             nodes,
-            server: ServerProgram {
-                program: env!("CARGO_BIN_EXE_interleave-server").into(),
-                leading_args: Vec::new(),
-            },
-            server_args: vec!["--read-mode".into(), "read-index".into()],
+            system: InterleaveServer::system(
+                ServerProgram {
+                    program: env!("CARGO_BIN_EXE_interleave-server").into(),
+                    leading_args: Vec::new(),
+                },
+                vec!["--read-mode".into(), "read-index".into()],
+            ),
             root: root.clone(),
             network: deploy::Network::Direct,
             lossy_disks: false,

@@ -1,0 +1,169 @@
+//! What a `deploy` run is made of on this machine: the system under test, the network its
+//! servers are on, and the faults both allow.
+
+use crate::cli::{DeployArgs, FaultList, NetworkChoice, SystemChoice};
+use deploy::nemesis::FaultKind;
+use deploy::system::{Etcd, InterleaveServer, System};
+use deploy::{Network, ServerProgram};
+use std::sync::Arc;
+
+/// The network `choice` comes to on this machine for `system`: `auto` takes network
+/// namespaces where they can be made and says why not where they cannot; a system whose
+/// members share one list of addresses (etcd) cannot go through proxies.
+pub(super) fn network(choice: NetworkChoice, system: &dyn System) -> Result<Network, String> {
+    let available = deploy::netns::available();
+    if !system.takes_an_address_per_link() {
+        let why = format!(
+            "{} gives every member one address for all its peers, so it cannot be given a \
+             proxy per link",
+            system.name()
+        );
+        return match (choice, available) {
+            (NetworkChoice::Exactly(Network::Proxies), _) => {
+                Err(format!("--network proxies: {why}"))
+            }
+            (_, Ok(())) => Ok(Network::Namespaces),
+            (_, Err(cannot)) => Err(format!(
+                "{why}, and network namespaces cannot be made here: {cannot}"
+            )),
+        };
+    }
+    match (choice, available) {
+        (NetworkChoice::Exactly(Network::Namespaces), Err(why)) => {
+            Err(format!("--network namespaces cannot be made here: {why}"))
+        }
+        (NetworkChoice::Exactly(network), _) => Ok(network),
+        (NetworkChoice::Auto, Ok(())) => Ok(Network::Namespaces),
+        (NetworkChoice::Auto, Err(why)) => {
+            eprintln!("interleave: links through proxies, not network namespaces: {why}");
+            Ok(Network::Proxies)
+        }
+    }
+}
+
+/// The kinds of `faults` this machine, `network` and `system` can inject: those that need
+/// lossy disks (FUSE, root), another network or a server that makes them itself are left out of
+/// `all` with a note where they cannot be made, and refused when named.
+pub(super) fn injectable(
+    faults: &FaultList,
+    network: Network,
+    system: &dyn System,
+) -> Result<Vec<FaultKind>, String> {
+    let (own, kinds): (Vec<FaultKind>, Vec<FaultKind>) = faults
+        .kinds
+        .iter()
+        .partition(|kind| kind.needs_cooperation() && !system.cooperates());
+    if !own.is_empty() {
+        let names: Vec<&str> = own.iter().map(|kind| kind.name()).collect();
+        let why = format!("{} makes no clock or disk faults of its own", system.name());
+        if !faults.all {
+            return Err(format!("{} cannot be made: {why}", names.join(" and ")));
+        }
+        eprintln!("interleave: {} left out of all: {why}", names.join(" and "));
+    }
+    let (elsewhere, kinds): (Vec<FaultKind>, Vec<FaultKind>) =
+        kinds.into_iter().partition(|kind| !kind.works_on(network));
+    if !elsewhere.is_empty() {
+        let names: Vec<&str> = elsewhere.iter().map(|kind| kind.name()).collect();
+        let other = match network {
+            Network::Namespaces => "--network proxies",
+            _ => "--network namespaces",
+        };
+        if !faults.all {
+            return Err(format!(
+                "{} cannot be made through {network} (it takes {other})",
+                names.join(" and ")
+            ));
+        }
+        eprintln!(
+            "interleave: {} left out of all: not made through {network} (it takes {other})",
+            names.join(" and ")
+        );
+    }
+    let (lossy, mut kinds): (Vec<FaultKind>, Vec<FaultKind>) =
+        kinds.into_iter().partition(|kind| kind.needs_lossy_disks());
+    if lossy.is_empty() {
+        return Ok(kinds);
+    }
+    let names: Vec<&str> = lossy.iter().map(|kind| kind.name()).collect();
+    let available = match system.cannot_use_lossy_disks() {
+        Some(why) => Err(why),
+        None => deploy::lossy_fs::available(),
+    };
+    match available {
+        Ok(()) => {
+            kinds.extend(lossy);
+            kinds.sort();
+            Ok(kinds)
+        }
+        Err(why) if faults.all => {
+            eprintln!("interleave: {} left out of all: {why}", names.join(" and "));
+            Ok(kinds)
+        }
+        Err(why) => Err(format!(
+            "{} needs the lossy file system, and {why}",
+            names.join(" and ")
+        )),
+    }
+}
+
+/// The system `args` ask for, or why it cannot run: etcd takes none of the options of this
+/// project's server, and must be installed.
+pub(super) fn system(args: &DeployArgs) -> Result<Arc<dyn System>, String> {
+    let reads = match args.system {
+        SystemChoice::Interleave => return interleave_server(args),
+        SystemChoice::Etcd(reads) => reads,
+    };
+    let own_options = [
+        (
+            "--read-mode",
+            args.read_mode != node::kv::ReadMode::ReadIndex,
+        ),
+        ("--storage", args.storage != deploy::StorageKind::default()),
+        ("--snapshot-threshold", args.snapshot_threshold.is_some()),
+        ("--broken-write", args.broken_write.is_some()),
+        ("--mutation", !args.mutations.is_empty()),
+    ];
+    if let Some((option, _)) = own_options.iter().find(|(_, given)| *given) {
+        return Err(format!(
+            "{option} is an option of this project's server, not of etcd (whose reads are \
+             chosen by --system etcd or etcd-serializable)"
+        ));
+    }
+    let program = args.server.clone().unwrap_or_else(|| "etcd".into());
+    Etcd::available(&program)?;
+    Ok(Arc::new(Etcd { program, reads }))
+}
+
+/// This project's server, with the options `args` give it, and `--allow-faults` for the clock
+/// and disk faults.
+fn interleave_server(args: &DeployArgs) -> Result<Arc<dyn System>, String> {
+    let program = match &args.server {
+        Some(program) => ServerProgram {
+            program: program.clone(),
+            leading_args: Vec::new(),
+        },
+        None => ServerProgram {
+            program: std::env::current_exe()
+                .map_err(|error| format!("cannot find this program to run its servers: {error}"))?,
+            leading_args: vec!["server".into()],
+        },
+    };
+    let mut server_args = vec![
+        "--read-mode".to_string(),
+        args.read_mode.name().to_string(),
+        "--storage".to_string(),
+        args.storage.name().to_string(),
+        "--allow-faults".to_string(),
+    ];
+    if let Some(bytes) = args.snapshot_threshold {
+        server_args.extend(["--snapshot-threshold".to_string(), bytes.to_string()]);
+    }
+    if let Some(broken) = &args.broken_write {
+        server_args.extend(["--broken-write".to_string(), broken.clone()]);
+    }
+    for mutation in &args.mutations {
+        server_args.extend(["--mutation".to_string(), mutation.name().to_string()]);
+    }
+    Ok(InterleaveServer::system(program, server_args))
+}
