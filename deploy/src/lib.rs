@@ -68,7 +68,7 @@ pub use file_persister::FilePersister;
 pub use link_fault::LinkFault;
 pub use links::Network;
 pub use local_cluster::{
-    free_addresses, LocalCluster, LocalClusterSpec, ServerProgram, HOST_CLIENT_PORT, HOST_RPC_PORT,
+    free_addresses, LocalCluster, LocalClusterSpec, HOST_CLIENT_PORT, HOST_RPC_PORT,
     MAX_LOCAL_NODES,
 };
 pub use local_configs::{client_addresses, local_configs};
@@ -79,5 +79,6 @@ pub use server_args::ServerArgs;
 pub use signals::{stop_asked, stop_on_term_or_interrupt};
 pub use state_file::{decode_state_file, encode_state_file, MAX_STATE_BYTES};
 pub use storage::{Storage, StorageKind};
+pub use system::ServerProgram;
 pub use transport::{TcpKvTransport, TcpTransport};
 pub use wal::{WalError, WalPersister};

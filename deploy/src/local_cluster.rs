@@ -39,16 +39,6 @@ pub const HOST_CLIENT_PORT: u16 = 7100;
 /// can come while one is under way.
 pub const LOSSY_SYNC_LATENCY: Duration = Duration::from_millis(1);
 
-/// How to start one server: a program and the arguments that come before the server's own
-/// (`interleave-server`, or `interleave` with `server`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ServerProgram {
-    /// The executable.
-    pub program: PathBuf,
-    /// Arguments before the server's own (a subcommand).
-    pub leading_args: Vec<String>,
-}
-
 /// What [`LocalCluster::start`] starts.
 #[derive(Clone, Debug)]
 pub struct LocalClusterSpec {

@@ -5,16 +5,27 @@
 
 use super::{Connection, KvClient, NodeStart, System, Unreachable};
 use crate::real_time::{now, sleep_until};
-use crate::{ServerProgram, TcpKvTransport};
+use crate::TcpKvTransport;
 use models::{KvInput, KvOutput};
 use node::kv::{Clerk, ClerkConfig, KvOp, KvReply, KvRequest, KvResult, KvTransport};
 use node::{NodeId, TransportError};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::{Command, ExitStatus};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use threadsim::{ClockRef, SystemClock};
+
+/// How to start one server: a program and the arguments that come before the server's own
+/// (`interleave-server`, or `interleave` with `server`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerProgram {
+    /// The executable.
+    pub program: PathBuf,
+    /// Arguments before the server's own (a subcommand).
+    pub leading_args: Vec<String>,
+}
 
 /// The project's own server (see the module's documentation).
 #[derive(Clone, Debug)]

@@ -15,7 +15,7 @@ mod http;
 mod interleave;
 
 pub use etcd::{Etcd, EtcdReads};
-pub use interleave::InterleaveServer;
+pub use interleave::{InterleaveServer, ServerProgram};
 
 use crate::TcpKvTransport;
 use models::{KvInput, KvOutput};
