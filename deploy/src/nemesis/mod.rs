@@ -1,7 +1,10 @@
-//! A nemesis for a real cluster, after Jepsen: server processes on this machine with a TCP proxy
-//! on every link, clients that record a history with real times, and faults drawn from a seed
-//! (partitions, one-way cuts, delays, `kill -9`, SIGSTOP, clock skew, a failing disk) injected
-//! one after another while they run; then everything is healed and the cluster must recover.
+//! A nemesis for a real cluster, after Jepsen: server processes on this machine (this project's
+//! server, etcd, or any [`crate::system::System`]), as hosts in network namespaces behind packet
+//! filters or behind a TCP proxy on every link; clients that record a history with real times;
+//! and faults drawn from a seed (partitions of every shape, lost and duplicated packets, delays,
+//! `kill -9`, SIGSTOP, power cuts, full and corrupted disks, and for a server that cooperates
+//! clock skew and a failing disk) injected one after another while they run; then everything is
+//! healed and the cluster must recover.
 //! The history goes to the linearizability checker (the caller's part: `interleave deploy`).
 //!
 //! A seed decides the plan (which faults, when, for how long, aimed at the leader or at which
