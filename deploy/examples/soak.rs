@@ -151,6 +151,7 @@ fn start_cluster(server: PathBuf, root: &Path) -> Result<LocalCluster, String> {
         root: root.to_path_buf(),
         network: deploy::Network::Direct,
         lossy_disks: false,
+        seed: 0,
     })
     .map_err(|error| format!("cannot start the cluster: {error}"))?;
     let transport = TcpKvTransport::new(cluster.clients());

@@ -19,7 +19,7 @@ pub enum Network {
     Proxies,
     /// Each server a host of its own, in a network namespace with its own address (root,
     /// `ip` and `nft` needed): a cut drops packets silently; links can lose or duplicate a share
-    /// of their packets, not be delayed (that takes `tc netem`).
+    /// of their packets, and hold them (delay, jitter, reorder: `iptables` too).
     Namespaces,
 }
 
@@ -38,7 +38,7 @@ impl Network {
         match self {
             Network::Direct => fault == LinkFault::Healthy,
             Network::Proxies => !fault.is_per_packet(),
-            Network::Namespaces => !matches!(fault, LinkFault::Delayed(_)),
+            Network::Namespaces => true,
         }
     }
 }

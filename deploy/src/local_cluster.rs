@@ -55,6 +55,8 @@ pub struct LocalClusterSpec {
     /// Whether each node's data directory is a [`LossyMount`] of its own, so that a power cut
     /// can take what a node wrote and did not sync ([`LocalCluster::power_loss`]).
     pub lossy_disks: bool,
+    /// The seed of the links' own draws (how long each held packet waits).
+    pub seed: u64,
 }
 
 /// A running cluster (see the module's documentation). Dropping it kills every server with
@@ -87,7 +89,7 @@ impl LocalCluster {
         }
         std::fs::create_dir_all(&spec.root)?;
         let ids: Vec<NodeId> = (0..spec.nodes).map(NodeId).collect();
-        let (links, rpc_addresses, clients) = make_links(&ids, spec.network)?;
+        let (links, rpc_addresses, clients) = make_links(&ids, spec.network, spec.seed)?;
         let members = ids
             .iter()
             .map(|&me| {
@@ -433,13 +435,14 @@ impl Drop for LocalCluster {
 fn make_links(
     ids: &[NodeId],
     network: Network,
+    seed: u64,
 ) -> io::Result<(
     Links,
     BTreeMap<NodeId, SocketAddr>,
     BTreeMap<NodeId, SocketAddr>,
 )> {
     if network == Network::Namespaces {
-        let hosts = Hosts::create(ids.len() as u32)?;
+        let hosts = Hosts::create(ids.len() as u32, seed)?;
         let at = |port| {
             ids.iter()
                 .map(|&id| (id, SocketAddr::from((hosts.address(id), port))))

@@ -5,7 +5,8 @@
 //! no side (they keep asking whoever answers). Log, ReadIndex and lease reads must come out
 //! linearizable; unsafe-local reads (a cut-off leader answers from its own state until it notices
 //! it lost its majority, 2.4 s) must be rejected, whether the leader is cut off by proxies
-//! (connections closed) or by packet filters between network namespaces (packets dropped).
+//! (connections closed) or by packet filters between network namespaces (packets dropped). Held
+//! packets (jitter, reordering) on the leader's links must slow nothing into a wrong answer.
 
 use deploy::nemesis::{run, Fault, NemesisConfig, Step, Target, Workload};
 use deploy::system::InterleaveServer;
@@ -27,6 +28,29 @@ fn verdict_through_a_leader_cut_off_by(
     read_mode: &str,
     name: &str,
 ) -> (Verdict, usize) {
+    let leader = Target::Leader {
+        otherwise: NodeId(0),
+    };
+    let plan = vec![Step {
+        start: Duration::from_millis(500),
+        fault: Fault::Partition {
+            target: leader,
+            size: 1,
+        },
+        hold: Duration::from_secs(2),
+    }];
+    verdict_through(network, read_mode, name, plan, "(the leader) cut off")
+}
+
+/// The verdict on a history of 3.5 s through `plan` on `network`, and how many gets returned;
+/// the first fault's account must contain `first_fault`.
+fn verdict_through(
+    network: Network,
+    read_mode: &str,
+    name: &str,
+    plan: Vec<Step>,
+    first_fault: &str,
+) -> (Verdict, usize) {
     let root = std::env::temp_dir().join(format!("interleave-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let config = NemesisConfig {
@@ -39,16 +63,7 @@ fn verdict_through_a_leader_cut_off_by(
             vec!["--read-mode".into(), read_mode.into()],
         ),
         root: root.clone(),
-        plan: vec![Step {
-            start: Duration::from_millis(500),
-            fault: Fault::Partition {
-                target: Target::Leader {
-                    otherwise: NodeId(0),
-                },
-                size: 1,
-            },
-            hold: Duration::from_secs(2),
-        }],
+        plan,
         duration: Duration::from_millis(3500),
         seed: 1,
         // One key: every read can see every write.
@@ -62,7 +77,7 @@ fn verdict_through_a_leader_cut_off_by(
     let outcome = run(&config, &|| false, &mut |line| eprintln!("{line}")).expect("a run");
     assert_eq!(outcome.findings, Vec::<String>::new());
     assert!(
-        outcome.faults[0].what.contains("(the leader) cut off"),
+        outcome.faults[0].what.contains(first_fault),
         "{:?}",
         outcome.faults
     );
@@ -129,6 +144,47 @@ fn through_packet_filters_unsafe_local_reads_are_rejected_and_read_index_reads_a
     assert_eq!(verdict, Verdict::NotLinearizable);
     let (verdict, gets) =
         verdict_through_a_leader_cut_off_by(Network::Namespaces, "read-index", "lin-ns-index");
+    assert!(gets >= 100, "only {gets} gets returned");
+    assert_eq!(verdict, Verdict::Linearizable);
+}
+
+#[test]
+fn through_jittered_and_reordered_packets_read_index_reads_are_linearizable() {
+    if let Err(why) = deploy::netns::can_hold_packets() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let leader = Target::Leader {
+        otherwise: NodeId(0),
+    };
+    let ms = Duration::from_millis;
+    let plan = vec![
+        Step {
+            start: ms(300),
+            fault: Fault::Jitter {
+                target: leader,
+                by: ms(80),
+                jitter: ms(70),
+            },
+            hold: ms(1400),
+        },
+        Step {
+            start: ms(1900),
+            fault: Fault::Reorder {
+                target: leader,
+                percent: 40,
+                by: ms(50),
+            },
+            hold: ms(1300),
+        },
+    ];
+    let (verdict, gets) = verdict_through(
+        Network::Namespaces,
+        "read-index",
+        "lin-ns-held",
+        plan,
+        "(the leader) holds each packet",
+    );
     assert!(gets >= 100, "only {gets} gets returned");
     assert_eq!(verdict, Verdict::Linearizable);
 }

@@ -54,6 +54,7 @@ impl Processes {
             root: root.clone(),
             network,
             lossy_disks: false,
+            seed: 0,
         })
         .expect("the cluster starts");
         Processes {

@@ -14,8 +14,14 @@ pub enum FaultKind {
     Partition,
     /// Every link out of a node (or into it) cut, the other direction working.
     OneWay,
-    /// Every link into and out of a node slowed by tens to hundreds of milliseconds (proxies).
+    /// Every link into and out of a node slowed by tens to hundreds of milliseconds.
     Delay,
+    /// Every link into and out of a node holding each packet a delay drawn around a middle, so
+    /// packets overtake one another (network namespaces).
+    Jitter,
+    /// Every link into and out of a node holding a share of its packets while the rest go at
+    /// once (network namespaces).
+    Reorder,
     /// The nodes split in two halves and one node in both: every link between the halves cut,
     /// the node in the middle (the leader, often) reaching every other (after Jepsen).
     Bridge,
@@ -57,10 +63,12 @@ pub enum FaultKind {
 
 impl FaultKind {
     /// Every kind.
-    pub const ALL: [FaultKind; 15] = [
+    pub const ALL: [FaultKind; 17] = [
         FaultKind::Partition,
         FaultKind::OneWay,
         FaultKind::Delay,
+        FaultKind::Jitter,
+        FaultKind::Reorder,
         FaultKind::Bridge,
         FaultKind::Ring,
         FaultKind::PacketLoss,
@@ -88,18 +96,31 @@ impl FaultKind {
         )
     }
 
-    /// Whether links through `network` can make it: delays need proxies (a packet filter
-    /// cannot hold packets here), lost and duplicated packets need network namespaces (a proxy
-    /// carries byte streams), and cuts either.
+    /// Whether links through `network` can make it: lost, duplicated, jittered and reordered
+    /// packets need network namespaces (a proxy carries byte streams, in order), and cuts and
+    /// delays either.
     pub fn works_on(self, network: Network) -> bool {
         match self {
-            FaultKind::Delay => network == Network::Proxies,
-            FaultKind::PacketLoss | FaultKind::Duplicate => network == Network::Namespaces,
-            FaultKind::Partition | FaultKind::OneWay | FaultKind::Bridge | FaultKind::Ring => {
-                network != Network::Direct
-            }
+            FaultKind::PacketLoss
+            | FaultKind::Duplicate
+            | FaultKind::Jitter
+            | FaultKind::Reorder => network == Network::Namespaces,
+            FaultKind::Partition
+            | FaultKind::OneWay
+            | FaultKind::Delay
+            | FaultKind::Bridge
+            | FaultKind::Ring => network != Network::Direct,
             _ => true,
         }
+    }
+
+    /// Whether it holds packets back: on network namespaces, through a queue that the nemesis
+    /// reads (`iptables` and the kernel's nfnetlink_queue).
+    pub fn holds_packets(self) -> bool {
+        matches!(
+            self,
+            FaultKind::Delay | FaultKind::Jitter | FaultKind::Reorder
+        )
     }
 
     /// Whether the servers themselves must make it (at a client's request): clock rates and
@@ -117,6 +138,8 @@ impl FaultKind {
             FaultKind::Partition => "partition",
             FaultKind::OneWay => "one-way",
             FaultKind::Delay => "delay",
+            FaultKind::Jitter => "jitter",
+            FaultKind::Reorder => "reorder",
             FaultKind::Bridge => "bridge",
             FaultKind::Ring => "ring",
             FaultKind::PacketLoss => "loss",
@@ -137,7 +160,15 @@ impl FaultKind {
         match self {
             FaultKind::Partition => "a minority, often the leader, cut off from the rest",
             FaultKind::OneWay => "every link out of (or into) a node cut",
-            FaultKind::Delay => "every link of a node slowed by 20-300 ms (proxies)",
+            FaultKind::Delay => "every link of a node slowed by 20-300 ms",
+            FaultKind::Jitter => {
+                "every link of a node holds each packet 20-200 ms give or take up to all of it, \
+                 reordering them (network namespaces)"
+            }
+            FaultKind::Reorder => {
+                "every link of a node holds 10-50% of its packets 10-100 ms, the rest overtaking \
+                 them (network namespaces)"
+            }
             FaultKind::Bridge => "two halves cut apart, one node (often the leader) in both",
             FaultKind::Ring => "each node reaching a different majority (a majorities ring)",
             FaultKind::PacketLoss => {
@@ -235,7 +266,25 @@ pub enum Fault {
     Delay {
         /// The node.
         target: Target,
-        /// How long each chunk of bytes is held.
+        /// How long each chunk of bytes (proxies) or packet (packet filters) is held.
+        by: Duration,
+    },
+    /// Every link into and out of the target holding each packet `by` give or take `jitter`.
+    Jitter {
+        /// The node.
+        target: Target,
+        /// The delay in the middle.
+        by: Duration,
+        /// How far a packet's delay may be from `by` (at most `by`).
+        jitter: Duration,
+    },
+    /// Every link into and out of the target holding `percent` of its packets `by`.
+    Reorder {
+        /// The node.
+        target: Target,
+        /// Packets held in a hundred.
+        percent: u8,
+        /// How long a held packet is held.
         by: Duration,
     },
     /// The target reaching every node, the others split in two halves that do not reach
@@ -328,6 +377,8 @@ impl Fault {
             Fault::Partition { .. } => FaultKind::Partition,
             Fault::OneWay { .. } => FaultKind::OneWay,
             Fault::Delay { .. } => FaultKind::Delay,
+            Fault::Jitter { .. } => FaultKind::Jitter,
+            Fault::Reorder { .. } => FaultKind::Reorder,
             Fault::Bridge { .. } => FaultKind::Bridge,
             Fault::Ring { .. } => FaultKind::Ring,
             Fault::PacketLoss { .. } => FaultKind::PacketLoss,
@@ -375,6 +426,20 @@ impl fmt::Display for Fault {
             Fault::Delay { target, by } => {
                 write!(f, "delay: every link of {target} slowed by {by:?}")
             }
+            Fault::Jitter { target, by, jitter } => {
+                write!(
+                    f,
+                    "jitter: every link of {target} holds each packet {by:?} ± {jitter:?}"
+                )
+            }
+            Fault::Reorder {
+                target,
+                percent,
+                by,
+            } => write!(
+                f,
+                "reorder: every link of {target} holds {percent}% of its packets {by:?}"
+            ),
             Fault::Bridge { target } => write!(f, "bridge: {target} in the middle of two halves"),
             Fault::Ring { order } => {
                 let ring: Vec<String> = order.iter().map(NodeId::to_string).collect();

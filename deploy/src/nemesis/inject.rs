@@ -149,6 +149,28 @@ impl Nemesis<'_> {
                     Injected::Links,
                 ))
             }
+            Fault::Jitter { target, by, jitter } => {
+                let (node, named) = self.resolve(target);
+                self.isolate(node, LinkFault::Jittery { by, jitter })?;
+                Ok((
+                    format!("jitter: every link of {named} holds each packet {by:?} ± {jitter:?}"),
+                    Injected::Links,
+                ))
+            }
+            Fault::Reorder {
+                target,
+                percent,
+                by,
+            } => {
+                let (node, named) = self.resolve(target);
+                self.isolate(node, LinkFault::Reordered { percent, by })?;
+                Ok((
+                    format!(
+                        "reorder: every link of {named} holds {percent}% of its packets {by:?}"
+                    ),
+                    Injected::Links,
+                ))
+            }
             Fault::PacketLoss { target, percent } => {
                 let (node, named) = self.resolve(target);
                 self.isolate(node, LinkFault::Lossy { percent })?;

@@ -78,6 +78,26 @@ fn draw(rng: &mut DetRng, kind: FaultKind, nodes: u32) -> (Fault, Duration) {
             let by = seconds(rng, 20, 300);
             (Fault::Delay { target, by }, seconds(rng, 1000, 4000))
         }
+        FaultKind::Jitter => {
+            let by = seconds(rng, 20, 200);
+            let jitter = seconds(rng, 10, by.as_millis() as u64);
+            (
+                Fault::Jitter { target, by, jitter },
+                seconds(rng, 1000, 4000),
+            )
+        }
+        FaultKind::Reorder => {
+            let percent = rng.range_inclusive(10, 50) as u8;
+            let by = seconds(rng, 10, 100);
+            (
+                Fault::Reorder {
+                    target,
+                    percent,
+                    by,
+                },
+                seconds(rng, 1000, 4000),
+            )
+        }
         FaultKind::Bridge => (Fault::Bridge { target }, seconds(rng, 1000, 4000)),
         FaultKind::Ring => {
             let mut order: Vec<NodeId> = (0..nodes).map(NodeId).collect();

@@ -102,6 +102,7 @@ pub fn run(
             .plan
             .iter()
             .any(|step| step.fault.kind().needs_lossy_disks()),
+        seed: config.seed,
     })
     .map_err(|error| format!("cannot start the cluster: {error}"))?;
     if let Some(hosts) = cluster.hosts() {

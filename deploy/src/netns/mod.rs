@@ -2,18 +2,24 @@
 //! of its own, with its own address on a bridge, so that a test cluster looks like machines on
 //! a network and faults come from outside the servers, as packet filters (nftables) in each
 //! host: a cut link drops its packets silently (connections hang, half open, until a timeout),
-//! a lossy link drops a share of them, a duplicating link sends a share twice. The clients and
-//! the nemesis stay in the root namespace and reach every host through the bridge.
+//! a lossy link drops a share of them, a duplicating link sends a share twice; a link that
+//! holds packets (delayed, with jitter, reordered) queues them to a [`delayer`] thread of the
+//! nemesis, which lets each go when due. The clients and the nemesis stay in the root namespace
+//! and reach every host through the bridge.
 //!
 //! A run's names and addresses are its slot's ([`slot`]): `ilv<slot>n<node>` for namespaces,
 //! `ilv<slot>br` for the bridge, `10.213.<slot>.0/24` for addresses. Dropping [`Hosts`] removes
 //! all of them, and the rules with the namespaces; what a killed run left is removed by the next
 //! run ([`remove_leftovers`]).
 //!
-//! Needs root, `ip` (iproute2) and `nft` (nftables); [`available`] says which is missing.
+//! Needs root, `ip` (iproute2) and `nft` (nftables); [`available`] says which is missing. Links
+//! that hold packets also need `iptables-restore` and the kernel's nfnetlink_queue
+//! ([`can_hold_packets`]).
 
 mod command;
+mod delayer;
 mod filter;
+mod nfqueue;
 mod reach;
 mod slot;
 #[cfg(all(test, not(any(loom, shuttle))))]
@@ -21,12 +27,14 @@ mod tests;
 
 use crate::LinkFault;
 use command::{exists, run, run_in};
+use delayer::Delayer;
 use node::NodeId;
 use slot::Slot;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io;
 use std::net::Ipv4Addr;
+use threadsim::DetRng;
 
 /// Whether hosts can be made here: `Err` says what is missing.
 pub fn available() -> Result<(), String> {
@@ -39,6 +47,18 @@ pub fn available() -> Result<(), String> {
     }
     if !exists("nft", "--version") {
         return Err("`nft` is not installed (Debian: apt-get install nftables)".into());
+    }
+    Ok(())
+}
+
+/// Whether links here can hold packets (delays, jitter, reordering): `Err` says what is
+/// missing. The kernel's queue itself is found out when a delayer first binds to it.
+pub fn can_hold_packets() -> Result<(), String> {
+    available()?;
+    if !exists("iptables-restore", "--version") {
+        return Err(
+            "`iptables-restore` is not installed (Debian: apt-get install iptables)".into(),
+        );
     }
     Ok(())
 }
@@ -60,16 +80,22 @@ pub struct Hosts {
     nodes: u32,
     /// What every directed link does; a link not here is healthy.
     faults: BTreeMap<(NodeId, NodeId), LinkFault>,
+    /// The delayer of each host that has had a link holding packets, started then.
+    delayers: BTreeMap<NodeId, Delayer>,
+    /// Where each delayer's draws come from (split by host).
+    rng: DetRng,
 }
 
 impl Hosts {
     /// Makes `nodes` hosts on a bridge of their own and checks that each reaches every other
-    /// and the root namespace reaches each.
-    pub fn create(nodes: u32) -> io::Result<Hosts> {
+    /// and the root namespace reaches each. Delays drawn for packets come from `seed`.
+    pub fn create(nodes: u32, seed: u64) -> io::Result<Hosts> {
         let hosts = Hosts {
             slot: Slot::claim()?,
             nodes,
             faults: BTreeMap::new(),
+            delayers: BTreeMap::new(),
+            rng: DetRng::new(seed).split(0x6465_6c61_7965_7273),
         };
         // `hosts` is made first so that a failure below removes what was made.
         let bridge = hosts.slot.bridge();
@@ -193,20 +219,42 @@ impl Hosts {
         Ok(())
     }
 
-    /// Replaces `from`'s packet filter with what its links do now.
-    fn write_filter(&self, from: NodeId) -> io::Result<()> {
-        let outgoing: Vec<(Ipv4Addr, LinkFault)> = self
-            .faults
-            .range((from, NodeId(0))..=(from, NodeId(u32::MAX)))
-            .map(|(&(_, to), &fault)| (self.address(to), fault))
+    /// Replaces `from`'s packet filter with what its links do now: its delayer told first (and
+    /// started if this is its first link that holds packets), then its rules.
+    fn write_filter(&mut self, from: NodeId) -> io::Result<()> {
+        let outgoing: Vec<(Ipv4Addr, NodeId, LinkFault)> = (0..self.nodes)
+            .map(NodeId)
+            .filter(|&to| to != from)
+            .map(|to| (self.address(to), to, self.link(from, to)))
             .collect();
-        let script = filter::script(&outgoing).map_err(io::Error::other)?;
+        let holds = outgoing.iter().any(|&(_, _, fault)| fault.holds_packets());
+        if holds && !self.delayers.contains_key(&from) {
+            can_hold_packets().map_err(io::Error::other)?;
+            let rng = self.rng.split(u64::from(from.0));
+            let delayer = Delayer::start(&self.namespace_file(from)?, self.nodes, rng)?;
+            self.delayers.insert(from, delayer);
+        }
+        if let Some(delayer) = self.delayers.get(&from) {
+            for &(_, to, fault) in &outgoing {
+                delayer.set(to, fault);
+            }
+            let queues = filter::queue_script(&outgoing);
+            run_in(
+                &self.namespace(from),
+                "iptables-restore",
+                &[],
+                Some(&queues),
+            )?;
+        }
+        let script = filter::script(&outgoing);
         run_in(&self.namespace(from), "nft", &["-f", "-"], Some(&script)).map(|_| ())
     }
 }
 
 impl Drop for Hosts {
     fn drop(&mut self) {
+        // The delayers let their packets go before the namespaces they queue in are removed.
+        self.delayers.clear();
         if let Err(error) = self.slot.remove_names() {
             tracing::warn!("cannot remove the hosts of slot {}: {error}", self.slot());
         }

@@ -44,6 +44,7 @@ impl Servers {
             root: root.clone(),
             network: deploy::Network::Direct,
             lossy_disks: false,
+            seed: 0,
         })
         .expect("the cluster starts");
         Servers { cluster, root }

@@ -80,9 +80,24 @@ pub(super) fn injectable(
             names.join(" and ")
         );
     }
+    let (held, kinds): (Vec<FaultKind>, Vec<FaultKind>) = kinds
+        .into_iter()
+        .partition(|kind| network == Network::Namespaces && kind.holds_packets());
+    let mut kinds = kinds;
+    if !held.is_empty() {
+        let names: Vec<&str> = held.iter().map(|kind| kind.name()).collect();
+        match deploy::netns::can_hold_packets() {
+            Ok(()) => kinds.extend(held),
+            Err(why) if faults.all => {
+                eprintln!("interleave: {} left out of all: {why}", names.join(" and "));
+            }
+            Err(why) => return Err(format!("{} cannot be made: {why}", names.join(" and "))),
+        }
+    }
     let (lossy, mut kinds): (Vec<FaultKind>, Vec<FaultKind>) =
         kinds.into_iter().partition(|kind| kind.needs_lossy_disks());
     if lossy.is_empty() {
+        kinds.sort();
         return Ok(kinds);
     }
     let names: Vec<&str> = lossy.iter().map(|kind| kind.name()).collect();
