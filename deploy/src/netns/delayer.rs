@@ -34,6 +34,8 @@ struct Shared {
     /// What each link out of the host does now, by its queue (the receiving node's number).
     links: Mutex<Links>,
     stop: AtomicBool,
+    /// Why the thread stopped on its own, if it did: the link then holds packets forever.
+    failure: Mutex<Option<String>>,
 }
 
 struct Links {
@@ -53,6 +55,7 @@ impl Delayer {
                 rng,
             }),
             stop: AtomicBool::new(false),
+            failure: Mutex::new(None),
         });
         let thread = std::thread::Builder::new()
             .name("packet-delayer".into())
@@ -66,10 +69,15 @@ impl Delayer {
         })
     }
 
-    /// Makes the link to `to` delay what it queues as `fault` says (healthy: at once).
-    pub fn set(&self, to: NodeId, fault: LinkFault) {
+    /// Makes the link to `to` delay what it queues as `fault` says (healthy: at once); fails
+    /// with why if the thread has stopped, since nothing lets the queued packets go then.
+    pub fn set(&self, to: NodeId, fault: LinkFault) -> io::Result<()> {
+        if let Some(why) = self.shared.failure.lock().expect("not poisoned").clone() {
+            return Err(io::Error::other(format!("the packet delayer stopped: {why}")));
+        }
         let mut links = self.shared.links.lock().expect("not poisoned");
         links.faults.insert(queue_of(to), fault);
+        Ok(())
     }
 }
 
@@ -124,7 +132,9 @@ fn hold_and_release(mut socket: QueueSocket, shared: &Shared) {
         let packets = match socket.receive(wait) {
             Ok(packets) => packets,
             Err(error) => {
-                tracing::warn!("the packet delayer cannot read its queue: {error}");
+                let why = format!("cannot read its queue: {error}");
+                tracing::warn!("the packet delayer {why}");
+                *shared.failure.lock().expect("not poisoned") = Some(why);
                 break;
             }
         };

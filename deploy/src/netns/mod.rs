@@ -236,7 +236,7 @@ impl Hosts {
         }
         if let Some(delayer) = self.delayers.get(&from) {
             for &(_, to, fault) in &outgoing {
-                delayer.set(to, fault);
+                delayer.set(to, fault)?;
             }
             let queues = filter::queue_script(&outgoing);
             run_in(
