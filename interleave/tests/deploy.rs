@@ -35,6 +35,19 @@ fn a_short_run_with_every_fault_on_a_correct_cluster_is_linearizable_and_leaves_
         field(&json, "returned").as_u64().unwrap() >= 1_000,
         "{json}"
     );
+    // Every fault injected has a window of stopped writes, or stopped them until the end.
+    let windows: u64 = field(&json, "writes_stopped_ms")
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|millis| millis.as_array().unwrap().len() as u64)
+        .sum();
+    let never = field(&json, "writes_never_resumed").as_u64().unwrap();
+    assert_eq!(
+        windows + never,
+        field(&json, "faults").as_u64().unwrap(),
+        "{json}"
+    );
     for file in [
         "history.jsonl",
         "faults.txt",

@@ -11,6 +11,7 @@
 //! node) and the clients' choices; real processes, sockets and time decide the rest, so a rerun
 //! of a seed injects the same faults at the same moments but is not the same run.
 
+mod availability;
 mod clients;
 mod fault;
 mod inject;
@@ -18,6 +19,7 @@ mod plan;
 mod recovery;
 mod run;
 
+pub use availability::{writes_stopped_for, FaultGroup, WritesStopped};
 pub use clients::{Clients, Workload, KEY_LIFETIME, OPERATION_DEADLINE};
 pub use fault::{Direction, Fault, FaultKind, Target};
 pub use plan::{plan, Step};

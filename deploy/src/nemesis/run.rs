@@ -3,6 +3,7 @@
 //! history with what the servers did wrong on the way. Checking the history is the caller's.
 
 use super::clients::{micros_since, Clients, Workload};
+use super::fault::FaultKind;
 use super::inject::{Injected, Nemesis};
 use super::plan::Step;
 use super::recovery::{check_recovery, RECOVERY_BOUND};
@@ -45,14 +46,20 @@ pub struct NemesisConfig {
 /// A fault as it was injected.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FaultRecord {
-    /// When it was injected, in microseconds from the start of the clients.
+    /// Its kind.
+    pub kind: FaultKind,
+    /// When its injection began, in microseconds from the start of the clients.
     pub start: u64,
+    /// When its injection was done and the fault in place (rules written, signals sent).
+    pub in_place: u64,
     /// When it was healed.
     pub end: u64,
     /// What was done, naming the nodes it hit.
     pub what: String,
     /// What came of it ("healed", "restarted", ...), or why it could not be injected.
     pub outcome: String,
+    /// Whether it was injected at all.
+    pub injected: bool,
     /// Whether it was aimed at the leader and one led when it came.
     pub hit_leader: bool,
     /// With `hit_leader`: how long, in microseconds from the injection, until another node
@@ -175,20 +182,26 @@ pub fn run(
             Err(why) => {
                 progress(&format!("{:>6.1} s  not injected: {why}", seconds(start)));
                 result.faults.push(FaultRecord {
+                    kind: step.fault.kind(),
                     start,
+                    in_place: start,
                     end: start,
                     what: step.fault.to_string(),
                     outcome: format!("not injected: {why}"),
+                    injected: false,
                     hit_leader: false,
                     new_leader_after: None,
                 });
                 continue;
             }
         };
+        let in_place = micros_since(epoch);
         progress(&format!("{:>6.1} s  {what}", seconds(start)));
         let end_of_hold = epoch + step.start + step.hold;
         let mut active = Active {
+            kind: step.fault.kind(),
             start,
+            in_place,
             what,
             injected,
             new_leader: nemesis.hit_leader.map(|old| LeaderWatch {
@@ -317,7 +330,9 @@ pub fn run(
 
 /// A fault injected and not yet healed.
 struct Active {
+    kind: FaultKind,
     start: u64,
+    in_place: u64,
     what: String,
     injected: Injected,
     /// With a fault that hit the leader: when another took over.
@@ -343,10 +358,13 @@ fn heal(
     let end = micros_since(epoch);
     progress(&format!("{:>6.1} s    {outcome}", seconds(end)));
     result.faults.push(FaultRecord {
+        kind: active.kind,
         start: active.start,
+        in_place: active.in_place,
         end,
         what: active.what,
         outcome,
+        injected: true,
         hit_leader: active.new_leader.is_some(),
         new_leader_after: active
             .new_leader

@@ -73,7 +73,9 @@ impl Delayer {
     /// with why if the thread has stopped, since nothing lets the queued packets go then.
     pub fn set(&self, to: NodeId, fault: LinkFault) -> io::Result<()> {
         if let Some(why) = self.shared.failure.lock().expect("not poisoned").clone() {
-            return Err(io::Error::other(format!("the packet delayer stopped: {why}")));
+            return Err(io::Error::other(format!(
+                "the packet delayer stopped: {why}"
+            )));
         }
         let mut links = self.shared.links.lock().expect("not poisoned");
         links.faults.insert(queue_of(to), fault);

@@ -6,8 +6,10 @@ mod summary;
 
 use crate::cli::{DeployArgs, FaultList};
 use crate::interrupt::{interrupted, stop_on_ctrl_c};
-use deploy::nemesis::{self, FaultRecord, NemesisConfig, NemesisRun, Workload};
-use models::{check_partitions, partition_by_key, CheckOptions, KeyValue, Report};
+use deploy::nemesis::{self, writes_stopped_for, FaultRecord, NemesisConfig, NemesisRun, Workload};
+use models::{
+    check_partitions, partition_by_key, CheckOptions, History, KeyValue, KvInput, KvOutput, Report,
+};
 use std::path::Path;
 use std::process::ExitCode;
 use summary::Summary;
@@ -146,19 +148,28 @@ fn write_folder(
 ) -> std::io::Result<()> {
     // Smallest and most telling first; each file whole or not at all.
     write_whole(&out.join("summary.txt"), summary.text())?;
-    write_whole(&out.join("faults.txt"), faults_text(&run.faults))?;
+    write_whole(
+        &out.join("faults.txt"),
+        faults_text(&run.faults, &run.history),
+    )?;
     sim::kv_workload::write_failure(out, "history", &run.history, report)?;
     Ok(())
 }
 
-fn faults_text(faults: &[FaultRecord]) -> String {
+fn faults_text(faults: &[FaultRecord], history: &History<KvInput, KvOutput>) -> String {
     let mut text = String::from("# start (s)  end (s)  fault: what came of it\n");
     for fault in faults {
-        let new_leader = match (fault.hit_leader, fault.new_leader_after) {
+        let mut new_leader = match (fault.hit_leader, fault.new_leader_after) {
             (true, Some(after)) => format!(" (a new leader after {} ms)", after / 1000),
             (true, None) => " (no new leader while it held)".to_string(),
             (false, _) => String::new(),
         };
+        if fault.injected {
+            new_leader.push_str(&match writes_stopped_for(history, fault.in_place) {
+                Some(after) => format!(" (writes acknowledged again after {} ms)", after / 1000),
+                None => " (no write acknowledged again before the end)".to_string(),
+            });
+        }
         text.push_str(&format!(
             "{:>11.3}  {:>7.3}  {}: {}{new_leader}\n",
             fault.start as f64 / 1e6,

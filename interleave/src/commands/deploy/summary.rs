@@ -3,7 +3,7 @@
 
 use crate::cli::{DeployArgs, FaultList, SystemChoice};
 use crate::interrupt::interrupted_exit;
-use deploy::nemesis::{FaultRecord, NemesisRun};
+use deploy::nemesis::{FaultRecord, NemesisRun, WritesStopped};
 use deploy::system::System;
 use deploy::Network;
 use models::{Report, Verdict};
@@ -22,6 +22,7 @@ pub(super) struct Summary {
     system: String,
     network: Network,
     new_leader: NewLeaders,
+    writes_stopped: WritesStopped,
     findings: Vec<String>,
     interrupted: bool,
     counterexample: Option<PathBuf>,
@@ -77,6 +78,7 @@ impl Summary {
             system: system.name(),
             network,
             new_leader: NewLeaders::of(&run.faults),
+            writes_stopped: WritesStopped::of(&run.history, &run.faults),
             findings: run.findings.clone(),
             interrupted: run.interrupted,
             counterexample: report
@@ -109,7 +111,7 @@ impl Summary {
     pub(super) fn text(&self) -> String {
         let mut text = format!(
             "history: {} ({} operations: {} returned, {} of unknown outcome)\nfaults injected: \
-             {} ({} on {})\nrecovery after healing: {}\n{}",
+             {} ({} on {})\nrecovery after healing: {}\n{}{}",
             self.verdict_words(),
             self.operations,
             self.returned,
@@ -122,6 +124,7 @@ impl Summary {
                 None => "none within the bound".to_string(),
             },
             self.new_leader.text(),
+            writes_stopped_text(&self.writes_stopped),
         );
         if self.interrupted {
             text.push_str(&format!(
@@ -159,6 +162,15 @@ impl Summary {
             "leader_hit": self.new_leader.hits,
             "new_leader_ms": self.new_leader.after_ms,
             "no_new_leader": self.new_leader.none,
+            "writes_stopped_ms": self.writes_stopped.by_group.iter()
+                .map(|(group, (windows, _))| {
+                    let millis: Vec<u64> = windows.iter().map(|micros| micros / 1000).collect();
+                    (group.name(), serde_json::json!(millis))
+                })
+                .collect::<serde_json::Map<String, serde_json::Value>>(),
+            "writes_never_resumed": self.writes_stopped.by_group.values()
+                .map(|(_, never)| never)
+                .sum::<usize>(),
             "findings": self.findings,
             "interrupted": self.interrupted,
             "exit": self.exit_code(),
@@ -167,6 +179,40 @@ impl Summary {
         })
         .to_string()
     }
+}
+
+/// A line for the summary: per group of faults (kind, and whether they hit the leader), how
+/// long they stopped the writes (median and worst), and how many stopped them until the end
+/// (empty when no fault was injected).
+fn writes_stopped_text(stopped: &WritesStopped) -> String {
+    if stopped.by_group.is_empty() {
+        return String::new();
+    }
+    let kinds: Vec<String> = stopped
+        .by_group
+        .iter()
+        .map(|(group, (windows, never))| {
+            let name = group.name();
+            let mut text = match (windows.get(windows.len() / 2), windows.last()) {
+                (Some(median), Some(worst)) => format!(
+                    "{name} {} ms ({} ms, {} of {})",
+                    median / 1000,
+                    worst / 1000,
+                    windows.len(),
+                    windows.len() + never
+                ),
+                _ => name,
+            };
+            if *never > 0 {
+                text.push_str(&format!(" and {never} stopped until the end"));
+            }
+            text
+        })
+        .collect();
+    format!(
+        "writes acknowledged again once a fault was in place, median (worst): {}\n",
+        kinds.join("; ")
+    )
 }
 
 /// How soon another node led after each fault that hit the leader.
