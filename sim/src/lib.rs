@@ -45,5 +45,5 @@ pub use kv_workload::{
     KvWorkloadConfig,
 };
 pub use network::{NetConfig, Network};
-pub use runner::{replay_command, run_seeds, simulate, Sim, SimFailure};
+pub use runner::{replay_command, run_seeds, seeds, simulate, Sim, SimFailure};
 pub use skew::ClockSkew;

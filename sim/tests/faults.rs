@@ -2,8 +2,9 @@
 
 use crate::support::SEEDS;
 use node::MutationSet;
-use sim::run_seeds;
 use sim::scenarios;
+use sim::scenarios::availability::{unavailable_after, LeaderFault};
+use sim::{run_seeds, seeds, simulate};
 
 fn correct() -> MutationSet {
     MutationSet::default()
@@ -122,4 +123,20 @@ fn vote_storm() {
     run_seeds("faults::vote_storm", SEEDS, |sim| {
         scenarios::vote_storm(sim, 60, &correct())
     });
+}
+
+#[test]
+fn one_fault_on_the_leader_stops_commits_no_longer_than_its_bound() {
+    for fault in LeaderFault::ALL {
+        for seed in seeds(SEEDS) {
+            let (window, bound) =
+                simulate(seed, move |sim| unavailable_after(sim, fault, &correct()))
+                    .unwrap_or_else(|failure| panic!("{fault}, seed {seed}: {}", failure.message));
+            eprintln!("{fault}, seed {seed}: no commit for {window:?} (bound {bound:?})");
+            assert!(
+                window <= bound,
+                "{fault}: no commit for {window:?}, past its bound of {bound:?} (seed {seed})"
+            );
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! a safety invariant or a liveness bound breaks. The tests run them on the correct node and, to
 //! prove each check can fail, on deliberately broken ones.
 
+pub mod availability;
 mod even_cluster;
 mod lease;
 mod non_disruption;
