@@ -123,6 +123,11 @@ pub enum Mutation {
     /// majority): safe, since every majority is covered, but one node down for good stops
     /// every commit. Chaos that heals everything at the end never sees it.
     CommitNeedsEveryNode,
+    /// A leader never steps down for lack of a quorum (check-quorum, Raft thesis §6.2, left
+    /// out): safe, but a leader that can send and hears nothing (deaf) keeps every follower from
+    /// campaigning with its heartbeats, and nothing commits until the fault heals. Chaos that
+    /// heals everything at the end never sees it; the availability bound does.
+    NoCheckQuorum,
     /// The node writes its state and never makes it durable (an fsync left out, as in a
     /// persister that trusts the page cache): a process crash keeps the writes, but a power
     /// loss takes back votes and entries the node acknowledged (the bug class Jepsen finds with
@@ -136,7 +141,7 @@ pub enum Mutation {
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 32] = [
+    pub const ALL: [Mutation; 33] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -167,6 +172,7 @@ impl Mutation {
         Mutation::ExpiredSessionReopened,
         Mutation::LeaderDropsUncommittedTail,
         Mutation::CommitNeedsEveryNode,
+        Mutation::NoCheckQuorum,
         Mutation::SkipFsync,
         Mutation::ReadErrorAsEmpty,
     ];
@@ -204,6 +210,7 @@ impl Mutation {
             Mutation::ExpiredSessionReopened => "expired-session-reopened",
             Mutation::LeaderDropsUncommittedTail => "leader-drops-uncommitted-tail",
             Mutation::CommitNeedsEveryNode => "commit-needs-every-node",
+            Mutation::NoCheckQuorum => "no-check-quorum",
             Mutation::SkipFsync => "skip-fsync",
             Mutation::ReadErrorAsEmpty => "read-error-as-empty",
         }

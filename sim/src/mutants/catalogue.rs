@@ -54,6 +54,9 @@ impl Variant {
     }
 }
 
+fn deaf_leader_replaced_within_its_bound(sim: &Sim, mutations: &MutationSet) {
+    scenarios::availability::deaf_leader_replaced_within_its_bound(sim, mutations);
+}
 fn lease_after_a_step_down(sim: &Sim, mutations: &MutationSet) {
     scenarios::lease_after_a_step_down(sim, mutations);
 }
@@ -286,6 +289,12 @@ pub fn catalogue() -> Vec<Variant> {
             models: "the leader commits only what every node holds, not a majority (Raft §5.3): safe, but one node down for good stops every commit",
             detectors: vec![CHAOS_RAFT_LIVENESS, CHAOS_RAFT_MISSES],
             signature: &["failed to reach agreement"],
+        },
+        Variant {
+            broken: node(Mutation::NoCheckQuorum),
+            models: "a leader never steps down for lack of a quorum (Raft thesis §6.2 check-quorum left out): safe, but a deaf leader's heartbeats hold its followers and nothing commits until the fault heals",
+            detectors: vec![Scenario { name: "deaf leader within its bound", run: deaf_leader_replaced_within_its_bound, seeds: 3 }, CHAOS_RAFT_MISSES],
+            signature: &["past its bound"],
         },
         Variant {
             broken: node(Mutation::SkipFsync),

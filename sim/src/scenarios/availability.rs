@@ -155,3 +155,14 @@ fn time_to_commit(cluster: &Cluster, tag: &str) -> Option<Duration> {
     }
     None
 }
+
+/// The leader goes deaf and a command must commit within the deaf leader's bound: what a
+/// leader without check-quorum (`no-check-quorum`) fails, holding its followers forever.
+pub fn deaf_leader_replaced_within_its_bound(sim: &Sim, mutations: &MutationSet) {
+    let (window, bound) = unavailable_after(sim, LeaderFault::Deaf, mutations);
+    assert!(
+        window <= bound,
+        "liveness: no commit for {window:?} after the leader went deaf, past its bound of \
+         {bound:?}"
+    );
+}
