@@ -14,9 +14,11 @@ pub struct Config {
     pub heartbeat_interval: Duration,
     /// How long a vote request or AppendEntries with entries waits for its reply.
     pub rpc_timeout: Duration,
-    /// Check-quorum: a leader that has not heard from a majority for this long steps down. Long
-    /// enough to ride out replies delayed by seconds, short enough that a leader that cannot
-    /// receive gives way.
+    /// Check-quorum: a leader that has not heard from a majority for this long steps down. At
+    /// least the longest election timeout (a follower would not notice a silent leader sooner),
+    /// and by default exactly that, as etcd does: a leader that sends but cannot receive holds
+    /// its followers no longer than one election timeout. A network that holds replies back
+    /// for seconds needs a longer window, or it deposes healthy leaders.
     pub leader_quorum_timeout: Duration,
     /// The most entries one AppendEntries carries.
     pub max_entries_per_append: usize,
@@ -46,7 +48,7 @@ impl Default for Config {
             election_timeout_max: Duration::from_millis(600),
             heartbeat_interval: Duration::from_millis(100),
             rpc_timeout: Duration::from_millis(100),
-            leader_quorum_timeout: Duration::from_millis(2400),
+            leader_quorum_timeout: Duration::from_millis(600),
             max_entries_per_append: 256,
             max_bytes_per_append: 4 << 20,
             max_entries_per_apply_batch: 64,
@@ -103,6 +105,32 @@ pub enum ConfigError {
 }
 
 impl Config {
+    /// Sets the election timeout range to `min..=max`, and the leader quorum timeout to `max`
+    /// if it was shorter (a leader steps down no sooner than a follower could notice it gone).
+    pub fn set_election_timeouts(&mut self, min: Duration, max: Duration) {
+        self.election_timeout_min = min;
+        self.election_timeout_max = max;
+        self.leader_quorum_timeout = self.leader_quorum_timeout.max(max);
+    }
+
+    /// The longest a healthy majority goes without committing after it stops hearing its
+    /// leader (the leader crashed, paused, cut off with a minority, or mute). A follower's
+    /// election timer fires by `max`; the others' leases (`min` since they last heard the leader)
+    /// have run out by then, so its pre-vote and vote win unless the votes split, which costs one
+    /// more `max`. The pre-vote, the vote and the new leader's first append each take a message
+    /// out and back: `2 * max + 4 * rpc_timeout`.
+    pub fn commit_bound_leader_lost(&self) -> Duration {
+        2 * self.election_timeout_max + 4 * self.rpc_timeout
+    }
+
+    /// The longest a healthy majority goes without committing after its leader stops hearing it
+    /// while still sending (deaf): its heartbeats keep the followers from campaigning until
+    /// check-quorum deposes it, which it checks every `min` and does once no majority answered
+    /// for `leader_quorum_timeout`; then as [`Config::commit_bound_leader_lost`].
+    pub fn commit_bound_leader_deaf(&self) -> Duration {
+        self.leader_quorum_timeout + self.election_timeout_min + self.commit_bound_leader_lost()
+    }
+
     /// Checks that the configuration can work.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let (min, max) = (self.election_timeout_min, self.election_timeout_max);

@@ -251,10 +251,8 @@ pub fn run_kv_workload_with(
     cluster_config.power_loss_on_crash = config.power_loss;
     cluster_config.read_error_after_crash = config.read_errors;
     cluster_config.node.max_clock_drift_ppm = config.max_clock_drift_ppm;
-    (
-        cluster_config.node.election_timeout_min,
-        cluster_config.node.election_timeout_max,
-    ) = config.election_timeout;
+    let (min, max) = config.election_timeout;
+    cluster_config.node.set_election_timeouts(min, max);
     cluster_config.apply_capacity = config.apply_capacity.unwrap_or_else(|| {
         APPLY_CAPACITIES[sim.rng(APPLY_CAPACITY_STREAM).index(APPLY_CAPACITIES.len())]
     });

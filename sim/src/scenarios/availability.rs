@@ -14,6 +14,19 @@
 //!   campaigning until it steps down. It checks its quorum every `min` and steps down once no
 //!   majority answered for `leader_quorum_timeout`; then the same as above:
 //!   `leader_quorum_timeout + min + 2 * max + 4 * rpc_timeout`.
+//! - **The leader hears only one follower**, or **is the end of a chain** (each node hears and
+//!   reaches only its neighbours in a line): the leader has no majority and steps down as the
+//!   deaf one does, so the deaf leader's bound. (In the chain the middle of the line may win an
+//!   election sooner.)
+//! - **The leader's side of a bridge** (two pairs that cannot reach each other, and a fifth
+//!   node that reaches all): the leader keeps a majority (itself, its pair, the bridge), and
+//!   the far pair's pre-votes fail against the bridge's lease; commits need not stop at all, but
+//!   the crashed leader's bound holds a fortiori.
+//! - **The leader's links flapping** (cut off from everyone and back, each phase 100-700 ms):
+//!   the other four always hear each other, so either the leader commits in a connected phase or
+//!   they elect one of them: the crashed leader's bound.
+//! - **The leader's clock slow** (at the drift bound, 0.9x): nothing is lost but lease reads'
+//!   length; the crashed leader's bound.
 
 use super::cluster;
 use crate::cluster::Cluster;
@@ -22,6 +35,8 @@ use node::{Command, Config, LogIndex, MutationSet, NodeId, Term};
 use std::collections::BTreeSet;
 use std::fmt;
 use std::time::Duration;
+use threadsim::clock::RatePpm;
+use threadsim::time::Instant;
 
 /// How long the measurement waits for a commit before it gives up.
 pub const GIVE_UP_AFTER: Duration = Duration::from_secs(20);
@@ -42,16 +57,31 @@ pub enum LeaderFault {
     Deaf,
     /// Every link out of it cut; it still receives.
     Mute,
+    /// Every link into it cut but one follower's.
+    HearsOnlyOne,
+    /// The five in a line, each hearing and reaching only its neighbours, the leader at one end.
+    ChainEnd,
+    /// Two pairs cut from each other, the leader in one, the fifth node the bridge between.
+    BridgeSide,
+    /// Cut off from everyone and reconnected, over and over, each phase 100-700 ms.
+    Flapping,
+    /// Its clock runs at 0.9x of true time, the most the drift bound allows.
+    SlowClock,
 }
 
 impl LeaderFault {
     /// Every one.
-    pub const ALL: [LeaderFault; 5] = [
+    pub const ALL: [LeaderFault; 10] = [
         LeaderFault::Crash,
         LeaderFault::Pause,
         LeaderFault::PartitionedWithMinority,
         LeaderFault::Deaf,
         LeaderFault::Mute,
+        LeaderFault::HearsOnlyOne,
+        LeaderFault::ChainEnd,
+        LeaderFault::BridgeSide,
+        LeaderFault::Flapping,
+        LeaderFault::SlowClock,
     ];
 
     /// Its name in tables.
@@ -62,16 +92,28 @@ impl LeaderFault {
             LeaderFault::PartitionedWithMinority => "leader cut off with a minority",
             LeaderFault::Deaf => "leader deaf (sends, hears nothing)",
             LeaderFault::Mute => "leader mute (hears, cannot send)",
+            LeaderFault::HearsOnlyOne => "leader hears only one follower",
+            LeaderFault::ChainEnd => "leader at the end of a chain",
+            LeaderFault::BridgeSide => "leader beside a bridge",
+            LeaderFault::Flapping => "leader's links flapping",
+            LeaderFault::SlowClock => "leader's clock slow (0.9x)",
         }
     }
 
     /// The longest the cluster may go without committing after it (see the module's
-    /// documentation).
+    /// documentation and [`Config::commit_bound_leader_lost`]).
     pub fn bound(self, config: &Config) -> Duration {
-        let elect = 2 * config.election_timeout_max + 4 * config.rpc_timeout;
         match self {
-            LeaderFault::Deaf => config.leader_quorum_timeout + config.election_timeout_min + elect,
-            _ => elect,
+            LeaderFault::Deaf | LeaderFault::HearsOnlyOne | LeaderFault::ChainEnd => {
+                config.commit_bound_leader_deaf()
+            }
+            LeaderFault::Crash
+            | LeaderFault::Pause
+            | LeaderFault::PartitionedWithMinority
+            | LeaderFault::Mute
+            | LeaderFault::BridgeSide
+            | LeaderFault::Flapping
+            | LeaderFault::SlowClock => config.commit_bound_leader_lost(),
         }
     }
 
@@ -96,8 +138,62 @@ impl LeaderFault {
                     cluster.partition_one_way(leader, other);
                 }
             }
+            LeaderFault::HearsOnlyOne => {
+                for &other in &others[1..] {
+                    cluster.partition_one_way(other, leader);
+                }
+            }
+            LeaderFault::ChainEnd => {
+                let mut line = vec![leader];
+                line.extend_from_slice(&others);
+                for (i, &a) in line.iter().enumerate() {
+                    for &b in line.iter().skip(i + 2) {
+                        cluster.partition_one_way(a, b);
+                        cluster.partition_one_way(b, a);
+                    }
+                }
+            }
+            LeaderFault::BridgeSide => {
+                let (near, far) = ([leader, others[0]], [others[2], others[3]]);
+                for a in near {
+                    for b in far {
+                        cluster.partition_one_way(a, b);
+                        cluster.partition_one_way(b, a);
+                    }
+                }
+            }
+            LeaderFault::Flapping => cluster.disconnect(leader),
+            LeaderFault::SlowClock => cluster.set_clock_rate(leader, SLOW_CLOCK),
         }
     }
+
+    /// What it does while it lasts, at each poll: flapping links change phase when theirs ends.
+    fn evolve(self, cluster: &Cluster, leader: NodeId, phase: &mut Phase) {
+        if self != LeaderFault::Flapping || cluster.clock().now() < phase.ends {
+            return;
+        }
+        phase.connected = !phase.connected;
+        if phase.connected {
+            cluster.connect(leader);
+        } else {
+            cluster.disconnect(leader);
+        }
+        phase.ends = cluster.clock().now() + flapping_phase(cluster);
+    }
+}
+
+/// The slow clock's rate: the slowest the drift bound (`max_clock_drift_ppm`, 10%) allows.
+const SLOW_CLOCK: RatePpm = RatePpm(900_000);
+
+/// A phase of flapping links: whether the leader is connected, and until when.
+struct Phase {
+    connected: bool,
+    ends: Instant,
+}
+
+/// How long one phase of flapping links lasts.
+fn flapping_phase(cluster: &Cluster) -> Duration {
+    cluster.random_duration(Duration::from_millis(100), Duration::from_millis(700))
 }
 
 impl fmt::Display for LeaderFault {
@@ -119,7 +215,14 @@ pub fn unavailable_after(
     cluster.one(Command::from_text("a0"), 5, true);
     let leader = cluster.check_one_leader();
     fault.inject(&cluster, leader);
-    let window = time_to_commit(&cluster, "a").unwrap_or(GIVE_UP_AFTER);
+    let mut phase = Phase {
+        connected: false,
+        ends: cluster.clock().now() + flapping_phase(&cluster),
+    };
+    let window = time_to_commit(&cluster, "a", |cluster| {
+        fault.evolve(cluster, leader, &mut phase)
+    })
+    .unwrap_or(GIVE_UP_AFTER);
     cluster.resume_every_paused_node();
     cluster.shutdown();
     (window, bound)
@@ -127,13 +230,18 @@ pub fn unavailable_after(
 
 /// From now, how long until a command submitted from now on commits on a majority: every node
 /// that says it leads is handed one command per term, and each is watched until a majority
-/// applied it. `None` after [`GIVE_UP_AFTER`].
-fn time_to_commit(cluster: &Cluster, tag: &str) -> Option<Duration> {
+/// applied it; `on_poll` runs before each look. `None` after [`GIVE_UP_AFTER`].
+fn time_to_commit(
+    cluster: &Cluster,
+    tag: &str,
+    mut on_poll: impl FnMut(&Cluster),
+) -> Option<Duration> {
     let started = cluster.clock().now();
     let majority = cluster.ids().len() / 2 + 1;
     let mut asked: BTreeSet<(NodeId, Term)> = BTreeSet::new();
     let mut submitted: Vec<(LogIndex, Command)> = Vec::new();
     while cluster.clock().now() - started < GIVE_UP_AFTER {
+        on_poll(cluster);
         for id in cluster.ids() {
             let Some((term, true)) = cluster.state(id) else {
                 continue;

@@ -28,8 +28,7 @@ pub fn lease_after_a_step_down(sim: &Sim, mutations: &MutationSet) {
     config.node.mutations = mutations.clone().with(Mutation::NoPreVote);
     // Long timeouts, so that the campaigner's next election (every 1-1.05 s) mostly falls
     // within the deposed leader's lease (0.82 s at the default drift bound).
-    config.node.election_timeout_min = Duration::from_millis(1000);
-    config.node.election_timeout_max = Duration::from_millis(1050);
+    (config.node).set_election_timeouts(Duration::from_millis(1000), Duration::from_millis(1050));
     config.kv = Some(KvServerConfig {
         read_mode: ReadMode::Lease,
         mutations: config.node.mutations.clone(),

@@ -97,10 +97,13 @@ pub fn figure8(sim: &Sim, unreliable: bool, iterations: u32, mutations: &Mutatio
 /// Long reordering: two thirds of replies are held back for hundreds of milliseconds up to about
 /// 2.2 s (callers wait up to 2.5 s), so stale replies arrive after fresher ones from other
 /// peers and after terms change. Commands must still commit and nothing unsafe may happen.
+/// Leaders wait as long as callers for a majority's answers before they step down, so replies
+/// held back depose no healthy leader.
 pub fn long_reordering(sim: &Sim, mutations: &MutationSet) {
     let mut config = ClusterConfig::new(5);
     config.net.long_reordering = true;
     config.node.rpc_timeout = Duration::from_millis(2500);
+    config.node.leader_quorum_timeout = Duration::from_millis(2500);
     config.node.mutations = mutations.clone();
     let cluster = Cluster::new(sim, config);
     for value in 0..20 {
@@ -382,7 +385,8 @@ pub fn vote_storm(sim: &Sim, rounds: u32, mutations: &MutationSet) {
     cluster.partition_one_way(b, a);
     for _ in 0..rounds {
         cluster.crash(voter);
-        // Long enough for a leader to lose its quorum and step down (2.4 s), so both compete.
+        // Long enough for a leader to lose its quorum and step down (at most 0.9 s), so both
+        // compete.
         cluster.sleep(
             cluster.random_duration(Duration::from_millis(2500), Duration::from_millis(3500)),
         );
