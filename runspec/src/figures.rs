@@ -1,6 +1,7 @@
 //! What a run did: the evidence that it exercised what it claims to, the same for every
 //! workload and engine, added up over a range of seeds.
 
+use crate::FaultWindows;
 use std::ops::AddAssign;
 use std::time::Duration;
 
@@ -56,6 +57,8 @@ pub struct RunFigures {
     pub snapshots_taken: u64,
     /// Snapshots followers installed from a leader.
     pub snapshots_installed: u64,
+    /// How long each fault on the leader stopped the commits, by kind.
+    pub fault_windows: FaultWindows,
 }
 
 impl AddAssign<&RunFigures> for RunFigures {
@@ -86,8 +89,10 @@ impl AddAssign<&RunFigures> for RunFigures {
             lease_reads,
             snapshots_taken,
             snapshots_installed,
+            fault_windows,
         } = seed;
         self.simulated += *simulated;
+        self.fault_windows.extend(fault_windows);
         for (total, value) in [
             (&mut self.leaders_elected, leaders_elected),
             (&mut self.highest_applied, highest_applied),
@@ -154,7 +159,11 @@ mod tests {
             lease_reads: 18,
             snapshots_taken: 19,
             snapshots_installed: 20,
+            fault_windows: FaultWindows::default(),
         };
+        let mut one = one;
+        one.fault_windows
+            .record("leader crashed", Some(Duration::from_secs(1)));
         let mut totals = RunFigures::default();
         totals += &one;
         totals += &one;
@@ -164,5 +173,6 @@ mod tests {
         assert_eq!(totals.operations_unknown, 28);
         assert_eq!(totals.refused_starts, 44);
         assert_eq!(totals.torn_saves, 46);
+        assert_eq!(totals.fault_windows.of("leader crashed").len(), 2);
     }
 }

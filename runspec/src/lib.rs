@@ -14,6 +14,7 @@
 //! `interleave` converts none of them.
 
 mod clock_skew;
+mod fault_windows;
 mod faults;
 mod figures;
 mod mutation;
@@ -24,6 +25,7 @@ mod swarm;
 mod text;
 
 pub use clock_skew::{ClockSkew, UnknownClockSkew};
+pub use fault_windows::{FaultWindows, WindowStats};
 pub use faults::FaultMix;
 pub use figures::RunFigures;
 pub use mutation::{Mutation, UnknownMutation};

@@ -3,6 +3,7 @@
 //! invariant on; then every fault heals and the cluster must commit again within a bound.
 
 use crate::cluster::{Cluster, ClusterConfig, Restarted};
+use crate::leader_faults::{LeaderFaultKind, LeaderFaults};
 use crate::runner::Sim;
 use crate::schedule::{Event, Schedule, ScheduleRecorder};
 use crate::skew::SkewDraws;
@@ -113,11 +114,20 @@ pub fn run_chaos_with(
     let cluster = Cluster::new(sim, cluster_config);
     let started = cluster.clock().now();
     let ids = cluster.ids();
+    let mut on_leader = LeaderFaults::default();
     let counts = match events {
-        ChaosEvents::Generated => execute(&cluster, &mut Rounds::new(config, ids.len()), recorder),
-        ChaosEvents::Following(schedule) => {
-            execute(&cluster, &mut Following::new(schedule), recorder)
-        }
+        ChaosEvents::Generated => execute(
+            &cluster,
+            &mut Rounds::new(config, ids.len()),
+            recorder,
+            &mut on_leader,
+        ),
+        ChaosEvents::Following(schedule) => execute(
+            &cluster,
+            &mut Following::new(schedule),
+            recorder,
+            &mut on_leader,
+        ),
     };
     let mut report = counts;
     // Heal everything (in liveness mode, all but a minority failed for good); the cluster must
@@ -127,6 +137,7 @@ pub fn run_chaos_with(
     } else {
         Vec::new()
     };
+    on_leader.record(LeaderFaultKind::Healed, cluster.clock().now());
     cluster.heal();
     cluster.resume_every_paused_node();
     cluster.set_unreliable(false);
@@ -173,6 +184,7 @@ pub fn run_chaos_with(
     report.highest_applied = observed.highest_applied.0;
     report.simulated = cluster.clock().now() - started;
     report.torn_saves = ids.iter().map(|&id| cluster.disk(id).stats().torn).sum();
+    report.fault_windows = on_leader.windows(&cluster);
     cluster.shutdown();
     report
 }

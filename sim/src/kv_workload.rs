@@ -4,6 +4,7 @@
 //! return time and the history is checked for linearizability, key by key.
 
 use crate::cluster::{Cluster, ClusterConfig};
+use crate::leader_faults::LeaderFaults;
 use crate::network::ClientPort;
 use crate::runner::Sim;
 use crate::schedule::{Event, Schedule, ScheduleRecorder};
@@ -291,8 +292,14 @@ pub fn run_kv_workload_with(
             })
         })
         .collect();
+    let mut on_leader = LeaderFaults::default();
     let counts = match schedule {
-        Some(schedule) => execute(&cluster, &mut Following::new(schedule), recorder),
+        Some(schedule) => execute(
+            &cluster,
+            &mut Following::new(schedule),
+            recorder,
+            &mut on_leader,
+        ),
         None => execute(
             &cluster,
             &mut Isolations {
@@ -309,6 +316,7 @@ pub fn run_kv_workload_with(
                 phase: Phase::Quiet,
             },
             recorder,
+            &mut on_leader,
         ),
     };
     cluster.heal();
@@ -321,6 +329,7 @@ pub fn run_kv_workload_with(
         cluster.check_log_bounded(threshold);
     }
     let observed = cluster.invariants().observed();
+    let fault_windows = on_leader.windows(&cluster);
     let simulated = clock.now() - started;
     cluster.shutdown();
     let mut history = std::mem::take(&mut *history.lock());
@@ -337,6 +346,7 @@ pub fn run_kv_workload_with(
         lease_reads: observed.lease_reads,
         snapshots_taken: observed.snapshots_taken,
         snapshots_installed: observed.snapshots_installed,
+        fault_windows,
         ..counts
     };
     KvRun { history, figures }

@@ -23,10 +23,12 @@
 
 pub mod chaos;
 pub mod cluster;
+pub mod commit_timeline;
 pub mod disk;
 pub mod events;
 pub mod invariants;
 pub mod kv_workload;
+pub mod leader_faults;
 pub mod mutants;
 pub mod network;
 pub mod runner;

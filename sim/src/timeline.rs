@@ -10,6 +10,7 @@
 //! differs only where the removed events acted.
 
 use crate::cluster::{Cluster, Restarted};
+use crate::leader_faults::{LeaderFaultKind, LeaderFaults};
 use crate::schedule::{Event, Schedule, ScheduleRecorder, Timed};
 use node::{Command, NodeId};
 use runspec::RunFigures;
@@ -111,11 +112,13 @@ impl Timeline for Following {
 const SMALLEST_WAIT: Duration = Duration::from_micros(1);
 
 /// Runs `timeline` on `cluster` until it ends: wait (with the invariants checked), look, decide,
-/// apply, record. Returns what the faults amounted to.
+/// apply, record; each fault that hits the leader goes into `on_leader` with its time. Returns
+/// what the faults amounted to.
 pub fn execute(
     cluster: &Cluster,
     timeline: &mut dyn Timeline,
     recorder: &ScheduleRecorder,
+    on_leader: &mut LeaderFaults,
 ) -> RunFigures {
     let started = cluster.clock().now();
     let mut counts = RunFigures::default();
@@ -138,7 +141,11 @@ pub fn execute(
         }
         let snapshot = Snapshot::take(cluster);
         for event in timeline.decide(cluster, &snapshot, elapsed) {
-            count(&mut counts, &event, &snapshot, cluster.ids().len());
+            let nodes = cluster.ids().len();
+            count(&mut counts, &event, &snapshot, nodes);
+            if let Some(kind) = LeaderFaultKind::of(&event, &snapshot, nodes) {
+                on_leader.record(kind, cluster.clock().now());
+            }
             apply(cluster, &event, &mut counts);
             recorder.record(elapsed, event);
         }
@@ -191,16 +198,12 @@ fn count(counts: &mut RunFigures, event: &Event, snapshot: &Snapshot, nodes: usi
             }
         }
         Event::Restart(_) => counts.restarts += 1,
-        Event::Partition(groups) => {
+        Event::Partition(_) => {
             counts.partitions += 1;
-            if let Some(leader) = snapshot.leader {
-                let side = groups.iter().find(|group| group.contains(&leader));
-                let with_leader = side.map_or(1, |group| {
-                    group.iter().filter(|id| (id.0 as usize) < nodes).count()
-                });
-                if 2 * with_leader <= nodes {
-                    counts.leader_isolations += 1;
-                }
+            if LeaderFaultKind::of(event, snapshot, nodes)
+                == Some(LeaderFaultKind::CutOffWithMinority)
+            {
+                counts.leader_isolations += 1;
             }
         }
         Event::Cut(..) => counts.one_way_cuts += 1,

@@ -1,5 +1,6 @@
 //! The run report as one self-contained HTML page: an SVG with one lane per node (role and term
 //! over simulated time, down and paused stretches, commits), a network lane (partitions, cuts),
+//! a commits lane (the stretches in which the cluster committed nothing, as bands),
 //! for the key-value workload a lane of client operations, and the violation marked across all of
 //! them. Every shape has a tooltip; the data drawn is embedded as JSON (`run-data`) so a test or a
 //! script can check it against the trace. No script runs and nothing is fetched.
@@ -70,6 +71,7 @@ fn tick_step(end: f64) -> f64 {
 pub fn render(header: &Header, picture: &Picture, operations: Option<&Operations>) -> String {
     let mut canvas = Canvas::new(picture.end);
     canvas.network_lane(picture);
+    canvas.commits_lane(picture);
     for lane in &picture.lanes {
         canvas.node_lane(lane);
     }
@@ -119,7 +121,7 @@ svg {{ display: block; margin-top: 10px; }}
 .term {{ fill: #fff; font-size: 11px; font-weight: bold; pointer-events: none; }}
 .down {{ fill: url(#hatch); stroke: #333; stroke-width: 0.5; }} .paused {{ fill: none; stroke: #3060d0; stroke-width: 2; }}
 .commit {{ stroke: #124d24; stroke-width: 1; }} .partition {{ fill: #d9c2f0; stroke: #8e63c0; stroke-width: 0.5; }}
-.cut {{ fill: #8e63c0; }} .ops {{ fill: #6a8fc7; }} .note {{ font-size: 11px; fill: #555; }}
+.stall {{ fill: #f3b0a0; stroke: #c0503a; stroke-width: 0.5; }} .cut {{ fill: #8e63c0; }} .ops {{ fill: #6a8fc7; }} .note {{ font-size: 11px; fill: #555; }}
 .grid {{ stroke: #eee; }} .tick {{ font-size: 10px; fill: #666; text-anchor: middle; }}
 .violation {{ stroke: #d0021b; stroke-width: 2; }} .violation-label {{ fill: #d0021b; font-size: 11px; }}
 </style>
@@ -127,7 +129,7 @@ svg {{ display: block; margin-top: 10px; }}
 <body>
 <h1>{title}</h1>
 {lines}
-<div class="legend">{legend} <span class="key" style="background:#444"></span>down <span class="key" style="border:2px solid #3060d0"></span>paused <span class="key" style="background:#d9c2f0"></span>partition <span class="key" style="background:#d0021b"></span>violation</div>
+<div class="legend">{legend} <span class="key" style="background:#444"></span>down <span class="key" style="border:2px solid #3060d0"></span>paused <span class="key" style="background:#d9c2f0"></span>partition <span class="key" style="background:#f3b0a0"></span>nothing committed for over 0.6 s <span class="key" style="background:#d0021b"></span>violation</div>
 <svg xmlns="http://www.w3.org/2000/svg" width="{svg_width}" height="{height}" role="img" aria-label="the run over simulated time">
 <defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#555"/><line x1="0" y1="0" x2="0" y2="6" stroke="#999" stroke-width="2"/></pattern></defs>
 {svg}
@@ -200,6 +202,24 @@ impl Canvas {
                 self.x(mark.at),
                 escape(&mark.text),
                 seconds(mark.at)
+            );
+        }
+        self.y += LANE + GAP;
+    }
+
+    /// The cluster's lane: the stretches in which nothing committed, as bands.
+    fn commits_lane(&mut self, picture: &Picture) {
+        self.lane("commits");
+        let y = self.y;
+        for (start, stop) in &picture.stalls {
+            let _ = write!(
+                self.svg,
+                r#"<rect x="{:.2}" y="{y}" width="{:.2}" height="{LANE}" class="stall"><title>nothing committed from {} to {} ({:.3} s)</title></rect>"#,
+                self.x(*start),
+                (self.x(*stop) - self.x(*start)).max(1.0),
+                seconds(*start),
+                seconds(*stop),
+                (stop - start) as f64 / 1e6
             );
         }
         self.y += LANE + GAP;

@@ -51,11 +51,19 @@ pub struct Picture {
     pub partitions: Vec<(u64, u64, String)>,
     /// One-way cuts, node network switches, reliability changes.
     pub network: Vec<Mark>,
+    /// Stretches longer than [`STALL_US`] in which no node's commit index went past the highest
+    /// any node had reached: the cluster committed nothing (start, end).
+    pub stalls: Vec<(u64, u64)>,
     /// The violation, if the run had one.
     pub violation: Option<Mark>,
     /// The last instant of the run.
     pub end: u64,
 }
+
+/// The shortest stretch without a commit that the picture shows as a stall: the longest default
+/// election timeout (a cluster that commits nothing for longer, with commands offered, had no
+/// leader with a majority).
+pub const STALL_US: u64 = 600_000;
 
 /// A role a node is in since (start, role, term).
 type OpenRole = Option<(u64, String, u64)>;
@@ -197,8 +205,29 @@ impl Reader {
             }
         }
         self.end_partition(end);
+        self.picture.stalls = stalls(&self.picture.lanes, end);
         self.picture
     }
+}
+
+/// The stretches of more than [`STALL_US`] between advances of the highest commit index of
+/// `lanes` (from the run's start, and to its `end`).
+fn stalls(lanes: &[Lane], end: u64) -> Vec<(u64, u64)> {
+    let mut commits: Vec<(u64, u64)> = lanes.iter().flat_map(|lane| lane.commits.clone()).collect();
+    commits.sort_unstable();
+    let mut advances = vec![0];
+    let mut highest = 0;
+    for (at, index) in commits {
+        if index > highest {
+            highest = index;
+            advances.push(at);
+        }
+    }
+    advances.push(end);
+    (advances.windows(2))
+        .map(|pair| (pair[0], pair[1]))
+        .filter(|&(from, to)| to - from > STALL_US)
+        .collect()
 }
 
 impl Picture {
@@ -223,6 +252,7 @@ impl Picture {
                 "commits": lane.commits.len(),
             })).collect::<Vec<_>>(),
             "partitions": self.partitions,
+            "stalls": self.stalls,
             "network": self.network.iter().map(|m| json!([m.at, m.text])).collect::<Vec<_>>(),
             "violation": self.violation.as_ref().map(|m| json!([m.at, m.text])),
         })
@@ -294,5 +324,26 @@ mod tests {
         assert_eq!(picture.network[0].text, "cut n0 -> n2");
         assert_eq!(picture.violation.as_ref().map(|v| v.at), Some(600_000));
         assert_eq!(picture.end, 700_000);
+        assert!(
+            picture.stalls.is_empty(),
+            "no stretch of 0.6 s without a commit"
+        );
+    }
+
+    #[test]
+    fn a_stall_is_a_stretch_without_a_new_commit_index_on_any_node() {
+        let picture = Picture::from_trace(&trace(&[
+            (100, "n0 commits up to #1"),
+            (200, "n1 commits up to #1"),
+            (1_000, "n1 commits up to #2"),
+            (1_100, "n0 commits up to #3"),
+            (1_500, "n1 commits up to #3"),
+            (2_000, "end of the run: every running node stops"),
+        ]));
+        assert_eq!(
+            picture.stalls,
+            [(100_000, 1_000_000), (1_100_000, 2_000_000)],
+            "a follower catching up is no commit; the stretch to the end counts"
+        );
     }
 }

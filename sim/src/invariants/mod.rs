@@ -31,6 +31,7 @@ mod log_mirror;
 mod snapshot_agreement;
 mod state_machine_safety;
 
+use crate::commit_timeline::CommitTimeline;
 use crate::events::Events;
 use election_safety::ElectionSafety;
 use in_order_apply::InOrderApply;
@@ -44,6 +45,7 @@ use snapshot_agreement::{SnapshotAgreement, StateSeen};
 use state_machine_safety::StateMachineSafety;
 use std::collections::BTreeMap;
 use threadsim::sync::Mutex;
+use threadsim::time::Instant;
 
 /// What the invariants have seen, for vacuity guards and progress output.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -83,6 +85,8 @@ struct Checks {
     terms: BTreeMap<NodeId, Term>,
     violations: Vec<String>,
     observed: Observed,
+    /// When the cluster committed (with a clock, that is with events).
+    commits: CommitTimeline,
 }
 
 impl Checks {
@@ -256,6 +260,11 @@ impl Invariants {
     pub fn observed(&self) -> Observed {
         self.checks.lock().observed
     }
+
+    /// When a leader with a majority first committed after `at` (a checker with events only).
+    pub fn first_commit_after(&self, at: Instant) -> Option<Instant> {
+        self.checks.lock().commits.first_after(at)
+    }
 }
 
 impl node::kv::KvObserver for Invariants {
@@ -331,6 +340,11 @@ impl Observer for Invariants {
                         .leader_completeness
                         .on_commit(node, term, *commit_index, &checks.logs);
                 self.verdict(checks, complete);
+                if let Some(events) = &self.events {
+                    checks
+                        .commits
+                        .on_commit(events.clock().now(), *commit_index);
+                }
             }
             NodeEvent::LogCompacted { index, term } => {
                 let compacted = checks

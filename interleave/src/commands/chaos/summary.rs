@@ -7,6 +7,7 @@ use crate::coverage::Reachable;
 use crate::outcome::SeedOutcome;
 use crate::shrink::ShrinkReport;
 use crate::{junit, JSON_VERSION};
+use runspec::FaultWindows;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -103,6 +104,7 @@ fn summary_json(
             "coverage": tally.coverage.to_json(Reachable::of(&run.spec, args.swarm)),
             "wall_s": elapsed.as_secs_f64(),
             "simulated_s": tally.totals.simulated.as_secs_f64(),
+            "unavailability": unavailability_json(&tally.totals.fault_windows),
             "shrunk": shrunk.map(|(seed, report, file)| serde_json::json!({
                 "seed": seed,
                 "events_before": report.events_before,
@@ -158,6 +160,7 @@ fn print_summary(
             totals.snapshots_taken, totals.snapshots_installed
         );
     }
+    print_unavailability(&totals.fault_windows);
     if crate::interrupt::interrupted() {
         println!(
             "interrupted by {}: {done} of {} seeds ran{}",
@@ -204,6 +207,44 @@ fn print_summary(
         }
     }
     print_verdict(tally);
+}
+
+/// Per kind of fault on the leader, how long the commits stopped after it.
+fn print_unavailability(windows: &FaultWindows) {
+    if windows.is_empty() {
+        return;
+    }
+    println!(
+        "time until the next commit after a fault on the leader (median, 99th percentile, worst):"
+    );
+    for (kind, stats) in windows.stats() {
+        let never = match stats.never_closed {
+            0 => String::new(),
+            n => format!(", {n} never followed by a commit"),
+        };
+        println!(
+            "  {kind}: {} ms, {} ms, {} ms of {} fault(s){never}",
+            stats.median.as_millis(),
+            stats.p99.as_millis(),
+            stats.worst.as_millis(),
+            stats.faults
+        );
+    }
+}
+
+/// The windows summarised per kind, as JSON.
+fn unavailability_json(windows: &FaultWindows) -> serde_json::Value {
+    let kinds = windows.stats().into_iter().map(|(kind, stats)| {
+        let value = serde_json::json!({
+            "faults": stats.faults,
+            "never_closed": stats.never_closed,
+            "median_ms": stats.median.as_secs_f64() * 1e3,
+            "p99_ms": stats.p99.as_secs_f64() * 1e3,
+            "worst_ms": stats.worst.as_secs_f64() * 1e3,
+        });
+        (kind.to_string(), value)
+    });
+    serde_json::Value::Object(kinds.collect())
 }
 
 /// The last line: what was found.

@@ -214,9 +214,22 @@ fn passed_json(outcome: &SeedOutcome, spec: &RunSpec) -> serde_json::Value {
         "simulated_s": figures.simulated.as_secs_f64(),
         "leaders_elected": figures.leaders_elected,
         "highest_applied": figures.highest_applied,
+        "fault_windows_ms": windows_json(&figures.fault_windows),
         "trace_digest": outcome.trace.digest.to_string(),
         "schedule_digest": outcome.schedule.map(|s| format!("{:016x}", s.digest)),
     })
+}
+
+/// Every window of one seed, per kind (`null`: no commit followed before the run ended).
+fn windows_json(windows: &runspec::FaultWindows) -> serde_json::Value {
+    let kinds = windows.kinds().map(|kind| {
+        let each = windows
+            .of(kind)
+            .iter()
+            .map(|window| window.map(|window| window.as_secs_f64() * 1e3));
+        (kind.to_string(), serde_json::Value::from_iter(each))
+    });
+    serde_json::Value::Object(kinds.collect())
 }
 
 fn failed_json(
