@@ -60,8 +60,9 @@ pub struct WorkloadArgs {
     #[arg(long)]
     pub fault_points: bool,
     /// Liveness mode (raft workload): when the faults end, a minority stays failed for good
-    /// (crashed, or cut off from everyone), and every other node must still commit within the
-    /// bound; the failure names the nodes that never caught up.
+    /// (crashed, cut off from everyone, or deaf: sending but hearing nobody, often the leader),
+    /// and every other node must still commit within the bound; the failure names the nodes
+    /// that never caught up.
     #[arg(long)]
     pub liveness: bool,
     /// Fault mix: every crash is a power loss, which takes back what the crashed node wrote

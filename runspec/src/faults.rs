@@ -24,7 +24,7 @@ pub struct FaultMix {
     /// twice, election timeouts at their minimum, requests sent late).
     pub fault_points: bool,
     /// Liveness mode (raft workload; TigerBeetle's simulator has one): when the faults end, a
-    /// minority stays failed for good (crashed, or cut off from everyone), and the rest must
+    /// minority stays failed for good (crashed, cut off from everyone, or deaf), and the rest must
     /// still commit, every one of them, within the bound that the healed cluster has.
     pub liveness: bool,
     /// Crashes are power losses: a crashed node's disk loses every write it had not synced

@@ -133,7 +133,7 @@ pub fn run_chaos_with(
     // Heal everything (in liveness mode, all but a minority failed for good); the cluster must
     // recover.
     let failed_for_good = if config.faults.liveness {
-        minority_failed_for_good(sim, &ids)
+        minority_failed_for_good(sim, &ids, cluster.current_leader())
     } else {
         Vec::new()
     };
@@ -170,6 +170,11 @@ pub fn run_chaos_with(
         match how {
             FailedForGood::Crashed => cluster.crash(id),
             FailedForGood::CutOff => cluster.disconnect(id),
+            FailedForGood::Deaf => {
+                for other in cluster.others(id) {
+                    cluster.partition_one_way(other, id);
+                }
+            }
         }
     }
     let live = config.nodes - failed_for_good.len();
@@ -196,26 +201,42 @@ enum FailedForGood {
     Crashed,
     /// Running, but cut off from every other node.
     CutOff,
+    /// Running and sending, but hearing nothing: as the leader, its heartbeats hold the others
+    /// until check-quorum deposes it.
+    Deaf,
 }
 
 /// Liveness mode's minority: 1 to (n - 1) / 2 of `ids` (none in a cluster of two), each
-/// crashed or cut off, drawn from a stream of the seed's own so that a run following a
-/// recorded or shrunk schedule fails the same nodes.
-fn minority_failed_for_good(sim: &Sim, ids: &[NodeId]) -> Vec<(NodeId, FailedForGood)> {
+/// crashed, cut off or deaf, drawn from a stream of the seed's own so that a run following a
+/// recorded or shrunk schedule fails the same nodes (given the same `leader`: half the time the
+/// first one failed is the leader at the end of the rounds, where a failure costs the most).
+fn minority_failed_for_good(
+    sim: &Sim,
+    ids: &[NodeId],
+    leader: Option<NodeId>,
+) -> Vec<(NodeId, FailedForGood)> {
     let mut draws = sim.rng(LIVENESS_STREAM);
     let largest = (ids.len() - 1) / 2;
     if largest == 0 {
         return Vec::new();
     }
     let count = 1 + draws.index(largest);
+    let leader_first = draws.chance(0.5);
     let mut candidates = ids.to_vec();
     (0..count)
         .map(|_| {
-            let node = candidates.remove(draws.index(candidates.len()));
-            let how = if draws.chance(0.5) {
-                FailedForGood::Crashed
-            } else {
-                FailedForGood::CutOff
+            let position = match leader {
+                Some(leader) if leader_first => candidates
+                    .iter()
+                    .position(|&id| id == leader)
+                    .unwrap_or_else(|| draws.index(candidates.len())),
+                _ => draws.index(candidates.len()),
+            };
+            let node = candidates.remove(position);
+            let how = match draws.index(3) {
+                0 => FailedForGood::Crashed,
+                1 => FailedForGood::CutOff,
+                _ => FailedForGood::Deaf,
             };
             (node, how)
         })

@@ -133,14 +133,22 @@ impl Cluster {
         let nodes: Vec<String> = (self.ids().into_iter())
             .map(|id| {
                 let applied = self.invariants().applied_upto(id);
+                let deaf =
+                    (self.others(id).into_iter()).all(|other| !self.network().reachable(other, id));
                 let how = if !self.is_running(id) {
                     " (down)"
                 } else if !self.is_connected(id) {
                     " (cut off)"
+                } else if deaf {
+                    " (hears nobody)"
                 } else {
                     ""
                 };
-                format!("{id} applied up to {applied}{how}")
+                let leads = match self.state(id) {
+                    Some((term, true)) => format!(", leads {term}"),
+                    _ => String::new(),
+                };
+                format!("{id} applied up to {applied}{how}{leads}")
             })
             .collect();
         nodes.join(", ")
