@@ -8,7 +8,42 @@
 use super::fault::FaultKind;
 use super::run::FaultRecord;
 use models::{History, KvInput, KvOutput, Outcome};
+use node::kv::ClerkConfig;
+use node::Config;
 use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The longest a fault of `kind` on the leader of Interleave's server (default timing, `nodes`
+/// of them) may stop its clients' writes, or `None` where the node's timing assumptions do not
+/// hold (clocks beyond the drift bound). The node's own bound
+/// ([`Config::commit_bound_leader_lost`], or [`Config::commit_bound_leader_deaf`] for a leader
+/// that hears its followers late or not at all: one-way cuts, delays, jitter, reordering, loss),
+/// then one round of the clients' retries, each server tried for the longest a call waits and a
+/// pause: a client stuck on the old leader finds the new one within it.
+pub fn bound_on_leader(kind: FaultKind, nodes: usize) -> Option<Duration> {
+    let (node, clerk) = (Config::default(), ClerkConfig::default());
+    let node_bound = match kind {
+        FaultKind::ClockBeyond => return None,
+        FaultKind::OneWay
+        | FaultKind::Delay
+        | FaultKind::Jitter
+        | FaultKind::Reorder
+        | FaultKind::PacketLoss => node.commit_bound_leader_deaf(),
+        FaultKind::Partition
+        | FaultKind::Bridge
+        | FaultKind::Ring
+        | FaultKind::Duplicate
+        | FaultKind::Kill
+        | FaultKind::Pause
+        | FaultKind::Clock
+        | FaultKind::Disk
+        | FaultKind::PowerLoss
+        | FaultKind::DiskFull
+        | FaultKind::Corrupt => node.commit_bound_leader_lost(),
+    };
+    let retries = clerk.call_timeout * u32::try_from(nodes).unwrap_or(u32::MAX) + clerk.retry_pause;
+    Some(node_bound + retries)
+}
 
 /// How long after `start` (microseconds from the clients' start) a write called at or after it
 /// was acknowledged; `None` if none was before the history ends. `history` is in order of call.
@@ -78,6 +113,24 @@ impl WritesStopped {
             windows.sort_unstable();
         }
         WritesStopped { by_group }
+    }
+
+    /// Per group of faults that hit the leader, how many windows (microseconds) passed `bound`
+    /// of their kind, faults after which no write came back counted too. Groups without a bound
+    /// are left out, and so are faults elsewhere: a fault on every node at once (`kill -9` of
+    /// all, a power cut to all) stops the writes for as long as it lasts, by design.
+    pub fn past_bound(
+        &self,
+        bound: impl Fn(FaultKind) -> Option<Duration>,
+    ) -> BTreeMap<FaultGroup, usize> {
+        (self.by_group.iter())
+            .filter(|(group, _)| group.hit_leader)
+            .filter_map(|(group, (windows, never))| {
+                let bound = bound(group.kind)?.as_micros();
+                let past = windows.iter().filter(|&&w| u128::from(w) > bound).count();
+                Some((*group, past + never))
+            })
+            .collect()
     }
 }
 
@@ -156,5 +209,24 @@ mod tests {
         assert_eq!(by[&group(FaultKind::Kill, false)], (vec![1_400], 0));
         assert_eq!(group(FaultKind::Kill, true).name(), "kill-leader");
         assert_eq!(by.len(), 3, "the fault not injected is left out");
+        // A bound of 1 ms on kills: the kill-leader window of 1.4 ms and the one that never
+        // closed are past it; faults elsewhere are not held to it.
+        let bound = |kind| (kind == FaultKind::Kill).then_some(Duration::from_millis(1));
+        let past = stopped.past_bound(bound);
+        assert_eq!(past[&group(FaultKind::Kill, true)], 2);
+        assert!(!past.contains_key(&group(FaultKind::Kill, false)));
+        assert!(!past.contains_key(&group(FaultKind::Partition, false)));
+    }
+
+    #[test]
+    fn a_leader_that_hears_late_has_the_longer_bound_and_clocks_beyond_the_drift_bound_none() {
+        let kill = bound_on_leader(FaultKind::Kill, 3).expect("a bound");
+        let delay = bound_on_leader(FaultKind::Delay, 3).expect("a bound");
+        // 2 * 600 ms + 4 * 100 ms, then three servers tried for 200 ms each and a pause of 50.
+        assert_eq!(kill, Duration::from_millis(1_600 + 650));
+        // The quorum window (600 ms) and one check (300 ms) more.
+        assert_eq!(delay, kill + Duration::from_millis(900));
+        assert_eq!(bound_on_leader(FaultKind::ClockBeyond, 3), None);
+        assert!(bound_on_leader(FaultKind::Kill, 5) > Some(kill));
     }
 }

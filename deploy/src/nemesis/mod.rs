@@ -19,7 +19,7 @@ mod plan;
 mod recovery;
 mod run;
 
-pub use availability::{writes_stopped_for, FaultGroup, WritesStopped};
+pub use availability::{bound_on_leader, writes_stopped_for, FaultGroup, WritesStopped};
 pub use clients::{Clients, Workload, KEY_LIFETIME, OPERATION_DEADLINE};
 pub use fault::{Direction, Fault, FaultKind, Target};
 pub use plan::{plan, Step};

@@ -3,7 +3,7 @@
 
 use crate::cli::{DeployArgs, FaultList, SystemChoice};
 use crate::interrupt::interrupted_exit;
-use deploy::nemesis::{FaultRecord, NemesisRun, WritesStopped};
+use deploy::nemesis::{bound_on_leader, FaultRecord, NemesisRun, WritesStopped};
 use deploy::system::System;
 use deploy::Network;
 use models::{Report, Verdict};
@@ -23,6 +23,9 @@ pub(super) struct Summary {
     network: Network,
     new_leader: NewLeaders,
     writes_stopped: WritesStopped,
+    /// Interleave's own server with its default timing, of this many nodes: the bounds of
+    /// [`bound_on_leader`] apply (not to another system or a server program of the user's).
+    bounded: Option<usize>,
     findings: Vec<String>,
     interrupted: bool,
     counterexample: Option<PathBuf>,
@@ -79,6 +82,8 @@ impl Summary {
             network,
             new_leader: NewLeaders::of(&run.faults),
             writes_stopped: WritesStopped::of(&run.history, &run.faults),
+            bounded: (args.system == SystemChoice::Interleave && args.server.is_none())
+                .then_some(args.nodes as usize),
             findings: run.findings.clone(),
             interrupted: run.interrupted,
             counterexample: report
@@ -124,7 +129,7 @@ impl Summary {
                 None => "none within the bound".to_string(),
             },
             self.new_leader.text(),
-            writes_stopped_text(&self.writes_stopped),
+            writes_stopped_text(&self.writes_stopped, self.bounded),
         );
         if self.interrupted {
             text.push_str(&format!(
@@ -171,6 +176,17 @@ impl Summary {
             "writes_never_resumed": self.writes_stopped.by_group.values()
                 .map(|(_, never)| never)
                 .sum::<usize>(),
+            "writes_stopped_bound_ms": self.bounded.map(|nodes| self.writes_stopped.by_group.keys()
+                .filter(|group| group.hit_leader)
+                .filter_map(|group| {
+                    let bound = bound_on_leader(group.kind, nodes)?;
+                    Some((group.name(), serde_json::json!(bound.as_millis() as u64)))
+                })
+                .collect::<serde_json::Map<String, serde_json::Value>>()),
+            "writes_stopped_past_bound": self.bounded.map(|nodes| self.writes_stopped
+                .past_bound(|kind| bound_on_leader(kind, nodes))
+                .values()
+                .sum::<usize>()),
             "findings": self.findings,
             "interrupted": self.interrupted,
             "exit": self.exit_code(),
@@ -184,10 +200,11 @@ impl Summary {
 /// A line for the summary: per group of faults (kind, and whether they hit the leader), how
 /// long they stopped the writes (median and worst), and how many stopped them until the end
 /// (empty when no fault was injected).
-fn writes_stopped_text(stopped: &WritesStopped) -> String {
+fn writes_stopped_text(stopped: &WritesStopped, bounded: Option<usize>) -> String {
     if stopped.by_group.is_empty() {
         return String::new();
     }
+    let past = bounded.map(|nodes| stopped.past_bound(|kind| bound_on_leader(kind, nodes)));
     let kinds: Vec<String> = stopped
         .by_group
         .iter()
@@ -205,6 +222,14 @@ fn writes_stopped_text(stopped: &WritesStopped) -> String {
             };
             if *never > 0 {
                 text.push_str(&format!(" and {never} stopped until the end"));
+            }
+            let bound = bounded.and_then(|nodes| bound_on_leader(group.kind, nodes));
+            let past = past.as_ref().and_then(|past| past.get(group)).copied();
+            if let (Some(bound), Some(past)) = (bound, past) {
+                text.push_str(&format!(", bound {} ms", bound.as_millis()));
+                if past > 0 {
+                    text.push_str(&format!(", {past} PAST IT"));
+                }
             }
             text
         })
