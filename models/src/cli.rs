@@ -389,13 +389,22 @@ fn print_result(cli: &CheckArgs, result: &FileResult, out: &mut dyn Write) -> st
         }
     }
     if let Some((partition, counterexample)) = report.counterexample() {
-        writeln!(
-            out,
-            "  partition {:?}: the longest linearizable prefix has {} of {} operations; none of these could go next:",
-            partition.name,
-            counterexample.longest_prefix.len(),
-            counterexample.operations.len()
-        )?;
+        match &counterexample.why {
+            Some(why) => writeln!(
+                out,
+                "  partition {:?}: {why}; these {} of its {} operations cannot all be placed:",
+                partition.name,
+                counterexample.unplaced.len(),
+                counterexample.operations.len()
+            )?,
+            None => writeln!(
+                out,
+                "  partition {:?}: the longest linearizable prefix has {} of {} operations; none of these could go next:",
+                partition.name,
+                counterexample.longest_prefix.len(),
+                counterexample.operations.len()
+            )?,
+        }
         for &index in &counterexample.unplaced {
             let op = &counterexample.operations[index];
             let ret = op.ret.map_or("never".to_string(), |r| r.to_string());

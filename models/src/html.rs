@@ -1,6 +1,7 @@
 //! A self-contained HTML page showing a counterexample: each client's operations on a time
 //! axis, the longest linearizable prefix numbered in order, the operations that could not be
-//! placed in red. No scripts, no external files.
+//! placed in red; or, where the model decided the history itself, why, and the operations that
+//! conflict in red. No scripts, no external files.
 
 use crate::checker::Counterexample;
 use std::fmt::Write;
@@ -92,20 +93,30 @@ pub fn render(title: &str, partition: &str, counterexample: &Counterexample) -> 
     svg.push_str("</svg>\n");
 
     let mut lists = String::new();
-    let _ = writeln!(
-        lists,
-        "<h2>Longest linearizable prefix ({} operations)</h2><ol>",
-        counterexample.longest_prefix.len()
-    );
-    for &index in &counterexample.longest_prefix {
+    if let Some(why) = &counterexample.why {
         let _ = writeln!(
             lists,
-            "<li>client {}: {}</li>",
-            operations[index].client,
-            escape(&operations[index].description)
+            "<h2>Why</h2><p class=\"why\">{}</p><h2>The operations that conflict ({} of {})</h2><ul>",
+            escape(why),
+            counterexample.unplaced.len(),
+            operations.len()
         );
+    } else {
+        let _ = writeln!(
+            lists,
+            "<h2>Longest linearizable prefix ({} operations)</h2><ol>",
+            counterexample.longest_prefix.len()
+        );
+        for &index in &counterexample.longest_prefix {
+            let _ = writeln!(
+                lists,
+                "<li>client {}: {}</li>",
+                operations[index].client,
+                escape(&operations[index].description)
+            );
+        }
+        let _ = writeln!(lists, "</ol><h2>Could not be placed next</h2><ul>");
     }
-    let _ = writeln!(lists, "</ol><h2>Could not be placed next</h2><ul>");
     for &index in &counterexample.unplaced {
         let op = &operations[index];
         let _ = writeln!(

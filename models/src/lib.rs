@@ -28,6 +28,8 @@ pub mod html;
 pub mod kv;
 pub mod model;
 pub mod register;
+pub mod register_stale;
+pub mod register_zones;
 
 pub use checker::{
     check, check_partitions, Budget, CheckOptions, Counterexample, PartitionVerdict, Report,
@@ -35,5 +37,5 @@ pub use checker::{
 };
 pub use history::{History, Operation, Outcome, Partition, Time};
 pub use kv::{partition_by_key, KeyValue, KvInput, KvOutput, KvStore};
-pub use model::{Model, Pruning};
+pub use model::{Decision, Model, Pruning};
 pub use register::{Register, RegisterInput, RegisterOutput};

@@ -12,6 +12,21 @@ pub trait Pruning<State> {
     fn can_continue(&self, state: &State, placed: &dyn Fn(usize) -> bool) -> bool;
 }
 
+/// A model's own verdict on a history ([`Model::decide`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Linearizable.
+    Linearizable,
+    /// Not linearizable: these operations (indices into the history, in order) cannot all be
+    /// placed, for the reason given; the rest of the history does not matter.
+    NotLinearizable {
+        /// The operations that conflict.
+        window: Vec<usize>,
+        /// Why, in a sentence.
+        why: String,
+    },
+}
+
 /// A deterministic sequential specification: from a state and an input, the next state and the
 /// output a correct object returns.
 pub trait Model: Sync {
@@ -66,6 +81,15 @@ pub trait Model: Sync {
     fn state_heap_bytes(&self, state: &Self::State) -> usize {
         let _ = state;
         0
+    }
+
+    /// Decides `operations` outright where the model knows an exact method faster than the
+    /// search for histories of their shape (a register whose writes are all distinct:
+    /// [`crate::register_zones`]); `None`, the default, leaves it to the search. Must agree with
+    /// the search on every history it decides.
+    fn decide(&self, operations: &[Operation<Self::Input, Self::Output>]) -> Option<Decision> {
+        let _ = operations;
+        None
     }
 
     /// A short human-readable form of an operation, for reports: `write(3)`, `get("k") -> "xy"`.

@@ -1,7 +1,7 @@
 //! A register holding an integer (or nothing), with read, write and compare-and-set.
 
 use crate::history::Operation;
-use crate::model::Model;
+use crate::model::{Decision, Model};
 
 /// An operation on a [`Register`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -56,6 +56,15 @@ impl Model for Register {
                 }
             }
         }
+    }
+
+    /// Histories whose writes are all distinct and have no compare-and-set are decided by
+    /// their zones, exactly and in O(n log n) ([`crate::register_zones`]); any other is refuted
+    /// at once if it observes a value certainly overwritten ([`crate::register_stale`]), and
+    /// otherwise left to the search.
+    fn decide(&self, operations: &[Operation<RegisterInput, RegisterOutput>]) -> Option<Decision> {
+        crate::register_zones::decide(operations)
+            .or_else(|| crate::register_stale::refute(operations))
     }
 
     /// A read that never returned observed nothing and changed nothing. A write of `v` that may

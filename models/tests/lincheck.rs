@@ -60,14 +60,20 @@ fn exit_status_says_what_was_found() {
 
 #[test]
 fn an_exhausted_budget_exits_three() {
-    // 30 concurrent writes and then a read of a value none wrote: every subset of the writes
-    // must be tried before the read is refuted.
+    // 30 concurrent writes, a compare-and-set of unknown outcome that would write 1000 but
+    // expects a value nobody wrote, and then a read of 1000: nothing decides it at once (the
+    // compare-and-set may have written 1000), and every subset of the writes must be tried
+    // before the read is refuted.
     let mut text = String::new();
     for client in 0..30 {
         text.push_str(&format!(
             "{{\"client\":{client},\"op\":\"write\",\"input\":{client},\"call\":0,\"return\":10,\"outcome\":\"ok\"}}\n"
         ));
     }
+    text.push_str(
+        r#"{"client":98,"op":"cas","input":[5000,1000],"call":0,"return":null,"outcome":"unknown"}"#,
+    );
+    text.push('\n');
     text.push_str(
         r#"{"client":99,"op":"read","output":1000,"call":11,"return":12,"outcome":"ok"}"#,
     );

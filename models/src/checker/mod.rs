@@ -14,7 +14,7 @@ pub use bitset::Bitset;
 pub use search::{search, SearchOutcome};
 
 use crate::history::{History, Operation, Partition, Time};
-use crate::model::Model;
+use crate::model::{Decision, Model};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -130,6 +130,9 @@ pub struct Counterexample {
     pub longest_prefix: Vec<usize>,
     /// Operations that could not be placed after that prefix (indices into `operations`).
     pub unplaced: Vec<usize>,
+    /// Where the model decided the history itself ([`Model::decide`]): why it is not
+    /// linearizable, shown with the operations that conflict as `unplaced` (and no prefix).
+    pub why: Option<String>,
 }
 
 /// The outcome for one partition.
@@ -372,6 +375,37 @@ fn check_one<M: Model>(
 ) -> PartitionReport {
     #[allow(clippy::disallowed_methods)] // reports how long the check took
     let started = Instant::now();
+    let summaries = || -> Vec<OperationSummary> {
+        operations
+            .iter()
+            .map(|op| OperationSummary {
+                client: op.client,
+                call: op.call,
+                ret: op.ret,
+                description: model.describe(&op.input, op.output()),
+            })
+            .collect()
+    };
+    if let Some(decision) = model.decide(operations) {
+        let verdict = match decision {
+            Decision::Linearizable => PartitionVerdict::Linearizable,
+            Decision::NotLinearizable { window, why } => {
+                PartitionVerdict::NotLinearizable(Box::new(Counterexample {
+                    operations: summaries(),
+                    longest_prefix: Vec::new(),
+                    unplaced: window,
+                    why: Some(why),
+                }))
+            }
+        };
+        return PartitionReport {
+            name: name.to_string(),
+            operations: operations.len(),
+            verdict,
+            states: 0,
+            elapsed: started.elapsed(),
+        };
+    }
     let (outcome, states) = search(model, operations, budget, cancel);
     let verdict = match outcome {
         SearchOutcome::Linearizable => PartitionVerdict::Linearizable,
@@ -380,22 +414,12 @@ fn check_one<M: Model>(
         SearchOutcome::NotLinearizable {
             longest_prefix,
             unplaced,
-        } => {
-            let operations = operations
-                .iter()
-                .map(|op| OperationSummary {
-                    client: op.client,
-                    call: op.call,
-                    ret: op.ret,
-                    description: model.describe(&op.input, op.output()),
-                })
-                .collect();
-            PartitionVerdict::NotLinearizable(Box::new(Counterexample {
-                operations,
-                longest_prefix,
-                unplaced,
-            }))
-        }
+        } => PartitionVerdict::NotLinearizable(Box::new(Counterexample {
+            operations: summaries(),
+            longest_prefix,
+            unplaced,
+            why: None,
+        })),
     };
     PartitionReport {
         name: name.to_string(),

@@ -8,8 +8,76 @@ use crate::register::{Register, RegisterInput as In, RegisterOutput as Out};
 
 type RegOp = Operation<In, Out>;
 
+/// The register without its own decision by zones ([`Model::decide`]): these tests are of the
+/// search, whatever the shape of their histories (the zones have theirs in
+/// `crate::register_zones`).
+struct Searched;
+
+impl Model for Searched {
+    type State = <Register as Model>::State;
+    type Input = In;
+    type Output = Out;
+
+    fn init(&self) -> Self::State {
+        Register.init()
+    }
+
+    fn step(&self, state: &Self::State, input: &In) -> (Self::State, Out) {
+        Register.step(state, input)
+    }
+
+    fn unobservable(&self, operations: &[RegOp]) -> Vec<bool> {
+        Register.unobservable(operations)
+    }
+
+    fn describe(&self, input: &In, output: Option<&Out>) -> String {
+        Register.describe(input, output)
+    }
+}
+
+#[test]
+fn the_register_decides_distinct_writes_by_zones_stale_reads_at_once_and_the_rest_by_search() {
+    // A stale read: 2 was written after 1 was, and a read called after both returned sees 1.
+    let stale = vec![
+        op(0, In::Write(1), Out::Written, 0, 1),
+        op(0, In::Write(2), Out::Written, 2, 3),
+        op(1, In::Read, Out::Value(Some(1)), 4, 5),
+    ];
+    let report = check(&Register, &stale, &CheckOptions::default());
+    let (partition, counterexample) = report.counterexample().expect("rejected");
+    assert_eq!(partition.states, 0, "decided without a search");
+    assert!(counterexample.why.is_some(), "the zones say why");
+    assert_eq!(counterexample.unplaced, [0, 1, 2]);
+    // With a compare-and-set, the zones do not apply; this stale read is still refuted at
+    // once (2 certainly overwrote 1 in between).
+    let cas = In::Cas {
+        expected: 9,
+        new: 10,
+    };
+    let mut with_cas = stale.clone();
+    with_cas.push(op(2, cas, Out::Swapped(false), 6, 7));
+    let report = check(&Register, &with_cas, &CheckOptions::default());
+    let (partition, counterexample) = report.counterexample().expect("rejected");
+    assert_eq!(partition.states, 0, "decided without a search");
+    assert_eq!(counterexample.unplaced, [0, 1, 2]);
+    // 1, then 2, then 1 again, each written once and concurrently: no value is certainly
+    // overwritten, so the search finds it.
+    let flip_flop = vec![
+        op(0, In::Write(1), Out::Written, 0, 10),
+        op(1, In::Write(2), Out::Written, 0, 10),
+        op(2, In::Read, Out::Value(Some(1)), 11, 12),
+        op(2, In::Read, Out::Value(Some(2)), 13, 14),
+        op(2, In::Read, Out::Value(Some(1)), 15, 16),
+        op(3, cas, Out::Swapped(false), 20, 21),
+    ];
+    let report = check(&Register, &flip_flop, &CheckOptions::default());
+    let (partition, counterexample) = report.counterexample().expect("rejected");
+    assert!(partition.states > 0, "searched");
+    assert_eq!(counterexample.why, None);
+}
+
 fn verdict(history: &[RegOp]) -> Verdict {
-    check(&Register, &history.to_vec(), &CheckOptions::default()).verdict
+    check(&Searched, &history.to_vec(), &CheckOptions::default()).verdict
 }
 
 fn op(client: u64, input: In, output: Out, call: u64, ret: u64) -> RegOp {
@@ -160,7 +228,7 @@ fn a_counterexample_names_the_prefix_and_the_operations_that_could_not_be_placed
         op(0, In::Write(2), Out::Written, 2, 3),
         op(1, In::Read, Out::Value(Some(1)), 4, 5),
     ];
-    let report = check(&Register, &history, &CheckOptions::default());
+    let report = check(&Searched, &history, &CheckOptions::default());
     let (partition, counterexample) = report.counterexample().expect("illegal");
     assert_eq!(partition.name, "all");
     assert_eq!(counterexample.longest_prefix, vec![0, 1]);
@@ -184,7 +252,7 @@ fn unknown_writes_no_read_saw_are_left_out_of_the_search() {
         .map(|i| Operation::unknown(i, In::Write(i as i64), 0))
         .collect();
     history.push(op(99, In::Read, Out::Value(Some(1000)), 1, 2));
-    let report = check(&Register, &history, &CheckOptions::default());
+    let report = check(&Searched, &history, &CheckOptions::default());
     assert_eq!(report.verdict, Verdict::NotLinearizable);
     assert!(
         report.partitions[0].states < 10,
@@ -201,7 +269,7 @@ fn an_exhausted_budget_gives_unknown_never_a_guess() {
         budget: Budget::new(1000, None),
         threads: 1,
     };
-    let report = check(&Register, &history, &options);
+    let report = check(&Searched, &history, &options);
     assert_eq!(report.verdict, Verdict::Unknown);
 }
 
@@ -266,7 +334,7 @@ fn an_illegal_partition_makes_the_verdict_illegal_whatever_the_others_do() {
             ("a".to_string(), legal.clone()),
             ("b".to_string(), illegal.clone()),
         ];
-        let report = check_partitions(&Register, partitions, &options);
+        let report = check_partitions(&Searched, partitions, &options);
         assert_eq!(report.verdict, Verdict::NotLinearizable);
         assert_eq!(report.counterexample().expect("illegal").0.name, "b");
     }
@@ -285,7 +353,7 @@ fn a_partition_found_illegal_quickly_stops_a_hard_one_that_started_first() {
         threads: 1,
     };
     let partitions = vec![("hard".to_string(), hard), ("illegal".to_string(), illegal)];
-    let report = check_partitions(&Register, partitions, &options);
+    let report = check_partitions(&Searched, partitions, &options);
     assert_eq!(report.verdict, Verdict::NotLinearizable);
     assert_eq!(report.counterexample().expect("illegal").0.name, "illegal");
     let hard = &report.partitions[0];
@@ -367,7 +435,7 @@ fn agrees_with_brute_force_on_many_small_random_histories() {
             threads: 1,
             ..CheckOptions::default()
         };
-        let got = check(&Register, &history, &options).verdict;
+        let got = check(&Searched, &history, &options).verdict;
         let want = if expected {
             Verdict::Linearizable
         } else {
@@ -480,7 +548,7 @@ fn partitions_the_first_pass_leaves_get_the_same_budget_on_any_number_of_threads
                 budget: Budget::new(FIRST_PASS_STATES * 3, None),
                 threads,
             };
-            let report = check_partitions(&Register, partitions.clone(), &options);
+            let report = check_partitions(&Searched, partitions.clone(), &options);
             assert_eq!(report.verdict, Verdict::Unknown);
             report
                 .partitions
@@ -507,7 +575,7 @@ fn unknown_writes_overwritten_unseen_are_never_placed() {
     };
     history.push(Operation::unknown(40, never_swaps, 0));
     history.push(op(99, In::Read, Out::Value(Some(1000)), 1, 2));
-    let report = check(&Register, &history, &CheckOptions::default());
+    let report = check(&Searched, &history, &CheckOptions::default());
     assert_eq!(report.verdict, Verdict::NotLinearizable);
     assert!(
         report.partitions[0].states < 200,
@@ -537,7 +605,7 @@ fn unknown_outcome_shortcuts_agree_with_brute_force() {
         let history = random_register_history_with(&mut rng, 7, 2);
         let expected = want(brute_force_linearizable(&Register, &history));
         assert_eq!(
-            check(&Register, &history, &options).verdict,
+            check(&Searched, &history, &options).verdict,
             expected,
             "register case {case}: {history:#?}"
         );
