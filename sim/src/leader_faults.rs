@@ -6,7 +6,7 @@
 
 use crate::cluster::Cluster;
 use crate::schedule::Event;
-use crate::timeline::Snapshot;
+use node::NodeId;
 use runspec::FaultWindows;
 use threadsim::time::Instant;
 
@@ -44,9 +44,9 @@ impl LeaderFaultKind {
         }
     }
 
-    /// The kind of `event` on a cluster of `nodes` as `snapshot` shows it, if it hits the leader.
-    pub fn of(event: &Event, snapshot: &Snapshot, nodes: usize) -> Option<LeaderFaultKind> {
-        let leader = snapshot.leader?;
+    /// The kind of `event` on a cluster of `nodes` led by `leader`, if it hits the leader.
+    pub fn of(event: &Event, leader: Option<NodeId>, nodes: usize) -> Option<LeaderFaultKind> {
+        let leader = leader?;
         match event {
             Event::Crash(node) if *node == leader => Some(LeaderFaultKind::Crashed),
             Event::Pause(node) if *node == leader => Some(LeaderFaultKind::Paused),
@@ -93,15 +93,10 @@ impl LeaderFaults {
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
-    use node::NodeId;
 
     #[test]
     fn only_faults_that_hit_the_leader_are_counted() {
-        let snapshot = Snapshot {
-            leader: Some(NodeId(0)),
-            ..Snapshot::default()
-        };
-        let kind = |event: &Event| LeaderFaultKind::of(event, &snapshot, 5);
+        let kind = |event: &Event| LeaderFaultKind::of(event, Some(NodeId(0)), 5);
         assert_eq!(
             kind(&Event::Crash(NodeId(0))),
             Some(LeaderFaultKind::Crashed)
@@ -130,10 +125,6 @@ mod tests {
             Some(LeaderFaultKind::LinkOutCut)
         );
         assert_eq!(kind(&Event::Cut(NodeId(1), NodeId(2))), None);
-        let leaderless = Snapshot::default();
-        assert_eq!(
-            LeaderFaultKind::of(&Event::Crash(NodeId(0)), &leaderless, 5),
-            None
-        );
+        assert_eq!(LeaderFaultKind::of(&Event::Crash(NodeId(0)), None, 5), None);
     }
 }

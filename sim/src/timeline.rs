@@ -143,7 +143,7 @@ pub fn execute(
         for event in timeline.decide(cluster, &snapshot, elapsed) {
             let nodes = cluster.ids().len();
             count(&mut counts, &event, &snapshot, nodes);
-            if let Some(kind) = LeaderFaultKind::of(&event, &snapshot, nodes) {
+            if let Some(kind) = LeaderFaultKind::of(&event, snapshot.leader, nodes) {
                 on_leader.record(kind, cluster.clock().now());
             }
             apply(cluster, &event, &mut counts);
@@ -200,7 +200,7 @@ fn count(counts: &mut RunFigures, event: &Event, snapshot: &Snapshot, nodes: usi
         Event::Restart(_) => counts.restarts += 1,
         Event::Partition(_) => {
             counts.partitions += 1;
-            if LeaderFaultKind::of(event, snapshot, nodes)
+            if LeaderFaultKind::of(event, snapshot.leader, nodes)
                 == Some(LeaderFaultKind::CutOffWithMinority)
             {
                 counts.leader_isolations += 1;

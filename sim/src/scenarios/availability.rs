@@ -27,6 +27,8 @@
 //!   they elect one of them: the crashed leader's bound.
 //! - **The leader's clock slow** (at the drift bound, 0.9x): nothing is lost but lease reads'
 //!   length; the crashed leader's bound.
+//! - **The leader's disk fails** (its next save is torn and it stops): a crash at its next save,
+//!   which the next command brings at once; the crashed leader's bound.
 
 use super::cluster;
 use crate::cluster::Cluster;
@@ -67,11 +69,14 @@ pub enum LeaderFault {
     Flapping,
     /// Its clock runs at 0.9x of true time, the most the drift bound allows.
     SlowClock,
+    /// Its disk fails in the middle of its next save (the sectors after the tear never reach it),
+    /// and the node stops itself.
+    DiskFails,
 }
 
 impl LeaderFault {
     /// Every one.
-    pub const ALL: [LeaderFault; 10] = [
+    pub const ALL: [LeaderFault; 11] = [
         LeaderFault::Crash,
         LeaderFault::Pause,
         LeaderFault::PartitionedWithMinority,
@@ -82,6 +87,7 @@ impl LeaderFault {
         LeaderFault::BridgeSide,
         LeaderFault::Flapping,
         LeaderFault::SlowClock,
+        LeaderFault::DiskFails,
     ];
 
     /// Its name in tables.
@@ -97,6 +103,7 @@ impl LeaderFault {
             LeaderFault::BridgeSide => "leader beside a bridge",
             LeaderFault::Flapping => "leader's links flapping",
             LeaderFault::SlowClock => "leader's clock slow (0.9x)",
+            LeaderFault::DiskFails => "leader's disk fails (it stops)",
         }
     }
 
@@ -113,7 +120,8 @@ impl LeaderFault {
             | LeaderFault::Mute
             | LeaderFault::BridgeSide
             | LeaderFault::Flapping
-            | LeaderFault::SlowClock => config.commit_bound_leader_lost(),
+            | LeaderFault::SlowClock
+            | LeaderFault::DiskFails => config.commit_bound_leader_lost(),
         }
     }
 
@@ -164,6 +172,7 @@ impl LeaderFault {
             }
             LeaderFault::Flapping => cluster.disconnect(leader),
             LeaderFault::SlowClock => cluster.set_clock_rate(leader, SLOW_CLOCK),
+            LeaderFault::DiskFails => cluster.tear_next_save(leader),
         }
     }
 
@@ -224,6 +233,7 @@ pub fn unavailable_after(
     })
     .unwrap_or(GIVE_UP_AFTER);
     cluster.resume_every_paused_node();
+    cluster.end_torn_save(leader);
     cluster.shutdown();
     (window, bound)
 }

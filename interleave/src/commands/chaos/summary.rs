@@ -1,7 +1,7 @@
 //! The end of a run: the first failure shrunk, the JUnit report written, and the summary, as
 //! text or as one JSON object; and the exit status.
 
-use super::tally::Tally;
+use super::tally::{millis, Tally};
 use super::Run;
 use crate::coverage::Reachable;
 use crate::outcome::SeedOutcome;
@@ -238,9 +238,9 @@ fn unavailability_json(windows: &FaultWindows) -> serde_json::Value {
         let value = serde_json::json!({
             "faults": stats.faults,
             "never_closed": stats.never_closed,
-            "median_ms": stats.median.as_secs_f64() * 1e3,
-            "p99_ms": stats.p99.as_secs_f64() * 1e3,
-            "worst_ms": stats.worst.as_secs_f64() * 1e3,
+            "median_ms": millis(stats.median),
+            "p99_ms": millis(stats.p99),
+            "worst_ms": millis(stats.worst),
         });
         (kind.to_string(), value)
     });

@@ -220,13 +220,15 @@ fn passed_json(outcome: &SeedOutcome, spec: &RunSpec) -> serde_json::Value {
     })
 }
 
+/// A duration in milliseconds, to the microsecond (a simulated run's resolution).
+pub(super) fn millis(duration: std::time::Duration) -> f64 {
+    duration.as_micros() as f64 / 1e3
+}
+
 /// Every window of one seed, per kind (`null`: no commit followed before the run ended).
 fn windows_json(windows: &runspec::FaultWindows) -> serde_json::Value {
     let kinds = windows.kinds().map(|kind| {
-        let each = windows
-            .of(kind)
-            .iter()
-            .map(|window| window.map(|window| window.as_secs_f64() * 1e3));
+        let each = windows.of(kind).iter().map(|window| window.map(millis));
         (kind.to_string(), serde_json::Value::from_iter(each))
     });
     serde_json::Value::Object(kinds.collect())
