@@ -30,6 +30,7 @@ pub fn local_configs(
             data_dir: root.join(i.to_string()),
             read_mode,
             allow_faults: false,
+            check_quorum_after: None,
             snapshot_threshold,
             storage: crate::StorageKind::default(),
             #[cfg(feature = "mutations")]

@@ -43,6 +43,8 @@ pub struct ServerConfig {
     /// Whether a client may inject faults: change this node's clock, make its disk fail (a
     /// nemesis on a test cluster).
     pub allow_faults: bool,
+    /// Check-quorum's window, if not the node's default ([`node::Config::leader_quorum_timeout`]).
+    pub check_quorum_after: Option<std::time::Duration>,
     /// Snapshot once the log takes more than this many bytes (`None`: never; the log then
     /// grows with the run).
     pub snapshot_threshold: Option<usize>,
@@ -301,6 +303,9 @@ impl Server {
             apply_sender,
         );
         params.observer = Arc::new(Logged);
+        if let Some(window) = config.check_quorum_after {
+            params.config.leader_quorum_timeout = window;
+        }
         #[cfg(feature = "mutations")]
         {
             params.config.mutations = config.mutations.clone();

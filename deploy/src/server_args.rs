@@ -40,6 +40,12 @@ pub struct ServerArgs {
     /// file (the whole state rewritten into one file per save, as before the log).
     #[arg(long, value_name = "KIND", default_value = "wal", value_parser = crate::StorageKind::parse)]
     pub storage: crate::StorageKind,
+    /// Check-quorum: a leader that has heard from no majority for this many milliseconds steps
+    /// down (default: the longest election timeout, 600). At least 600 and at most 600000; a
+    /// longer window rides out replies delayed longer, and holds the cluster longer behind a
+    /// leader that cannot hear.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(600..=600_000))]
+    pub check_quorum_ms: Option<u64>,
     /// Lets a client inject faults: change this node's clock rate, make it jump forward, make
     /// its disk fail every write (a nemesis's faults, for a test cluster only).
     #[arg(long)]
@@ -128,6 +134,7 @@ impl ServerArgs {
             data_dir: self.data_dir.clone(),
             read_mode: self.read_mode,
             allow_faults: self.allow_faults,
+            check_quorum_after: self.check_quorum_ms.map(std::time::Duration::from_millis),
             snapshot_threshold: self.snapshot_threshold.0.map(|bytes| bytes as usize),
             storage: self.storage,
             #[cfg(feature = "mutations")]

@@ -52,6 +52,7 @@ impl Deployment {
                 data_dir: root.join(id.to_string()),
                 read_mode,
                 allow_faults: false,
+                check_quorum_after: None,
                 snapshot_threshold,
                 storage: deploy::StorageKind::default(),
                 broken_write: None,

@@ -4,7 +4,7 @@
 //! on the majority's side (they cannot reach the old leader while it is cut off), the readers on
 //! no side (they keep asking whoever answers). Log, ReadIndex and lease reads must come out
 //! linearizable; unsafe-local reads (a cut-off leader answers from its own state until it notices
-//! it lost its majority, 2.4 s) must be rejected, whether the leader is cut off by proxies
+//! it lost its majority, here after 2.4 s) must be rejected, whether the leader is cut off by proxies
 //! (connections closed) or by packet filters between network namespaces (packets dropped). Held
 //! packets (jitter, reordering) on the leader's links must slow nothing into a wrong answer.
 
@@ -15,6 +15,20 @@ use models::{check_partitions, partition_by_key, CheckOptions, KeyValue, KvInput
 use node::NodeId;
 use std::time::Duration;
 use threadsim::{Clock, SystemClock};
+
+/// The servers' arguments for `read_mode`. Unsafe-local reads go stale only between the new
+/// leader's first commit and the cut-off leader's step-down by check-quorum: with the default
+/// window of 600 ms, from nothing to half a second, and 2 of 9 runs here saw no stale read at
+/// all. So those servers keep leading for 2.4 s without a majority (`--check-quorum-ms`, the
+/// default until 2026-12-06): the test is of the checker rejecting the stale reads that come,
+/// not of the odds that they come.
+fn server_args(read_mode: &str) -> Vec<String> {
+    let mut args = vec!["--read-mode".to_string(), read_mode.to_string()];
+    if read_mode == "unsafe-local" {
+        args.extend(["--check-quorum-ms".to_string(), "2400".to_string()]);
+    }
+    args
+}
 
 /// The verdict on a history of 3.5 s in which the leader is cut off from 0.5 s to 2.5 s, and
 /// how many gets returned.
@@ -60,7 +74,7 @@ fn verdict_through(
                 program: env!("CARGO_BIN_EXE_interleave-server").into(),
                 leading_args: Vec::new(),
             },
-            vec!["--read-mode".into(), read_mode.into()],
+            server_args(read_mode),
         ),
         root: root.clone(),
         plan,
