@@ -6,9 +6,11 @@
 //! returned before some write of another value was called, and that write completed before the
 //! read began. Refuting it means ruling out every placement of the timed-out operations.
 //!
-//! `cargo run --release -p models --example register_timeouts -- SEED OPERATIONS [TIMEOUT%] > FILE`
-//! (35% of operations time out unless said). With `legal` last, the stale read is left out: the
-//! history is then linearizable, the generator's own execution a witness.
+//! `cargo run --release -p models --example register_timeouts -- SEED OPERATIONS [TIMEOUT%
+//! [CLIENTS [VALUES]]] > FILE` (35% of operations time out unless said, 5 concurrent clients,
+//! values 0-11). With
+//! `legal` last, the stale read is left out: the history is then linearizable, the generator's
+//! own execution a witness.
 
 use models::formats::json;
 use models::{Model, Operation, Register, RegisterInput, RegisterOutput};
@@ -29,10 +31,19 @@ impl Random {
     }
 }
 
-/// Concurrent clients at any time.
+/// Concurrent clients at any time, unless said.
 const CLIENTS: u64 = 5;
-/// Values written: few enough that values recur, so most can still be reached late.
+/// Values written, unless said: few enough that values recur, so most can still be reached late.
 const VALUES: u64 = 12;
+
+/// The shape of the histories.
+#[derive(Clone, Copy)]
+struct Shape {
+    operations: u64,
+    timeout_percent: u64,
+    clients: u64,
+    values: u64,
+}
 
 /// One operation as generated: when it takes effect (`None`: never) and its outcome.
 struct Planned {
@@ -43,22 +54,28 @@ struct Planned {
     effect_at: Option<u64>,
 }
 
-fn plan(random: &mut Random, count: u64, timeout_percent: u64) -> Vec<Planned> {
+fn plan(random: &mut Random, shape: Shape) -> Vec<Planned> {
+    let Shape {
+        operations: count,
+        timeout_percent,
+        clients,
+        values,
+    } = shape;
     let mut planned = Vec::new();
     // Each slot is one concurrent process: its client id (replaced after a timeout) and when it
     // is next free.
-    let mut slots: Vec<(u64, u64)> = (0..CLIENTS).map(|client| (client, 0)).collect();
-    let mut next_client = CLIENTS;
+    let mut slots: Vec<(u64, u64)> = (0..clients).map(|client| (client, 0)).collect();
+    let mut next_client = clients;
     for _ in 0..count {
-        let slot = random.below(CLIENTS) as usize;
+        let slot = random.below(clients) as usize;
         let (client, free_at) = slots[slot];
         let call = free_at + random.below(5);
         let input = match random.below(10) {
             0..=3 => RegisterInput::Read,
-            4..=6 => RegisterInput::Write(random.below(VALUES) as i64),
+            4..=6 => RegisterInput::Write(random.below(values) as i64),
             _ => RegisterInput::Cas {
-                expected: random.below(VALUES) as i64,
-                new: random.below(VALUES) as i64,
+                expected: random.below(values) as i64,
+                new: random.below(values) as i64,
             },
         };
         let duration = 1 + random.below(10);
@@ -105,8 +122,11 @@ fn may_write(operation: &Operation<RegisterInput, RegisterOutput>, value: i64) -
 
 /// A value the register provably cannot hold after `history`: every operation that may write it
 /// returned before some completed write of another value was called.
-fn provably_stale(history: &[Operation<RegisterInput, RegisterOutput>]) -> Option<i64> {
-    (0..VALUES as i64).rev().find(|&value| {
+fn provably_stale(
+    history: &[Operation<RegisterInput, RegisterOutput>],
+    values: u64,
+) -> Option<i64> {
+    (0..values as i64).rev().find(|&value| {
         let writers: Vec<_> = history.iter().filter(|op| may_write(op, value)).collect();
         !writers.is_empty()
             && writers.iter().all(|op| op.ret.is_some())
@@ -126,26 +146,35 @@ fn main() {
     if legal {
         arguments.pop();
     }
-    let number = |text: &String| text.parse::<u64>().ok();
-    let parsed = match arguments.as_slice() {
-        [seed, count] => number(seed)
-            .zip(number(count))
-            .map(|(s, c)| (s, c, Some(35))),
-        [seed, count, percent] => number(seed)
-            .zip(number(count))
-            .map(|(s, c)| (s, c, number(percent))),
-        _ => None,
-    };
-    let Some((seed, count, Some(timeout_percent))) = parsed.filter(|&(_, count, percent)| {
-        (1..=100_000).contains(&count) && percent.is_some_and(|p| p <= 100)
+    let parsed: Option<Vec<u64>> = arguments.iter().map(|text| text.parse().ok()).collect();
+    let defaults = [35, CLIENTS, VALUES];
+    let shape = parsed
+        .filter(|numbers| (2..=5).contains(&numbers.len()))
+        .map(|numbers| {
+            let given = |i: usize| numbers.get(i).copied().unwrap_or(defaults[i - 2]);
+            (
+                numbers[0],
+                Shape {
+                    operations: numbers[1],
+                    timeout_percent: given(2),
+                    clients: given(3),
+                    values: given(4),
+                },
+            )
+        });
+    let Some((seed, shape)) = shape.filter(|(_, shape)| {
+        (1..=100_000).contains(&shape.operations)
+            && shape.timeout_percent <= 100
+            && (1..=64).contains(&shape.clients)
+            && (1..=1_000_000).contains(&shape.values)
     }) else {
         eprintln!(
-            "usage: register_timeouts SEED OPERATIONS (1 to 100000) [TIMEOUT% (0 to 100)] [legal] > FILE"
+            "usage: register_timeouts SEED OPERATIONS (1 to 100000) [TIMEOUT% (0 to 100) [CLIENTS (1 to 64) [VALUES (1 to 1000000)]]] [legal] > FILE"
         );
         std::process::exit(2);
     };
     let mut random = Random(seed);
-    let planned = plan(&mut random, count, timeout_percent);
+    let planned = plan(&mut random, shape);
     // Take effect in the order of the chosen instants (ties by position) to get the outputs.
     let mut effects: Vec<(u64, usize)> = planned
         .iter()
@@ -175,7 +204,7 @@ fn main() {
         print!("{}", json::write_register(&history));
         return;
     }
-    let Some(stale) = provably_stale(&history) else {
+    let Some(stale) = provably_stale(&history, shape.values) else {
         eprintln!("register_timeouts: seed {seed} leaves no provably stale value; try another");
         std::process::exit(1);
     };

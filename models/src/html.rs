@@ -130,6 +130,13 @@ pub fn render(title: &str, partition: &str, counterexample: &Counterexample) -> 
     }
     lists.push_str("</ul>\n");
 
+    let legend = if counterexample.why.is_some() {
+        "Red bars are the operations that conflict (decided without a search, below); the rest \
+         do not matter."
+    } else {
+        "Green bars are the longest linearizable prefix the search found, numbered in \
+         linearization order; red bars could not be placed after it."
+    };
     format!(
         r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Not linearizable: {title}</title>
@@ -148,9 +155,8 @@ rect {{ rx: 3; stroke-width: 1.5; }}
 </style></head><body>
 <h1>Not linearizable: {title}</h1>
 <p>Partition <b>{partition}</b>, {count} operations. Each bar runs from an operation's call to its
-return (dashed: outcome unknown, may take effect any time after its call or never). Green bars are
-the longest linearizable prefix the search found, numbered in linearization order; red bars could
-not be placed after it; hover a bar for its details.</p>
+return (dashed: outcome unknown, may take effect any time after its call or never). {legend}
+Hover a bar for its details.</p>
 {svg}
 {lists}
 </body></html>

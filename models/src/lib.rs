@@ -28,6 +28,7 @@ pub mod html;
 pub mod kv;
 pub mod model;
 pub mod register;
+pub mod register_ops;
 pub mod register_stale;
 pub mod register_zones;
 

@@ -2,34 +2,7 @@
 
 use crate::history::Operation;
 use crate::model::{Decision, Model};
-
-/// An operation on a [`Register`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RegisterInput {
-    /// Read the value.
-    Read,
-    /// Replace the value.
-    Write(i64),
-    /// If the value is `expected`, replace it with `new`.
-    Cas {
-        /// The value the register must hold.
-        expected: i64,
-        /// The value it then holds.
-        new: i64,
-    },
-}
-
-/// What a [`Register`] operation returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RegisterOutput {
-    /// A read saw this value (`None`: never written).
-    Value(Option<i64>),
-    /// A write completed.
-    Written,
-    /// Whether a compare-and-set swapped. A failed one (`false`) took no effect, but says the
-    /// register did not hold the expected value at its linearization point.
-    Swapped(bool),
-}
+pub use crate::register_ops::{RegisterInput, RegisterOutput};
 
 /// The register specification; the state is the current value, `None` before any write.
 #[derive(Clone, Copy, Debug, Default)]

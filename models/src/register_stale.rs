@@ -14,7 +14,7 @@
 
 use crate::history::{Operation, Time};
 use crate::model::Decision;
-use crate::register::{RegisterInput, RegisterOutput};
+use crate::register_ops::{RegisterInput, RegisterOutput};
 use std::collections::BTreeMap;
 
 /// A value a register can hold (`None`: the initial, never written).
@@ -185,8 +185,9 @@ fn shown(value: Value) -> String {
 mod tests {
     use super::*;
     use crate::checker::brute::brute_force_linearizable;
-    use crate::register::{Register, RegisterInput as In, RegisterOutput as Out};
+    use crate::register_ops::{RegisterInput as In, RegisterOutput as Out};
     use crate::Model;
+    use crate::Register;
 
     type RegOp = Operation<In, Out>;
 

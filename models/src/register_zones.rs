@@ -30,7 +30,7 @@
 
 use crate::history::Operation;
 use crate::model::Decision;
-use crate::register::{RegisterInput, RegisterOutput};
+use crate::register_ops::{RegisterInput, RegisterOutput};
 use std::collections::BTreeMap;
 
 /// A time on a line that has room before the first call and after the last return.
@@ -66,9 +66,10 @@ impl Cluster {
     }
 
     fn name(&self, value: Option<i64>) -> String {
-        match value {
-            Some(value) => format!("write({value}) and its {} read(s)", self.reads.len()),
-            None => format!("the initial value's {} read(s)", self.reads.len()),
+        match (value, self.reads.len()) {
+            (Some(value), 0) => format!("write({value}), read by nobody,"),
+            (Some(value), reads) => format!("write({value}) with its {reads} read(s)"),
+            (None, reads) => format!("the initial value with its {reads} read(s)"),
         }
     }
 }
@@ -222,8 +223,9 @@ fn sorted(mut indices: Vec<usize>) -> Vec<usize> {
 mod tests {
     use super::*;
     use crate::checker::brute::brute_force_linearizable;
-    use crate::register::{Register, RegisterInput as In, RegisterOutput as Out};
+    use crate::register_ops::{RegisterInput as In, RegisterOutput as Out};
     use crate::Model;
+    use crate::Register;
 
     type RegOp = Operation<In, Out>;
 
