@@ -31,6 +31,8 @@ pub mod register;
 pub mod register_ops;
 pub mod register_stale;
 pub mod register_zones;
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod test_histories;
 
 pub use checker::{
     check, check_partitions, Budget, CheckOptions, Counterexample, PartitionVerdict, Report,

@@ -186,7 +186,7 @@ mod tests {
     use super::*;
     use crate::checker::brute::brute_force_linearizable;
     use crate::register_ops::{RegisterInput as In, RegisterOutput as Out};
-    use crate::Model;
+    use crate::test_histories::{random_register_history_with, Lcg};
     use crate::Register;
 
     type RegOp = Operation<In, Out>;
@@ -234,62 +234,12 @@ mod tests {
         assert!(refute(&history[1..]).is_none());
     }
 
-    /// A small deterministic generator.
-    struct Lcg(u64);
-
-    impl Lcg {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (self.0 >> 33) % n
-        }
-    }
-
-    /// 2-9 operations of up to 4 clients over three values, with compare-and-sets; outputs of a
-    /// sequential run in call order, perturbed now and then; one in five of unknown outcome.
-    fn random_history(rng: &mut Lcg) -> Vec<RegOp> {
-        let count = 2 + rng.below(8) as usize;
-        let mut free_at = [0u64; 4];
-        let mut state = None;
-        let mut history = Vec::new();
-        for _ in 0..count {
-            let client = rng.below(4) as usize;
-            let call = free_at[client] + rng.below(3);
-            let ret = call + rng.below(5);
-            free_at[client] = ret + 1;
-            let input = match rng.below(3) {
-                0 => In::Read,
-                1 => In::Write(rng.below(3) as i64),
-                _ => cas(rng.below(3) as i64, rng.below(3) as i64),
-            };
-            let (after, mut output) = Register.step(&state, &input);
-            state = after;
-            if rng.below(4) == 0 {
-                output = match output {
-                    Out::Value(_) => Out::Value(
-                        [None, Some(0), Some(1), Some(2), Some(9)][rng.below(5) as usize],
-                    ),
-                    Out::Swapped(swapped) => Out::Swapped(!swapped),
-                    Out::Written => Out::Written,
-                };
-            }
-            history.push(if rng.below(5) == 0 {
-                Operation::unknown(client as u64, input, call)
-            } else {
-                op(client as u64, input, output, call, ret)
-            });
-        }
-        history
-    }
-
     #[test]
     fn every_refutation_is_right_and_its_window_alone_is_illegal_on_many_small_histories() {
         let mut rng = Lcg(11);
         let (mut refuted, mut illegal) = (0, 0);
         for case in 0..20_000 {
-            let history = random_history(&mut rng);
+            let history = random_register_history_with(&mut rng, 8, 5);
             let legal = brute_force_linearizable(&Register, &history);
             illegal += usize::from(!legal);
             let Some(Decision::NotLinearizable { window, why }) = refute(&history) else {

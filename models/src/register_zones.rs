@@ -224,7 +224,7 @@ mod tests {
     use super::*;
     use crate::checker::brute::brute_force_linearizable;
     use crate::register_ops::{RegisterInput as In, RegisterOutput as Out};
-    use crate::Model;
+    use crate::test_histories::{random_distinct_writes_history, Lcg};
     use crate::Register;
 
     type RegOp = Operation<In, Out>;
@@ -311,63 +311,12 @@ mod tests {
         assert_eq!(decide(&twice), None);
     }
 
-    /// A small deterministic generator.
-    struct Lcg(u64);
-
-    impl Lcg {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (self.0 >> 33) % n
-        }
-    }
-
-    /// 2-9 operations of up to 4 clients, each write of a value of its own, outputs from a
-    /// sequential run in call order and then perturbed now and then (a read of another value,
-    /// of one never written, of the initial value), one operation in five of unknown outcome,
-    /// times close together so that ties and touching stretches are common.
-    fn random_history(rng: &mut Lcg) -> Vec<RegOp> {
-        let count = 2 + rng.below(8) as usize;
-        let mut free_at = [0u64; 4];
-        let (mut state, mut next_value) = (None, 1);
-        let mut history = Vec::new();
-        for _ in 0..count {
-            let client = rng.below(4) as usize;
-            let call = free_at[client] + rng.below(3);
-            let ret = call + rng.below(5);
-            free_at[client] = ret + 1;
-            let input = if rng.below(2) == 0 {
-                next_value += 1;
-                In::Write(next_value - 1)
-            } else {
-                In::Read
-            };
-            let (after, mut output) = Register.step(&state, &input);
-            state = after;
-            if matches!(output, Out::Value(_)) && rng.below(4) == 0 {
-                output = Out::Value(match rng.below(3) {
-                    0 => None,
-                    1 => Some(99),
-                    _ => Some(1 + rng.below(next_value as u64) as i64),
-                });
-            }
-            history.push(if rng.below(5) == 0 {
-                Operation::unknown(client as u64, input, call)
-            } else {
-                op(client as u64, input, output, call, ret)
-            });
-        }
-        history
-    }
-
     #[test]
     fn the_zones_agree_with_brute_force_on_many_small_random_histories() {
         let mut rng = Lcg(7);
         let (mut legal, mut illegal) = (0, 0);
         for case in 0..20_000 {
-            let history = random_history(&mut rng);
+            let history = random_distinct_writes_history(&mut rng);
             let expected = brute_force_linearizable(&Register, &history);
             let zones = decide(&history).expect("distinct writes, no compare-and-set");
             assert_eq!(

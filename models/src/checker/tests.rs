@@ -5,6 +5,7 @@ use super::brute::brute_force_linearizable;
 use super::*;
 use crate::kv::{KeyValue, KvInput, KvOutput};
 use crate::register::{Register, RegisterInput as In, RegisterOutput as Out};
+use crate::test_histories::{random_register_history, random_register_history_with, Lcg};
 
 type RegOp = Operation<In, Out>;
 
@@ -359,69 +360,6 @@ fn a_partition_found_illegal_quickly_stops_a_hard_one_that_started_first() {
     let hard = &report.partitions[0];
     assert_eq!(hard.verdict, PartitionVerdict::Cancelled, "{hard:?}");
     assert!(hard.states < (2 * FIRST_PASS_STATES) as u64, "{hard:?}");
-}
-
-/// A small deterministic generator (the checker has no randomness of its own).
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 33) % n
-    }
-}
-
-/// A random history of 2-7 operations by up to 3 clients: outputs come from a random sequential
-/// execution (so many histories are legal), then are perturbed now and then, and one operation in
-/// six loses its outcome.
-fn random_register_history(rng: &mut Lcg) -> Vec<RegOp> {
-    random_register_history_with(rng, 6, 6)
-}
-
-/// As [`random_register_history`], with 2 to `1 + spread` operations, one in `unknown_one_in`
-/// losing its outcome.
-fn random_register_history_with(rng: &mut Lcg, spread: u64, unknown_one_in: u64) -> Vec<RegOp> {
-    let count = 2 + rng.below(spread) as usize;
-    let mut client_free_at = [0u64; 3];
-    let mut ops = Vec::new();
-    for _ in 0..count {
-        let client = rng.below(3) as usize;
-        let call = client_free_at[client] + rng.below(4);
-        let ret = call + 1 + rng.below(6);
-        client_free_at[client] = ret + 1;
-        let input = match rng.below(3) {
-            0 => In::Read,
-            1 => In::Write(rng.below(3) as i64),
-            _ => In::Cas {
-                expected: rng.below(3) as i64,
-                new: rng.below(3) as i64,
-            },
-        };
-        ops.push((client as u64, input, call, ret));
-    }
-    // Outputs from executing in call order, so overlapping operations usually agree.
-    let mut state = None;
-    let mut history = Vec::new();
-    for (client, input, call, ret) in ops {
-        let (next, mut output) = Register.step(&state, &input);
-        state = next;
-        if rng.below(5) == 0 {
-            output = match output {
-                Out::Value(_) => Out::Value(Some(rng.below(3) as i64)),
-                Out::Swapped(swapped) => Out::Swapped(!swapped),
-                Out::Written => Out::Written,
-            };
-        }
-        if rng.below(unknown_one_in) == 0 {
-            history.push(Operation::unknown(client, input, call));
-        } else {
-            history.push(Operation::returned(client, input, output, call, ret));
-        }
-    }
-    history
 }
 
 #[test]
