@@ -7,7 +7,7 @@ use std::time::Duration;
 /// The unavailability windows of one run (or, summed, of a range of seeds), by kind of fault.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FaultWindows {
-    by_kind: BTreeMap<&'static str, Vec<Option<Duration>>>,
+    by_kind: BTreeMap<String, Vec<Option<Duration>>>,
 }
 
 /// The windows of one kind of fault, summarised.
@@ -27,14 +27,20 @@ pub struct WindowStats {
 
 impl FaultWindows {
     /// Records one fault of `kind` and its window.
-    pub fn record(&mut self, kind: &'static str, window: Option<Duration>) {
-        self.by_kind.entry(kind).or_default().push(window);
+    pub fn record(&mut self, kind: &str, window: Option<Duration>) {
+        self.by_kind
+            .entry(kind.to_string())
+            .or_default()
+            .push(window);
     }
 
     /// Adds every window of `other` (another seed's).
     pub fn extend(&mut self, other: &FaultWindows) {
         for (kind, windows) in &other.by_kind {
-            self.by_kind.entry(kind).or_default().extend(windows);
+            self.by_kind
+                .entry(kind.clone())
+                .or_default()
+                .extend(windows);
         }
     }
 
@@ -44,8 +50,8 @@ impl FaultWindows {
     }
 
     /// The kinds recorded, in alphabetical order.
-    pub fn kinds(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.by_kind.keys().copied()
+    pub fn kinds(&self) -> impl Iterator<Item = &str> + '_ {
+        self.by_kind.keys().map(String::as_str)
     }
 
     /// Every window of `kind`, in the order recorded.
@@ -54,9 +60,9 @@ impl FaultWindows {
     }
 
     /// Each kind with its summary, in the kinds' alphabetical order.
-    pub fn stats(&self) -> Vec<(&'static str, WindowStats)> {
+    pub fn stats(&self) -> Vec<(&str, WindowStats)> {
         (self.by_kind.iter())
-            .map(|(&kind, windows)| (kind, WindowStats::of(windows)))
+            .map(|(kind, windows)| (kind.as_str(), WindowStats::of(windows)))
             .collect()
     }
 }

@@ -1,7 +1,10 @@
 //! The chaos workload: an unreliable network, random crashes and restarts, symmetric and one-way
 //! partitions, clocks drifting apart, and commands submitted on every node, round after round, with every continuous
-//! invariant on; then every fault heals and the cluster must commit again within a bound.
+//! invariant on; then every fault heals and the cluster must commit again within a bound, and
+//! one fault on its leader must cost no more than that fault's bound
+//! ([`crate::availability_probe`]).
 
+use crate::availability_probe;
 use crate::cluster::{Cluster, ClusterConfig, Restarted};
 use crate::leader_faults::{LeaderFaultKind, LeaderFaults};
 use crate::runner::Sim;
@@ -10,7 +13,7 @@ use crate::skew::SkewDraws;
 use crate::timeline::{execute, Following, Snapshot, Timeline};
 use node::{Command, MutationSet, NodeId};
 use runspec::RunSpec;
-pub use runspec::{FaultMix, RunFigures};
+pub use runspec::{FaultMix, FaultWindows, RunFigures};
 use std::time::Duration;
 
 /// The shape of a chaos run.
@@ -182,6 +185,12 @@ pub fn run_chaos_with(
     if let Some(threshold) = config.snapshot_threshold {
         cluster.check_log_bounded(threshold);
     }
+    // In liveness mode a minority is already down for good: one more fault could leave no
+    // majority at all.
+    let mut probed = FaultWindows::default();
+    if !config.faults.liveness && ids.len() >= 3 {
+        availability_probe::probe(sim, &cluster, &mut probed);
+    }
     let observed = cluster.invariants().observed();
     report.snapshots_taken = observed.snapshots_taken;
     report.snapshots_installed = observed.snapshots_installed;
@@ -190,6 +199,7 @@ pub fn run_chaos_with(
     report.simulated = cluster.clock().now() - started;
     report.torn_saves = ids.iter().map(|&id| cluster.disk(id).stats().torn).sum();
     report.fault_windows = on_leader.windows(&cluster);
+    report.fault_windows.extend(&probed);
     cluster.shutdown();
     report
 }

@@ -21,6 +21,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod availability_probe;
 pub mod chaos;
 pub mod cluster;
 pub mod commit_timeline;

@@ -131,7 +131,10 @@ impl LeaderFault {
             LeaderFault::Crash => cluster.crash(leader),
             LeaderFault::Pause => cluster.pause(leader),
             LeaderFault::PartitionedWithMinority => {
-                let (minority, majority) = others.split_at(1);
+                // With as many companions as leave the leader's side short of a majority (one
+                // of five, none of three).
+                let companions = (others.len() / 2).saturating_sub(1);
+                let (minority, majority) = others.split_at(companions);
                 let mut cut_off = vec![leader];
                 cut_off.extend_from_slice(minority);
                 cluster.partition(&[cut_off, majority.to_vec()]);
@@ -223,20 +226,54 @@ pub fn unavailable_after(
     let bound = fault.bound(&cluster.config().node);
     cluster.one(Command::from_text("a0"), 5, true);
     let leader = cluster.check_one_leader();
-    fault.inject(&cluster, leader);
-    let mut phase = Phase {
-        connected: false,
-        ends: cluster.clock().now() + flapping_phase(&cluster),
-    };
-    let window = time_to_commit(&cluster, "a", |cluster| {
-        fault.evolve(cluster, leader, &mut phase)
-    })
-    .unwrap_or(GIVE_UP_AFTER);
-    cluster.resume_every_paused_node();
-    cluster.end_torn_save(leader);
+    let window = fault.window(&cluster, leader, "a");
     cluster.shutdown();
     (window, bound)
 }
+
+impl LeaderFault {
+    /// Whether it has a shape on a cluster of `nodes` that leaves a majority able to commit: a
+    /// bridge between two pairs needs five, and in a chain of six or more no node hears a
+    /// majority (each hears two neighbours at most), so nothing can ever commit.
+    pub fn fits(self, nodes: usize) -> bool {
+        match self {
+            LeaderFault::BridgeSide => nodes == 5,
+            LeaderFault::ChainEnd => (3..=5).contains(&nodes),
+            _ => nodes >= 3,
+        }
+    }
+
+    /// Injects it on `leader` of a healthy `cluster` and returns how long until a command
+    /// submitted after it (tagged `tag`) committed on a majority ([`GIVE_UP_AFTER`] if none
+    /// did); then takes it back (links healed, threads resumed, clocks at true time, a torn save
+    /// ended).
+    pub fn window(self, cluster: &Cluster, leader: NodeId, tag: &str) -> Duration {
+        assert!(
+            self.fits(cluster.ids().len()),
+            "{self} on {} nodes",
+            cluster.ids().len()
+        );
+        self.inject(cluster, leader);
+        let mut phase = Phase {
+            connected: false,
+            ends: cluster.clock().now() + flapping_phase(cluster),
+        };
+        let window = time_to_commit(cluster, tag, |cluster| {
+            self.evolve(cluster, leader, &mut phase)
+        })
+        .unwrap_or(GIVE_UP_AFTER);
+        cluster.heal();
+        cluster.resume_every_paused_node();
+        if self == LeaderFault::SlowClock {
+            cluster.set_clock_rate(leader, TRUE_TIME);
+        }
+        cluster.end_torn_save(leader);
+        window
+    }
+}
+
+/// A clock at the rate of true time.
+const TRUE_TIME: RatePpm = RatePpm(1_000_000);
 
 /// From now, how long until a command submitted from now on commits on a majority: every node
 /// that says it leads is handed one command per term, and each is watched until a majority
