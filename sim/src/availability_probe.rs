@@ -7,8 +7,10 @@
 
 use crate::cluster::Cluster;
 use crate::runner::Sim;
-use crate::scenarios::availability::LeaderFault;
+use crate::scenarios::availability::{LeaderFault, FLAPPING_PHASE};
+use node::NodeId;
 use runspec::FaultWindows;
+use std::time::Duration;
 use threadsim::clock::RatePpm;
 
 /// The random stream of the probe's shape.
@@ -25,7 +27,10 @@ pub fn probe(sim: &Sim, cluster: &Cluster, windows: &mut FaultWindows) {
         .filter(|fault| fault.fits(nodes))
         .collect();
     assert!(!shapes.is_empty(), "no fault shape fits {nodes} nodes");
-    let fault = shapes[sim.rng(PROBE_STREAM).index(shapes.len())];
+    // Every draw from the seed's own stream, none from the harness's: a run that follows a
+    // recorded schedule has drawn less from the harness by now, and must probe the same.
+    let mut draws = sim.rng(PROBE_STREAM);
+    let fault = shapes[draws.index(shapes.len())];
     // The bounds are in true time for clocks at its rate; chaos may have left clocks drifting,
     // even beyond the drift bound. Healing puts them back.
     for id in cluster.ids() {
@@ -33,9 +38,16 @@ pub fn probe(sim: &Sim, cluster: &Cluster, windows: &mut FaultWindows) {
             cluster.set_clock_rate(id, TRUE_TIME);
         }
     }
-    let leader = cluster.check_one_leader();
+    // A healthy cluster, as the bounds assume: a node restarted at the heal refuses votes for one
+    // shortest election timeout after it starts, and the cluster has just committed, so let one
+    // longest election timeout pass first.
+    cluster.sleep(cluster.config().node.election_timeout_max);
+    let leader = the_leader(cluster);
     let bound = fault.bound(&cluster.config().node);
-    let window = fault.window(cluster, leader, "probe");
+    let (shortest, longest) = FLAPPING_PHASE;
+    let window = fault.window(cluster, leader, "probe", || {
+        draws.duration_ms(shortest, longest)
+    });
     windows.record(&format!("probe: {fault}"), Some(window));
     assert!(
         window <= bound,
@@ -43,3 +55,23 @@ pub fn probe(sim: &Sim, cluster: &Cluster, windows: &mut FaultWindows) {
          bound of {bound:?}"
     );
 }
+
+/// The healed cluster's leader, looked for every 10 ms (no random pause: the probe draws nothing
+/// from the harness's stream); a liveness failure if none appears within 5 s.
+fn the_leader(cluster: &Cluster) -> NodeId {
+    let started = cluster.clock().now();
+    loop {
+        if let Some(leader) = cluster.current_leader() {
+            return leader;
+        }
+        let waited = cluster.clock().now() - started;
+        assert!(
+            waited < LEADER_WITHIN,
+            "liveness: the healed cluster had no leader {waited:?} after it committed"
+        );
+        cluster.sleep(Duration::from_millis(10));
+    }
+}
+
+/// How long the probe waits for the healed cluster's leader.
+const LEADER_WITHIN: Duration = Duration::from_secs(5);

@@ -180,7 +180,13 @@ impl LeaderFault {
     }
 
     /// What it does while it lasts, at each poll: flapping links change phase when theirs ends.
-    fn evolve(self, cluster: &Cluster, leader: NodeId, phase: &mut Phase) {
+    fn evolve(
+        self,
+        cluster: &Cluster,
+        leader: NodeId,
+        phase: &mut Phase,
+        phase_length: &mut impl FnMut() -> Duration,
+    ) {
         if self != LeaderFault::Flapping || cluster.clock().now() < phase.ends {
             return;
         }
@@ -190,7 +196,7 @@ impl LeaderFault {
         } else {
             cluster.disconnect(leader);
         }
-        phase.ends = cluster.clock().now() + flapping_phase(cluster);
+        phase.ends = cluster.clock().now() + phase_length();
     }
 }
 
@@ -203,9 +209,13 @@ struct Phase {
     ends: Instant,
 }
 
-/// How long one phase of flapping links lasts.
+/// The shortest and the longest phase of flapping links.
+pub const FLAPPING_PHASE: (Duration, Duration) =
+    (Duration::from_millis(100), Duration::from_millis(700));
+
+/// How long one phase of flapping links lasts, from the harness's stream.
 fn flapping_phase(cluster: &Cluster) -> Duration {
-    cluster.random_duration(Duration::from_millis(100), Duration::from_millis(700))
+    cluster.random_duration(FLAPPING_PHASE.0, FLAPPING_PHASE.1)
 }
 
 impl fmt::Display for LeaderFault {
@@ -226,7 +236,7 @@ pub fn unavailable_after(
     let bound = fault.bound(&cluster.config().node);
     cluster.one(Command::from_text("a0"), 5, true);
     let leader = cluster.check_one_leader();
-    let window = fault.window(&cluster, leader, "a");
+    let window = fault.window(&cluster, leader, "a", || flapping_phase(&cluster));
     cluster.shutdown();
     (window, bound)
 }
@@ -246,8 +256,14 @@ impl LeaderFault {
     /// Injects it on `leader` of a healthy `cluster` and returns how long until a command
     /// submitted after it (tagged `tag`) committed on a majority ([`GIVE_UP_AFTER`] if none
     /// did); then takes it back (links healed, threads resumed, clocks at true time, a torn save
-    /// ended).
-    pub fn window(self, cluster: &Cluster, leader: NodeId, tag: &str) -> Duration {
+    /// ended). Flapping links draw each phase's length from `phase_length`.
+    pub fn window(
+        self,
+        cluster: &Cluster,
+        leader: NodeId,
+        tag: &str,
+        mut phase_length: impl FnMut() -> Duration,
+    ) -> Duration {
         assert!(
             self.fits(cluster.ids().len()),
             "{self} on {} nodes",
@@ -256,10 +272,10 @@ impl LeaderFault {
         self.inject(cluster, leader);
         let mut phase = Phase {
             connected: false,
-            ends: cluster.clock().now() + flapping_phase(cluster),
+            ends: cluster.clock().now() + phase_length(),
         };
         let window = time_to_commit(cluster, tag, |cluster| {
-            self.evolve(cluster, leader, &mut phase)
+            self.evolve(cluster, leader, &mut phase, &mut phase_length)
         })
         .unwrap_or(GIVE_UP_AFTER);
         cluster.heal();
