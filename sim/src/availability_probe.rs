@@ -17,7 +17,7 @@ use threadsim::clock::RatePpm;
 const PROBE_STREAM: u64 = 0xa7a1_0001;
 
 /// A clock at the rate of true time.
-const TRUE_TIME: RatePpm = RatePpm(1_000_000);
+pub(crate) const TRUE_TIME: RatePpm = RatePpm(1_000_000);
 
 /// Probes a healed, caught-up `cluster` of three nodes or more (see the module's documentation)
 /// and records the window in `windows`, as `probe: ` and the fault's name.
@@ -58,7 +58,7 @@ pub fn probe(sim: &Sim, cluster: &Cluster, windows: &mut FaultWindows) {
 
 /// The healed cluster's leader, looked for every 10 ms (no random pause: the probe draws nothing
 /// from the harness's stream); a liveness failure if none appears within 5 s.
-fn the_leader(cluster: &Cluster) -> NodeId {
+pub(crate) fn the_leader(cluster: &Cluster) -> NodeId {
     let started = cluster.clock().now();
     loop {
         if let Some(leader) = cluster.current_leader() {

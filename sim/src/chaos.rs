@@ -1,16 +1,17 @@
 //! The chaos workload: an unreliable network, random crashes and restarts, symmetric and one-way
 //! partitions, clocks drifting apart, and commands submitted on every node, round after round, with every continuous
-//! invariant on; then every fault heals and the cluster must commit again within a bound, and
-//! one fault on its leader must cost no more than that fault's bound
-//! ([`crate::availability_probe`]).
+//! invariant on; then every fault heals and the cluster must commit again within a bound, a
+//! follower cut off from the leader alone must not depose it
+//! ([`crate::non_disruption_probe`]), and one fault on its leader must cost no more than that
+//! fault's bound ([`crate::availability_probe`]).
 
-use crate::availability_probe;
 use crate::cluster::{Cluster, ClusterConfig, Restarted};
 use crate::leader_faults::{LeaderFaultKind, LeaderFaults};
 use crate::runner::Sim;
 use crate::schedule::{Event, Schedule, ScheduleRecorder};
 use crate::skew::SkewDraws;
 use crate::timeline::{execute, Following, Snapshot, Timeline};
+use crate::{availability_probe, non_disruption_probe};
 use node::{Command, MutationSet, NodeId};
 use runspec::RunSpec;
 pub use runspec::{FaultMix, FaultWindows, RunFigures};
@@ -189,6 +190,7 @@ pub fn run_chaos_with(
     // majority at all.
     let mut probed = FaultWindows::default();
     if !config.faults.liveness && ids.len() >= 3 {
+        non_disruption_probe::probe(sim, &cluster);
         availability_probe::probe(sim, &cluster, &mut probed);
     }
     let observed = cluster.invariants().observed();

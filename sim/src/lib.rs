@@ -32,6 +32,7 @@ pub mod kv_workload;
 pub mod leader_faults;
 pub mod mutants;
 pub mod network;
+pub mod non_disruption_probe;
 pub mod runner;
 pub mod scenarios;
 pub mod schedule;

@@ -6,7 +6,7 @@
 pub mod availability;
 mod even_cluster;
 mod lease;
-mod non_disruption;
+pub(crate) mod non_disruption;
 
 pub use even_cluster::halves_of_an_even_cluster;
 pub use lease::lease_after_a_step_down;

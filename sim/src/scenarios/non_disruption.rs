@@ -79,7 +79,7 @@ fn commit_while(cluster: &Cluster, tag: &str, first: u64, on: usize) {
 }
 
 /// The same leader leads in the same term: nothing `what` did disrupted it.
-fn assert_undisturbed(cluster: &Cluster, leader: NodeId, term: Term, what: &str) {
+pub(crate) fn assert_undisturbed(cluster: &Cluster, leader: NodeId, term: Term, what: &str) {
     let now = cluster.state(leader);
     assert_eq!(
         now,
