@@ -80,6 +80,11 @@ pub struct WorkloadArgs {
     /// come back with the state from before the save or after it.
     #[arg(long)]
     pub torn_writes: bool,
+    /// Fault mix (key-value workload): session churn. The store keeps at most 20 client
+    /// sessions for the 30 clients and expires one unused for 2 s of the log's clock; a retry
+    /// that finds its session gone must be answered "session expired", never applied again.
+    #[arg(long)]
+    pub session_churn: bool,
     /// Fault mix: how far the nodes' clocks drift. `within` the nodes' drift bound (rates 0.9x
     /// to 1.1x, no jumps: every read mode must stay linearizable), `beyond` it (0.5x to 1.5x and
     /// forward jumps: deliberately unsafe for lease reads), or `off`.
@@ -132,6 +137,7 @@ impl WorkloadArgs {
                 power_loss: self.power_loss,
                 read_errors: self.read_errors,
                 torn_writes: self.torn_writes,
+                session_churn: self.session_churn,
             },
             read_mode: self.read_mode,
             snapshot_threshold: self.snapshot_threshold,

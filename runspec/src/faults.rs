@@ -42,6 +42,10 @@ pub struct FaultMix {
     /// save instead of between two, and only some of the save's 512-byte sectors reach the
     /// disk. A node must come back with its state from before the save or after it.
     pub torn_writes: bool,
+    /// Session churn (key-value workload): the store keeps at most 20 client sessions for its
+    /// 30 clients and expires one unused for 2 s of the log's clock, so retries keep meeting
+    /// sessions that are gone and must be answered "session expired", never applied again.
+    pub session_churn: bool,
 }
 
 impl FaultMix {
@@ -57,6 +61,7 @@ impl FaultMix {
         power_loss: false,
         read_errors: false,
         torn_writes: false,
+        session_churn: false,
     };
 }
 

@@ -174,6 +174,11 @@ impl RunSpec {
                     .into(),
             );
         }
+        if self.faults.session_churn && self.workload != Workload::Kv {
+            return Err(
+                "--session-churn is the key-value workload's (its clients have sessions)".into(),
+            );
+        }
         if self.scheduler == SchedulerKind::RandomOneStream {
             return Err("the random-one-stream scheduler is the benchmarks' only".into());
         }

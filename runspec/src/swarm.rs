@@ -27,7 +27,8 @@ impl RunSpec {
     /// This run's seed with the configuration the seed draws: the cluster size
     /// ([`SWARM_NODES`]), message loss, the key-value workload's read mode
     /// ([`SWARM_READ_MODES`]; a deliberately broken one is kept), which kinds of fault are on
-    /// (each one half the time, crashes as power losses too), the clock skew, and snapshots
+    /// (each one half the time, crashes as power losses too; the key-value workload's session
+    /// churn one time in three), the clock skew, and snapshots
     /// ([`SWARM_SNAPSHOT_THRESHOLDS`], half the time). The workload, broken variants, scheduler, rounds and duration stay as
     /// they are. Clocks beyond their bound are drawn only where nothing depends on them (not
     /// for lease reads, which are deliberately unsafe then).
@@ -60,6 +61,7 @@ impl RunSpec {
             power_loss: false,
             read_errors: false,
             torn_writes: false,
+            session_churn: false,
         };
         let snapshot_threshold = draws.one_in(2).then(|| {
             SWARM_SNAPSHOT_THRESHOLDS[draws.below(SWARM_SNAPSHOT_THRESHOLDS.len() as u64) as usize]
@@ -77,6 +79,11 @@ impl RunSpec {
         // The raft workload's, like liveness mode.
         let faults = FaultMix {
             torn_writes: draws.one_in(2) && self.workload == Workload::Raft,
+            ..faults
+        };
+        // The key-value workload's, one time in three: most of its operations stay known.
+        let faults = FaultMix {
+            session_churn: draws.one_in(3) && self.workload == Workload::Kv,
             ..faults
         };
         let drawn = RunSpec {
@@ -202,6 +209,11 @@ mod tests {
                 );
             }
         }
+        let churning = runs.iter().filter(|run| run.faults.session_churn).count();
+        assert!(
+            (15..=60).contains(&churning),
+            "session churn in {churning} of 100"
+        );
         let modes: BTreeSet<ReadMode> = runs.iter().map(|run| run.read_mode).collect();
         assert_eq!(modes, SWARM_READ_MODES.into_iter().collect());
         let broken = RunSpec {

@@ -92,6 +92,9 @@ impl RunSpec {
         if self.faults.torn_writes {
             push("--torn-writes".into());
         }
+        if self.faults.session_churn {
+            push("--session-churn".into());
+        }
         if let Some(bytes) = self.snapshot_threshold {
             push(format!("--snapshot-threshold {bytes}"));
         }
@@ -134,6 +137,7 @@ impl RunSpec {
                 "--power-loss" => spec.faults.power_loss = true,
                 "--read-errors" => spec.faults.read_errors = true,
                 "--torn-writes" => spec.faults.torn_writes = true,
+                "--session-churn" => spec.faults.session_churn = true,
                 "--nodes" => spec.nodes = number(flag, value()?)?,
                 "--rounds" => spec.rounds = number(flag, value()?)?,
                 "--pct-depth" => spec.pct_depth = number(flag, value()?)?,
@@ -252,11 +256,20 @@ mod tests {
                     power_loss: true,
                     read_errors: true,
                     torn_writes: true,
+                    session_churn: false,
                 },
                 snapshot_threshold: Some(1024),
                 mutations: vec![Mutation::ForgetVote, Mutation::HalfIsMajority],
                 scheduler: SchedulerKind::Pct,
                 pct_depth: 7,
+                ..base.clone()
+            },
+            RunSpec {
+                workload: Workload::Kv,
+                faults: FaultMix {
+                    session_churn: true,
+                    ..FaultMix::DEFAULT
+                },
                 ..base.clone()
             },
             RunSpec {
@@ -315,6 +328,7 @@ mod tests {
         assert!(refused("--duration 1e9").contains("outside"));
         assert!(refused("--snapshot-threshold 10").contains("outside 256"));
         assert!(refused("--scheduler random-one-stream").contains("unknown name"));
+        assert!(refused("--session-churn").contains("key-value workload's"));
         assert_eq!(
             RunSpec::from_notes(&[]).unwrap_err(),
             SpecError::MissingNote(SEED_NOTE)

@@ -112,6 +112,7 @@ pub fn run_chaos_with(
     let mut cluster_config = ClusterConfig::new(config.nodes);
     cluster_config.net.unreliable = config.unreliable;
     cluster_config.node.mutations = config.mutations.clone();
+    cluster_config.apply_capacity = crate::cluster::drawn_apply_capacity(sim);
     cluster_config.snapshot_threshold = config.snapshot_threshold;
     cluster_config.power_loss_on_crash = config.faults.power_loss;
     cluster_config.read_error_after_crash = config.faults.read_errors;

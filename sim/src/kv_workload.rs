@@ -52,9 +52,9 @@ pub struct KvWorkloadConfig {
     /// waits for its deadline, while a reader keeps asking, so the readers are what sees a
     /// stale read late in a partition.
     pub read_only_clients: usize,
-    /// Capacity of each node's apply channel; `None` draws it from the seed among
-    /// [`APPLY_CAPACITIES`], so some runs have a service that falls behind and fills it
-    /// (backpressure on the node's applier).
+    /// Capacity of each node's apply channel; `None` draws it from the seed
+    /// ([`crate::cluster::drawn_apply_capacity`]), so some runs have a service that falls
+    /// behind and fills it (backpressure on the node's applier).
     pub apply_capacity: Option<usize>,
     /// Whether nodes are crashed and restarted now and then.
     pub crashes: bool,
@@ -109,8 +109,8 @@ impl KvWorkloadConfig {
 
 impl KvWorkloadConfig {
     /// The key-value run `spec` says (its seed is the simulation's): its cluster size, read
-    /// mode, broken variants, length, message loss, crashes, clock skew and snapshots; the
-    /// rest as [`KvWorkloadConfig::default`].
+    /// mode, broken variants, length, message loss, crashes, clock skew, snapshots and session
+    /// churn; the rest as [`KvWorkloadConfig::default`].
     pub fn from_spec(spec: &RunSpec) -> KvWorkloadConfig {
         let defaults = KvWorkloadConfig::default();
         KvWorkloadConfig {
@@ -125,23 +125,31 @@ impl KvWorkloadConfig {
             power_loss: spec.faults.power_loss,
             read_errors: spec.faults.read_errors,
             snapshot_threshold: spec.snapshot_threshold.map(crate::chaos::threshold_bytes),
+            sessions: if spec.faults.session_churn {
+                SESSION_CHURN
+            } else {
+                defaults.sessions
+            },
             ..defaults
         }
     }
 
-    /// The workload with sessions that expire all the time: at most 20 for its 30 clients, and
-    /// 2 s of the log's clock unused. Every registration expires another client's session, so
-    /// retries keep meeting sessions that are gone.
+    /// The workload with sessions that expire all the time ([`SESSION_CHURN`]).
     pub fn session_churn() -> KvWorkloadConfig {
         KvWorkloadConfig {
-            sessions: SessionPolicy {
-                timeout: Duration::from_secs(2),
-                max_sessions: 20,
-            },
+            sessions: SESSION_CHURN,
             ..KvWorkloadConfig::default()
         }
     }
 }
+
+/// Sessions that expire all the time (`--session-churn`): at most 20 for the workload's 30
+/// clients, and 2 s of the log's clock unused. Every registration expires another client's
+/// session, so retries keep meeting sessions that are gone.
+pub const SESSION_CHURN: SessionPolicy = SessionPolicy {
+    timeout: Duration::from_secs(2),
+    max_sessions: 20,
+};
 
 impl Default for KvWorkloadConfig {
     fn default() -> Self {
@@ -220,10 +228,6 @@ impl KvTransport for SimKvTransport {
 }
 
 const WORKLOAD_STREAM: u64 = 10;
-const APPLY_CAPACITY_STREAM: u64 = 11;
-
-/// The apply-channel capacities a run draws from when the configuration leaves it open.
-pub const APPLY_CAPACITIES: [usize; 4] = [1, 4, 16, 64];
 
 /// Runs the workload on a fresh cluster and returns its history (unchecked). Panics (failing
 /// the simulation) on a continuous-invariant violation.
@@ -254,9 +258,9 @@ pub fn run_kv_workload_with(
     cluster_config.node.max_clock_drift_ppm = config.max_clock_drift_ppm;
     let (min, max) = config.election_timeout;
     cluster_config.node.set_election_timeouts(min, max);
-    cluster_config.apply_capacity = config.apply_capacity.unwrap_or_else(|| {
-        APPLY_CAPACITIES[sim.rng(APPLY_CAPACITY_STREAM).index(APPLY_CAPACITIES.len())]
-    });
+    cluster_config.apply_capacity = config
+        .apply_capacity
+        .unwrap_or_else(|| crate::cluster::drawn_apply_capacity(sim));
     cluster_config.snapshot_threshold = config.snapshot_threshold;
     cluster_config.kv = Some(KvServerConfig {
         read_mode: config.read_mode,

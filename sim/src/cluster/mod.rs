@@ -48,6 +48,19 @@ pub struct ClusterConfig {
     pub read_error_after_crash: bool,
 }
 
+/// The apply-channel capacities a run draws from when its configuration leaves it open.
+pub const APPLY_CAPACITIES: [usize; 4] = [1, 4, 16, 64];
+
+/// The random stream of the apply channel's capacity.
+const APPLY_CAPACITY_STREAM: u64 = 11;
+
+/// An apply channel's capacity drawn from `sim`'s seed among [`APPLY_CAPACITIES`], from a stream
+/// of its own: with one of 1 the service falls behind now and then, and the node's applier
+/// thread waits on the channel while the node goes on (snapshots arrive, handlers commit).
+pub fn drawn_apply_capacity(sim: &Sim) -> usize {
+    APPLY_CAPACITIES[sim.rng(APPLY_CAPACITY_STREAM).index(APPLY_CAPACITIES.len())]
+}
+
 impl ClusterConfig {
     /// `nodes` nodes with the default node and network settings.
     pub fn new(nodes: usize) -> ClusterConfig {
