@@ -217,6 +217,57 @@ pub struct ReplayArgs {
     pub report: Option<PathBuf>,
 }
 
+/// The settings of a run's configuration, as clap names them: giving any of them pins the
+/// configuration of every seed (`chaos` runs the swarm only without them).
+pub const CONFIGURATION_FLAGS: [&str; 15] = [
+    "nodes",
+    "reliable",
+    "no_crashes",
+    "no_partitions",
+    "no_one_way",
+    "pauses",
+    "fault_points",
+    "liveness",
+    "power_loss",
+    "read_errors",
+    "torn_writes",
+    "session_churn",
+    "clock_skew",
+    "snapshot_threshold",
+    "read_mode",
+];
+
+impl Cli {
+    /// The command line `words` (the program's name first) as a [`Cli`], with `chaos`'s swarm
+    /// settled ([`ChaosArgs::settle_swarm`]).
+    pub fn parse_words<I, T>(words: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::{CommandFactory, FromArgMatches};
+        let matches = Cli::command().try_get_matches_from(words)?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        if let (Some(Command::Chaos(args)), Some(("chaos", chaos))) =
+            (&mut cli.command, matches.subcommand())
+        {
+            args.settle_swarm(chaos);
+        }
+        Ok(cli)
+    }
+}
+
+impl ChaosArgs {
+    /// Whether each seed draws its configuration: `--swarm`, or neither `--fixed` nor any of
+    /// [`CONFIGURATION_FLAGS`] on the command line `matches` read.
+    pub fn settle_swarm(&mut self, matches: &clap::ArgMatches) {
+        let pinned = CONFIGURATION_FLAGS
+            .iter()
+            .any(|id| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine));
+        self.swarm = self.swarm || !(self.fixed || pinned);
+    }
+}
+
 /// `interleave chaos`.
 #[derive(Args, Clone)]
 pub struct ChaosArgs {
@@ -226,13 +277,19 @@ pub struct ChaosArgs {
     /// The engine.
     #[command(flatten)]
     pub engine: EngineArgs,
-    /// Swarm testing: each seed draws its own cluster size (3 to 7), message loss, fault kinds
-    /// (each on half the time, pauses and clock skew included), snapshot threshold and, for
+    /// Swarm testing, the default unless `--fixed` or a setting of the configuration is given:
+    /// each seed draws its own cluster size (3 to 7), message loss, fault kinds (each on half
+    /// the time, pauses, fault points and clock skew included), snapshot threshold and, for
     /// the key-value workload, read mode from the seed, so one range covers configurations no
     /// fixed mix reaches; a failure's replay line names what its seed drew. The workload,
     /// broken variants and rounds are the command line's.
-    #[arg(long, conflicts_with_all = ["nodes", "reliable", "no_crashes", "no_partitions", "no_one_way", "pauses", "fault_points", "liveness", "power_loss", "read_errors", "torn_writes", "clock_skew", "snapshot_threshold", "read_mode"])]
+    #[arg(long, conflicts_with_all = CONFIGURATION_FLAGS)]
     pub swarm: bool,
+    /// One configuration for every seed: the defaults (5 nodes, message loss, crashes,
+    /// partitions and one-way cuts, clocks within their bound, no snapshots) and the settings
+    /// given. Giving any setting of the configuration (`--nodes`, `--pauses`, ...) implies it.
+    #[arg(long, conflicts_with = "swarm")]
+    pub fixed: bool,
     /// How many seeds to run.
     #[arg(long, env = "INTERLEAVE_SEED_COUNT", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
     pub seeds: u64,

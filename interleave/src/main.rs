@@ -3,7 +3,6 @@
 //!
 //! Exit status: 0 nothing found, 1 a violation found, 2 usage or input error.
 
-use clap::Parser;
 use interleave::cli::{Cli, Command};
 use interleave::commands::{chaos, deploy, gather, mutants, replay, shrink};
 use std::process::ExitCode;
@@ -26,7 +25,7 @@ fn main() -> ExitCode {
             default_hook(info);
         }
     }));
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_words(std::env::args_os()) {
         Ok(cli) => cli,
         Err(error) => {
             let code = if error.use_stderr() { 2 } else { 0 };
@@ -40,7 +39,7 @@ fn main() -> ExitCode {
     let command = match cli.command {
         Some(command) => command,
         // No subcommand: `chaos` with the defaults clap gives it.
-        None => match Cli::try_parse_from(["interleave", "chaos"]) {
+        None => match Cli::parse_words(["interleave", "chaos"]) {
             Ok(Cli {
                 command: Some(command),
             }) => command,

@@ -213,9 +213,9 @@ fn replay_arguments(line: &str) -> Vec<String> {
 #[test]
 fn deterministic_failures_replay_exactly_in_fresh_processes() {
     let variants: [&[&str]; 5] = [
-        &["--mutation", "commit-old-term"],
+        &["--mutation", "commit-old-term", "--fixed"],
         &["--mutation", "no-step-down-on-higher-term", "--swarm"],
-        &["--mutation", "no-step-down-on-higher-term"],
+        &["--mutation", "vote-without-up-to-date-check"],
         &["--mutation", "sleep-in-persist", "--scheduler", "pct"],
         &["--workload", "kv", "--read-mode", "unsafe-local"],
     ];
