@@ -5,40 +5,11 @@
 //! `cargo bench -p interleave --bench engine_speed` (100 seeds per workload); with `--test`
 //! (as `.ci/run` runs it) 4 seeds.
 
-use interleave::engines::{run_seed, Watchdog};
-use runspec::{RunSpec, SchedulerKind, Workload};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+mod support;
 
-/// Runs `seeds` on `workers` threads; returns the simulated time covered and the wall time.
-fn run_chunk(spec: &RunSpec, seeds: &[u64], workers: usize) -> (Duration, Duration) {
-    let next = AtomicU64::new(0);
-    let simulated_micros = AtomicU64::new(0);
-    #[allow(clippy::disallowed_methods)] // wall time is what is measured
-    let started = Instant::now();
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let index = next.fetch_add(1, Ordering::SeqCst) as usize;
-                let Some(&seed) = seeds.get(index) else {
-                    return;
-                };
-                let outcome = run_seed(&spec.with_seed(seed), Watchdog::default());
-                assert!(
-                    outcome.failure.is_none(),
-                    "seed {seed} failed: {:?}",
-                    outcome.failure
-                );
-                let simulated = outcome.figures.map_or(Duration::ZERO, |f| f.simulated);
-                simulated_micros.fetch_add(simulated.as_micros() as u64, Ordering::SeqCst);
-            });
-        }
-    });
-    (
-        Duration::from_micros(simulated_micros.load(Ordering::SeqCst)),
-        started.elapsed(),
-    )
-}
+use runspec::{RunSpec, SchedulerKind, Workload};
+use std::time::Duration;
+use support::run_chunk;
 
 fn main() {
     let test_mode = std::env::args().any(|arg| arg == "--test");
@@ -60,7 +31,7 @@ fn main() {
                         scheduler,
                         ..RunSpec::default()
                     };
-                    let (simulated, wall) = run_chunk(&spec, part, workers);
+                    let (simulated, wall) = run_chunk(|seed| spec.with_seed(seed), part, workers);
                     totals[slot].0 += simulated;
                     totals[slot].1 += wall;
                 }
