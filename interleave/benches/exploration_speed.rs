@@ -13,8 +13,11 @@ use runspec::{FaultMix, RunSpec};
 use std::time::Duration;
 use support::run_chunk;
 
-/// The runs compared: a name, and each seed's run.
-fn modes() -> [(&'static str, fn(u64) -> RunSpec); 3] {
+/// One of the runs compared: its name, and each seed's run.
+type Mode = (&'static str, fn(u64) -> RunSpec);
+
+/// The runs compared.
+fn modes() -> [Mode; 3] {
     [
         ("fixed mix", |seed| RunSpec::default().with_seed(seed)),
         ("fixed mix, fault points", |seed| RunSpec {
