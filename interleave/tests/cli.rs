@@ -332,3 +332,25 @@ fn a_violation_in_a_key_value_run_is_reported_as_itself_not_as_the_deadlock_afte
         "{stdout}"
     );
 }
+
+/// The coverage gate fails a run that left a reachable point unreached: without fault points no
+/// seed of the fixed mix fills an apply channel, and two seeds reach few points anyway.
+#[test]
+fn the_coverage_gate_fails_a_run_that_leaves_a_point_unreached() {
+    let (code, stdout, stderr) = interleave(&[
+        "chaos",
+        "--fixed",
+        "--seeds",
+        "2",
+        "--rounds",
+        "20",
+        "--require-coverage",
+    ]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("interleave: coverage gate:")
+            && stderr.contains("shell: apply channel full"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("found nothing"), "{stdout}");
+}
