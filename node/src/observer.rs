@@ -59,6 +59,23 @@ pub enum NodeEvent {
         /// Whether the entries after `index` were kept.
         kept_suffix: bool,
     },
+    /// The node answered a vote request of `term` from `candidate` with a grant (not a
+    /// pre-vote): it may never grant another candidate that term, restarts included (Raft
+    /// Figure 2: `votedFor` is on stable storage before the answer).
+    VoteGranted {
+        /// The term of the vote.
+        term: Term,
+        /// Who got it.
+        candidate: NodeId,
+    },
+    /// A new instance of the node restored its hard state from its disk, before anything else
+    /// happened to it: the term, and whom it voted for in that term.
+    HardStateRestored {
+        /// The restored term.
+        term: Term,
+        /// The restored vote of that term.
+        voted_for: Option<NodeId>,
+    },
     /// The node broke one of its own local invariants (only reachable with a mutation on).
     InvariantViolated {
         /// What broke, with the values involved.

@@ -307,10 +307,17 @@ impl Node {
         let workers = params.workers;
         let shell = Arc::new(Shell::new(params, core));
         {
-            // What the new instance restored, before anything else happens to it: its term and
-            // role, and (for an observer of logs) its log.
+            // What the new instance restored, before anything else happens to it: its hard
+            // state, term and role, and (for an observer of logs) its log.
             let locked = shell.lock();
             let term = locked.core.term();
+            shell.observer.on_event(
+                shell.id,
+                &crate::NodeEvent::HardStateRestored {
+                    term,
+                    voted_for: locked.core.persistent().voted_for,
+                },
+            );
             if term > Term(0) {
                 let role = locked.core.role();
                 shell

@@ -4,6 +4,7 @@ use super::state::Shell;
 use crate::fault_points::{self, FaultPoint};
 use crate::messages::{Request, Response};
 use crate::mutation::Mutation;
+use crate::observer::NodeEvent;
 use crate::transport::RpcHandler;
 
 impl RpcHandler for Shell {
@@ -31,6 +32,17 @@ impl RpcHandler for Shell {
             return None;
         }
         assert!(reply.is_some(), "{}: no reply to {request:?}", self.id);
+        if let (Request::RequestVote(args), Some(Response::RequestVote(answer))) =
+            (&request, &reply)
+        {
+            if answer.vote_granted && !args.pre_vote {
+                let granted = NodeEvent::VoteGranted {
+                    term: args.term,
+                    candidate: args.candidate,
+                };
+                self.observer.on_event(self.id, &granted);
+            }
+        }
         if !keeps_term {
             self.check_term_adopted(&locked, request.term(), "request");
         }

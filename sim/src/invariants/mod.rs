@@ -14,6 +14,8 @@
 //!   for the entries it covers and never taking the state back (§7);
 //! - `snapshot_agreement`: every snapshot taken or restored at an index holds the same state
 //!   (§7), compared by digest;
+//! - `vote_durability`: a vote granted is never given to another candidate of its term, nor
+//!   forgotten by a restart (Figure 2: persist before answering), on every vote and restart;
 //! - across compacted logs, Log Matching and Leader Completeness hold for the entries a snapshot
 //!   covers: a node compacts or installs only the committed prefix (`log_mirror`);
 //! - and the node's own local invariants (commit index never decreases, ...), reported through
@@ -30,6 +32,7 @@ mod log_matching;
 mod log_mirror;
 mod snapshot_agreement;
 mod state_machine_safety;
+mod vote_durability;
 
 use crate::commit_timeline::CommitTimeline;
 use crate::events::Events;
@@ -46,6 +49,7 @@ use state_machine_safety::StateMachineSafety;
 use std::collections::BTreeMap;
 use threadsim::sync::Mutex;
 use threadsim::time::Instant;
+use vote_durability::VoteDurability;
 
 /// What the invariants have seen, for vacuity guards and progress output.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -80,6 +84,7 @@ struct Checks {
     state_machine_safety: StateMachineSafety,
     in_order_apply: InOrderApply,
     snapshot_agreement: SnapshotAgreement,
+    vote_durability: VoteDurability,
     logs: LogMirrors,
     /// Each node's current term, as its role changes reported it.
     terms: BTreeMap<NodeId, Term>,
@@ -297,8 +302,12 @@ impl Observer for Invariants {
             NodeEvent::SnapshotInstalled { index, term, .. } => self.info(|| {
                 format!("{node} installs a snapshot up to {index} (of {term}) from the leader")
             }),
+            NodeEvent::VoteGranted { term, candidate } => {
+                self.debug(|| format!("{node} votes for {candidate} in {term}"))
+            }
             NodeEvent::LogCompacted { .. }
             | NodeEvent::LogChanged { .. }
+            | NodeEvent::HardStateRestored { .. }
             | NodeEvent::InvariantViolated { .. } => {}
         }
         let mut checks = self.checks.lock();
@@ -367,6 +376,16 @@ impl Observer for Invariants {
                                 .on_installed(node, *index, *kept_suffix, &committed)
                         });
                 self.verdict(checks, installed);
+            }
+            NodeEvent::VoteGranted { term, candidate } => {
+                let durable = checks
+                    .vote_durability
+                    .on_vote_granted(node, *term, *candidate);
+                self.verdict(checks, durable);
+            }
+            NodeEvent::HardStateRestored { term, voted_for } => {
+                let durable = checks.vote_durability.on_restored(node, *term, *voted_for);
+                self.verdict(checks, durable);
             }
             NodeEvent::InvariantViolated { description } => self.verdict(
                 checks,

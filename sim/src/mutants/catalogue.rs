@@ -99,8 +99,9 @@ pub fn catalogue() -> Vec<Variant> {
         Variant {
             broken: node(Mutation::ForgetVote),
             models: "the vote is not persisted; a restarted node votes twice in a term (Raft Figure 2: persist votedFor)",
-            detectors: vec![Scenario { name: "vote storm", run: vote_storm, seeds: 60 }, CHAOS_RAFT_MISSES],
-            signature: &["Election Safety"],
+            // Vote durability catches the forgotten vote at the voter's first restart.
+            detectors: vec![Scenario { name: "vote storm", run: vote_storm, seeds: 60 }, CHAOS_RAFT],
+            signature: &["Election Safety", "Vote durability"],
         },
         Variant {
             broken: node(Mutation::VoteWithoutUpToDateCheck),
