@@ -105,13 +105,18 @@ impl RaftCore {
         self.leader().is_none() && now >= self.timers.election_deadline
     }
 
-    /// Whether `now` is within the lease of the last leader contact: a vote request for a newer
-    /// term is then refused without adopting the term (thesis §4.2.3), so a server cut off from
-    /// the leader cannot disrupt a working cluster.
+    /// Whether `now` is within the lease of the last leader contact, or this node leads: a vote
+    /// request for a newer term is then refused without adopting the term (thesis §4.2.3), so a
+    /// server cut off from the leader cannot disrupt a working cluster. A leader is the leader it
+    /// hears from (as etcd's is in its lease): were it to grant, in a cluster of three a node
+    /// cut off from the leader alone would win with the leader's own vote. A leader that lost
+    /// its majority steps down by check-quorum, and then its lease is that of its last contact.
     pub fn within_lease(&self, now: Instant) -> bool {
-        self.timers
-            .leader_contact_at
-            .is_some_and(|contact| now < contact + self.config.election_timeout_min)
+        matches!(self.role, RoleState::Leader(_))
+            || self
+                .timers
+                .leader_contact_at
+                .is_some_and(|contact| now < contact + self.config.election_timeout_min)
     }
 
     /// Records contact with a leader of the current term (as follower) at `now`.

@@ -229,6 +229,37 @@ fn a_leader_keeps_leading_when_a_stale_candidate_asks_for_a_vote_in_its_own_term
     assert_eq!((leader.role(), leader.term()), (Role::Leader, term));
 }
 
+/// Found by chaos's non-disruption probe (seed 3367 of a 3-node swarm run): the leader granted
+/// the pre-vote and then the vote of a follower that had been cut off from it alone, and with
+/// those the follower won the election.
+#[test]
+fn a_leader_refuses_pre_votes_and_votes_of_a_higher_term_and_keeps_its_own() {
+    let mut leader = core(0, 3);
+    elect(&mut leader);
+    let term = leader.term();
+    let log = &leader.persistent().log;
+    let (last_log_index, last_log_term) = (log.last_index(), log.last_term());
+    for pre_vote in [true, false] {
+        let ask = Request::RequestVote(RequestVoteArgs {
+            pre_vote,
+            term: term.next(),
+            candidate: n(2),
+            last_log_index,
+            last_log_term,
+        });
+        let effects = leader.handle_request(t(100_000), &ask);
+        assert_eq!(
+            reply_of(&effects),
+            Response::RequestVote(RequestVoteReply {
+                term,
+                vote_granted: false
+            }),
+            "pre-vote: {pre_vote}"
+        );
+        assert_eq!((leader.role(), leader.term()), (Role::Leader, term));
+    }
+}
+
 #[test]
 fn a_pre_vote_is_granted_only_for_a_higher_term_and_only_outside_the_lease() {
     let ask = |term: u64| {
