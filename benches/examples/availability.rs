@@ -34,14 +34,16 @@ fn main() {
     for fault in LeaderFault::ALL {
         let mut windows: Vec<(Duration, u64)> = Vec::new();
         let mut bound = Duration::ZERO;
+        let mut past = 0;
         for seed in 1..=seeds {
             let result = simulate(seed, move |sim| {
                 unavailable_after(sim, fault, &MutationSet::default())
             });
             match result {
-                Ok((window, its_bound)) => {
-                    windows.push((window, seed));
-                    bound = its_bound;
+                Ok((outage, config)) => {
+                    windows.push((outage.window, seed));
+                    bound = fault.bound(&config);
+                    past += usize::from(outage.check(fault, &config, "").is_err());
                 }
                 Err(failure) => fail(&format!("{fault}, seed {seed}: {}", failure.message)),
             }
@@ -49,7 +51,6 @@ fn main() {
         windows.sort();
         let at = |share: f64| windows[((windows.len() - 1) as f64 * share) as usize].0;
         let (worst, worst_seed) = windows[windows.len() - 1];
-        let past = windows.iter().filter(|(window, _)| *window > bound).count();
         println!(
             "| {fault} | {bound:?} | {:?} | {:?} | {worst:?} ({worst_seed}) | {past} of {} |",
             at(0.5),

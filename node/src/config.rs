@@ -131,6 +131,15 @@ impl Config {
         self.leader_quorum_timeout + self.election_timeout_min + self.commit_bound_leader_lost()
     }
 
+    /// What each split vote beyond the one the bounds above allow for adds to them: the next
+    /// candidate's election timer fires within `max` of the split, and its pre-vote and vote each
+    /// take a message out and back: `max + 2 * rpc_timeout`. Split votes are a matter of chance
+    /// (two timers firing within a round trip of each other); a cluster whose majority must be
+    /// unanimous (four of six, three of four) splits more often than one with a vote to spare.
+    pub fn commit_bound_per_further_split(&self) -> Duration {
+        self.election_timeout_max + 2 * self.rpc_timeout
+    }
+
     /// Checks that the configuration can work.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let (min, max) = (self.election_timeout_min, self.election_timeout_max);

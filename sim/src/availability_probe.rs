@@ -43,17 +43,15 @@ pub fn probe(sim: &Sim, cluster: &Cluster, windows: &mut FaultWindows) {
     // longest election timeout pass first.
     cluster.sleep(cluster.config().node.election_timeout_max);
     let leader = the_leader(cluster);
-    let bound = fault.bound(&cluster.config().node);
     let (shortest, longest) = FLAPPING_PHASE;
-    let window = fault.window(cluster, leader, "probe", || {
+    let outage = fault.outage(cluster, leader, "probe", || {
         draws.duration_ms(shortest, longest)
     });
-    windows.record(&format!("probe: {fault}"), Some(window));
-    assert!(
-        window <= bound,
-        "liveness: no commit for {window:?} after the end's probe ({fault} on {leader}), past its \
-         bound of {bound:?}"
-    );
+    windows.record(&format!("probe: {fault}"), Some(outage.window));
+    let context = format!("the end's probe on {leader}");
+    if let Err(failure) = outage.check(fault, &cluster.config().node, &context) {
+        panic!("{failure}");
+    }
 }
 
 /// The healed cluster's leader, looked for every 10 ms (no random pause: the probe draws nothing
