@@ -290,6 +290,15 @@ pub struct ChaosArgs {
     /// given. Giving any setting of the configuration (`--nodes`, `--pauses`, ...) implies it.
     #[arg(long, conflicts_with = "swarm")]
     pub fixed: bool,
+    /// Coverage steering (swarm only): after each generation of 32 seeds, runs that reached a
+    /// coverage point fewer than 5% of the runs before them had are kept, and half the seeds of
+    /// the next generations run a kept run's configuration with a quarter of its settings
+    /// redrawn and their own schedule, so the range spends more seeds near rarely reached
+    /// states. Deterministic: the same range is the same runs on any number of workers; each
+    /// run's replay line names its configuration.
+    #[arg(long, conflicts_with_all = CONFIGURATION_FLAGS)]
+    #[arg(conflicts_with_all = ["fixed", "shard"])]
+    pub steer: bool,
     /// How many seeds to run.
     #[arg(long, env = "INTERLEAVE_SEED_COUNT", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
     pub seeds: u64,

@@ -74,6 +74,47 @@ fn a_swarm_run_draws_each_seeds_configuration_and_prints_it() {
     );
 }
 
+/// The seeds of a steered run on `workers` workers: each seed's flags and trace digest, and the
+/// summary's steering figures.
+fn steered(workers: &str) -> (Vec<(u64, String, String)>, serde_json::Value) {
+    let (code, stdout, stderr) = interleave(&[
+        "chaos",
+        "--steer",
+        "--seeds",
+        "40",
+        "--rounds",
+        "20",
+        "--json",
+        "--workers",
+        workers,
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let lines: Vec<serde_json::Value> = (stdout.lines())
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    let (summary, seeds) = lines.split_last().expect("a summary");
+    let mut runs: Vec<(u64, String, String)> = (seeds.iter())
+        .map(|l| {
+            let seed = l["seed"].as_u64().expect("seed");
+            let text = |key: &str| l[key].as_str().expect(key).to_string();
+            (seed, text("flags"), text("trace_digest"))
+        })
+        .collect();
+    runs.sort();
+    (runs, summary["summary"]["steering"].clone())
+}
+
+#[test]
+fn a_steered_run_mutates_kept_runs_and_is_the_same_runs_on_any_number_of_workers() {
+    let (one, steering) = steered("1");
+    assert_eq!(one.len(), 40);
+    assert_eq!(steering["runs"], 40, "{steering}");
+    assert!(steering["mutants"].as_u64() > Some(0), "{steering}");
+    let (two, steering_on_two) = steered("2");
+    assert_eq!(one, two);
+    assert_eq!(steering, steering_on_two);
+}
+
 #[test]
 fn version_prints_the_crate_version_and_exits_zero() {
     let (code, stdout, stderr) = interleave(&["--version"]);
@@ -92,6 +133,9 @@ fn usage_errors_exit_two_without_a_panic() {
         &["chaos", "--mutation", "bogus"],
         &["chaos", "--swarm", "--nodes", "3"],
         &["chaos", "--swarm", "--no-crashes"],
+        &["chaos", "--steer", "--fixed"],
+        &["chaos", "--steer", "--nodes", "3"],
+        &["chaos", "--steer", "--shard", "1/2"],
         &["frobnicate"],
     ] {
         let (code, _, stderr) = interleave(args);

@@ -5,6 +5,7 @@
 //! [`tally::Tally`], which reports it as it comes; [`summary`] shrinks the first failure and
 //! prints the end.
 
+mod steer;
 mod summary;
 mod tally;
 
@@ -17,11 +18,14 @@ use crate::verify::Verification;
 use runspec::{RunSpec, Workload};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
+use steer::Steering;
 use tally::Tally;
 
 /// A finished seed as a worker hands it over.
 struct Finished {
+    /// The run it made.
+    spec: RunSpec,
     /// Real time the seed took, its verification included.
     wall: std::time::Duration,
     outcome: SeedOutcome,
@@ -32,7 +36,7 @@ struct Finished {
 /// What every part of one run reads.
 struct Run<'a> {
     args: &'a ChaosArgs,
-    /// The run every seed makes, with seed 0 (each seed's is [`Run::spec_of`]).
+    /// The run every seed makes, with seed 0 (each seed's is [`seed_spec`], or the steering's).
     spec: RunSpec,
     watchdog: Watchdog,
     /// The whole range, and this shard's part of it.
@@ -42,14 +46,6 @@ struct Run<'a> {
     interactive: bool,
     /// Set to stop the workers (`--fail-fast`).
     stop: Arc<AtomicBool>,
-}
-
-impl Run<'_> {
-    /// The run `seed` makes: the command line's with that seed, and with `--swarm` the
-    /// configuration the seed draws.
-    fn spec_of(&self, seed: u64) -> RunSpec {
-        seed_spec(&self.spec, self.args.swarm, seed)
-    }
 }
 
 /// The run `seed` makes from `spec`, drawn by the swarm if `swarm`.
@@ -86,7 +82,25 @@ pub fn chaos(args: &ChaosArgs, watchdog: Watchdog) -> ExitCode {
         interactive: std::io::IsTerminal::is_terminal(&std::io::stderr()) && !args.json,
         stop: Arc::new(AtomicBool::new(false)),
     };
-    let (handles, finished) = match spawn_workers(&run, workers) {
+    let (jobs, mut steering) = if args.steer {
+        let (queue, taken) = mpsc::channel();
+        let steering = Steering::new(run.spec.clone(), range.first);
+        (Jobs::Steered(Mutex::new(taken)), Some((steering, queue, 0)))
+    } else {
+        let next = AtomicU64::new(0);
+        (
+            Jobs::Range {
+                next,
+                range,
+                swarm: args.swarm,
+            },
+            None,
+        )
+    };
+    if let Some((steering, queue, planned)) = &mut steering {
+        plan_generation(steering, queue, planned, range);
+    }
+    let (handles, finished) = match spawn_workers(&run, workers, Arc::new(jobs)) {
         Ok(started) => started,
         Err(message) => {
             eprintln!("interleave: {message}");
@@ -97,8 +111,21 @@ pub fn chaos(args: &ChaosArgs, watchdog: Watchdog) -> ExitCode {
     let wall = std::time::Instant::now();
     let mut tally = Tally::default();
     for seed in finished {
+        let learnt = (seed.spec.clone(), seed.outcome.coverage.clone());
         tally.record(&run, seed);
         tally.show_progress(&run, wall.elapsed());
+        let stopping = run.stop.load(Ordering::SeqCst) || crate::interrupt::interrupted();
+        if let Some((mut steerer, queue, mut planned)) = steering.take() {
+            let (spec, reached) = learnt;
+            if !stopping
+                && (!steerer.finished(spec, reached)
+                    || plan_generation(&mut steerer, &queue, &mut planned, range))
+            {
+                steering = Some((steerer, queue, planned));
+            } else {
+                tally.steering = Some(steerer.figures());
+            }
+        }
     }
     for handle in handles {
         let _ = handle.join();
@@ -137,31 +164,77 @@ fn prepare(
     Ok((whole, range, workers, claim))
 }
 
-/// Starts `workers` threads that take the range's seeds in turn until it is done, stopped or
-/// interrupted; returns them and the channel their finished seeds come on.
+/// Where the workers take their runs from.
+enum Jobs {
+    /// The range's seeds in turn, each run made from the command line's ([`seed_spec`]).
+    Range {
+        next: AtomicU64,
+        range: SeedRange,
+        swarm: bool,
+    },
+    /// The steering's runs, a generation at a time; none left once its sender is dropped.
+    Steered(Mutex<mpsc::Receiver<RunSpec>>),
+}
+
+impl Jobs {
+    /// The next run to make, from `spec` (the command line's); `None` when there are no more.
+    fn next(&self, spec: &RunSpec) -> Option<RunSpec> {
+        match self {
+            Jobs::Range { next, range, swarm } => {
+                let index = next.fetch_add(1, Ordering::SeqCst);
+                (index < range.count).then(|| seed_spec(spec, *swarm, range.nth(index)))
+            }
+            Jobs::Steered(queue) => queue.lock().ok()?.recv().ok(),
+        }
+    }
+}
+
+/// Hands the steering's next generation to the workers; false when the range is done (the
+/// queue is then closed by its owner dropping it). `planned` counts the seeds planned so far.
+fn plan_generation(
+    steering: &mut Steering,
+    queue: &mpsc::Sender<RunSpec>,
+    planned: &mut u64,
+    range: SeedRange,
+) -> bool {
+    if *planned >= range.count {
+        return false;
+    }
+    let end = (*planned + steer::GENERATION).min(range.count);
+    let seeds = (*planned..end).map(|index| range.nth(index));
+    *planned = end;
+    for spec in steering.plan(seeds) {
+        if queue.send(spec).is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+/// Starts `workers` threads that take runs from `jobs` until there are none, or the run is
+/// stopped or interrupted; returns them and the channel their finished seeds come on.
 fn spawn_workers(
     run: &Run<'_>,
     workers: usize,
+    jobs: Arc<Jobs>,
 ) -> Result<(Vec<std::thread::JoinHandle<()>>, mpsc::Receiver<Finished>), String> {
-    let next_index = Arc::new(AtomicU64::new(0));
     let (results, finished) = mpsc::channel::<Finished>();
     let mut handles = Vec::new();
     for worker in 0..workers {
-        let (next_index, stop, results) = (next_index.clone(), run.stop.clone(), results.clone());
-        let (spec, watchdog, range) = (run.spec.clone(), run.watchdog, run.range);
-        let (swarm, self_check_every) = (run.args.swarm, run.args.self_check_every);
+        let (jobs, stop, results) = (jobs.clone(), run.stop.clone(), results.clone());
+        let (spec, watchdog) = (run.spec.clone(), run.watchdog);
+        let self_check_every = run.args.self_check_every;
         let spawned = std::thread::Builder::new()
             .name(format!("chaos-worker-{worker}"))
             .spawn(move || loop {
-                let index = next_index.fetch_add(1, Ordering::SeqCst);
-                let interrupted = crate::interrupt::interrupted();
-                if index >= range.count || stop.load(Ordering::SeqCst) || interrupted {
+                if stop.load(Ordering::SeqCst) || crate::interrupt::interrupted() {
                     return;
                 }
-                let seed = range.nth(index);
-                let spec = seed_spec(&spec, swarm, seed);
+                let Some(spec) = jobs.next(&spec) else {
+                    return;
+                };
                 let finished =
-                    run_and_verify(&spec, self_check_every, |spec| run_seed(spec, watchdog));
+                    run_and_verify(spec, self_check_every, |spec| run_seed(spec, watchdog));
                 if results.send(finished).is_err() {
                     return;
                 }
@@ -176,23 +249,24 @@ fn spawn_workers(
 /// passes on a deterministic scheduler (0: none), is run once more and compared. A seed that
 /// passed and was the same run twice keeps only its trace digest (its events are not needed).
 fn run_and_verify(
-    spec: &RunSpec,
+    spec: RunSpec,
     self_check_every: u64,
     run_seed: impl Fn(&RunSpec) -> SeedOutcome,
 ) -> Finished {
     #[allow(clippy::disallowed_methods)] // the seed's wall time, for the JUnit report
     let started = std::time::Instant::now();
-    let mut outcome = run_seed(spec);
+    let mut outcome = run_seed(&spec);
     let deterministic = spec.scheduler.deterministic();
     let self_checked =
         deterministic && self_check_every > 0 && spec.seed.is_multiple_of(self_check_every);
     let verification = (outcome.failure.is_some() || self_checked)
-        .then(|| Verification::compare(&outcome, run_seed(spec), deterministic));
+        .then(|| Verification::compare(&outcome, run_seed(&spec), deterministic));
     let diverged = verification.as_ref().is_some_and(Verification::diverged);
     if outcome.failure.is_none() && !diverged {
         outcome.trace.events = Vec::new();
     }
     Finished {
+        spec,
         wall: started.elapsed(),
         outcome,
         verification,
@@ -289,10 +363,10 @@ mod tests {
             passing(spec, &format!("run {}", runs.get()))
         };
         let seed = |seed| RunSpec::default().with_seed(seed);
-        let unchecked = run_and_verify(&seed(9), 10, differs_every_time);
+        let unchecked = run_and_verify(seed(9), 10, differs_every_time);
         assert!(unchecked.verification.is_none(), "seed 9 is not the 10th");
         assert_eq!(runs.get(), 1);
-        let checked = run_and_verify(&seed(10), 10, differs_every_time);
+        let checked = run_and_verify(seed(10), 10, differs_every_time);
         let verification = checked.verification.expect("seed 10 is rerun");
         assert!(verification.diverged(), "{verification:?}");
         assert!(
@@ -300,14 +374,14 @@ mod tests {
             "a diverged seed keeps its trace for the report"
         );
         assert_eq!(runs.get(), 3);
-        let off = run_and_verify(&seed(20), 0, differs_every_time);
+        let off = run_and_verify(seed(20), 0, differs_every_time);
         assert!(off.verification.is_none(), "0 turns the self-check off");
     }
 
     #[test]
     fn a_seed_that_is_the_same_run_twice_passes_the_self_check_and_drops_its_events() {
         let same = |spec: &RunSpec| passing(spec, "the same");
-        let checked = run_and_verify(&RunSpec::default().with_seed(30), 10, same);
+        let checked = run_and_verify(RunSpec::default().with_seed(30), 10, same);
         let verification = checked.verification.expect("seed 30 is rerun");
         assert!(verification.holds() && !verification.diverged());
         assert!(checked.outcome.trace.events.is_empty());

@@ -23,10 +23,10 @@ pub(super) fn finish(run: &Run<'_>, mut tally: Tally, elapsed: std::time::Durati
     tally.diverged.sort_unstable();
     let interrupted = crate::interrupt::interrupted();
     let shrunk = match tally.first_failure.take() {
-        Some((outcome, folder))
+        Some((outcome, spec, folder))
             if !args.no_shrink && run.spec.scheduler.deterministic() && !interrupted =>
         {
-            Some(shrink_first(run, &outcome, folder.as_deref()))
+            Some(shrink_first(run, &spec, &outcome, folder.as_deref()))
         }
         _ => None,
     };
@@ -102,6 +102,12 @@ fn summary_json(
             "nondeterministic": tally.diverged,
             "self_checked": tally.self_checked,
             "coverage": tally.coverage.to_json(Reachable::of(&run.spec, args.swarm)),
+            "steering": tally.steering.map(|steering| serde_json::json!({
+                "runs": steering.runs,
+                "mutants": steering.mutants,
+                "kept_fresh": steering.kept_fresh,
+                "kept_mutants": steering.kept_mutants,
+            })),
             "wall_s": elapsed.as_secs_f64(),
             "simulated_s": tally.totals.simulated.as_secs_f64(),
             "unavailability": unavailability_json(&tally.totals.fault_windows),
@@ -192,6 +198,9 @@ fn print_summary(
     {
         println!("{line}");
     }
+    if let Some(steering) = &tally.steering {
+        println!("{}", steering.describe());
+    }
     if tally.self_checked > 0 && tally.diverged.is_empty() {
         println!(
             "determinism self-check: {} passing seeds run twice, each the same run both times",
@@ -272,8 +281,13 @@ fn print_verdict(tally: &Tally) {
 
 /// Shrinks the schedule of `outcome` (a failing seed) and writes it beside the full one in its
 /// folder; returns the seed, the report and the file.
-fn shrink_first(run: &Run<'_>, outcome: &SeedOutcome, folder: Option<&std::path::Path>) -> Shrunk {
-    let (args, spec) = (run.args, &run.spec_of(outcome.seed));
+fn shrink_first(
+    run: &Run<'_>,
+    spec: &runspec::RunSpec,
+    outcome: &SeedOutcome,
+    folder: Option<&std::path::Path>,
+) -> Shrunk {
+    let args = run.args;
     if !args.json {
         eprintln!(
             "shrinking the failure of seed {} for at most {} s (Ctrl-C stops it and keeps the smallest so far) ...",

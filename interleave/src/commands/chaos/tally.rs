@@ -31,21 +31,23 @@ pub(super) struct Tally {
     saved: usize,
     pub(super) totals: RunFigures,
     /// The lowest failing seed whose replay held, and its folder: the one to shrink.
-    pub(super) first_failure: Option<(SeedOutcome, Option<PathBuf>)>,
+    pub(super) first_failure: Option<(SeedOutcome, RunSpec, Option<PathBuf>)>,
     pub(super) junit_cases: Vec<(u64, junit::Case)>,
+    /// What the steering did (`--steer`), once it is done.
+    pub(super) steering: Option<super::steer::SteeringFigures>,
 }
 
 impl Tally {
     /// Counts one finished seed and reports it (a passing one only in JSON).
     pub(super) fn record(&mut self, run: &Run<'_>, finished: Finished) {
         let Finished {
+            spec,
             wall,
             outcome,
             verification,
         } = finished;
         self.done += 1;
         self.coverage.add(&outcome.coverage, &outcome.faults_fired);
-        let spec = run.spec_of(outcome.seed);
         if run.args.junit.is_some() {
             let case = junit_case(&spec, &outcome, verification.as_ref(), wall);
             self.junit_cases.push(case);
@@ -58,7 +60,7 @@ impl Tally {
             (None, Some(verification)) if verification.diverged() => {
                 self.self_checked += 1;
                 let failure = "the seed passed, but its rerun was not the same run";
-                self.record_failure(run, &outcome, failure, verification)
+                self.record_failure(run, &spec, &outcome, failure, verification)
             }
             (None, checked) => {
                 self.self_checked += u64::from(checked.is_some());
@@ -67,7 +69,7 @@ impl Tally {
                 }
             }
             (Some(failure), Some(verification)) => {
-                self.record_failure(run, &outcome, failure, verification)
+                self.record_failure(run, &spec, &outcome, failure, verification)
             }
             (Some(_), None) => unreachable!("every failing seed is verified"),
         }
@@ -78,18 +80,18 @@ impl Tally {
     fn record_failure(
         &mut self,
         run: &Run<'_>,
+        spec: &RunSpec,
         outcome: &SeedOutcome,
         failure: &str,
         verification: &Verification,
     ) {
         let args = run.args;
-        let spec = run.spec_of(outcome.seed);
-        let replay = replay_line(&spec, outcome.trace.digest);
-        let folder = self.save(run, &spec, outcome, &replay, verification);
+        let replay = replay_line(spec, outcome.trace.digest);
+        let folder = self.save(run, spec, outcome, &replay, verification);
         if args.json {
             let json = failed_json(
                 outcome,
-                &spec,
+                spec,
                 failure,
                 &replay,
                 verification,
@@ -109,7 +111,7 @@ impl Tally {
             if verification.holds() && spec.scheduler.deterministic() {
                 println!(
                     "keep: {}   (a line for interleave/tests/regressions.txt)",
-                    crate::regressions::line_for(&spec)
+                    crate::regressions::line_for(spec)
                 );
             }
         }
@@ -118,9 +120,9 @@ impl Tally {
             && self
                 .first_failure
                 .as_ref()
-                .is_none_or(|(first, _)| outcome.seed < first.seed)
+                .is_none_or(|(first, _, _)| outcome.seed < first.seed)
         {
-            self.first_failure = Some((outcome.clone(), folder.clone()));
+            self.first_failure = Some((outcome.clone(), spec.clone(), folder.clone()));
         }
         if verification.diverged() {
             self.diverged.push(outcome.seed);
