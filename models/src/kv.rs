@@ -185,6 +185,10 @@ impl Model for KeyValue {
         unobservable(operations)
     }
 
+    fn changes_nothing(&self, input: &KvInput) -> bool {
+        matches!(input, KvInput::Get(_))
+    }
+
     fn state_heap_bytes(&self, state: &String) -> usize {
         state.capacity()
     }
@@ -236,6 +240,10 @@ impl Model for KvStore {
     type State = BTreeMap<String, String>;
     type Input = KvInput;
     type Output = KvOutput;
+
+    fn changes_nothing(&self, input: &KvInput) -> bool {
+        matches!(input, KvInput::Get(_))
+    }
 
     fn init(&self) -> BTreeMap<String, String> {
         BTreeMap::new()

@@ -27,6 +27,7 @@ pub mod history;
 pub mod html;
 pub mod kv;
 pub mod model;
+pub mod online;
 pub mod register;
 pub mod register_ops;
 pub mod register_stale;
@@ -41,4 +42,5 @@ pub use checker::{
 pub use history::{History, Operation, Outcome, Partition, Time};
 pub use kv::{partition_by_key, KeyValue, KvInput, KvOutput, KvStore};
 pub use model::{Decision, Model, Pruning};
+pub use online::{OnlineChecker, OnlineFigures, OnlineViolation, OpId};
 pub use register::{Register, RegisterInput, RegisterOutput};

@@ -75,6 +75,14 @@ pub trait Model: Sync {
         vec![false; operations.len()]
     }
 
+    /// Whether `input` never changes the state, whatever the state (a read): an operation of
+    /// unknown outcome that changes nothing constrains nothing, and the online checker leaves
+    /// it out. `false`, the default, is always right.
+    fn changes_nothing(&self, input: &Self::Input) -> bool {
+        let _ = input;
+        false
+    }
+
     /// The bytes `state` owns outside itself (a string's buffer, a map's nodes): what the
     /// checker's memory budget counts for each state it keeps, beyond the state's own size. By
     /// default none, right for states without heap data.

@@ -11,6 +11,7 @@ mod set_digest;
 mod tests;
 
 pub use bitset::Bitset;
+pub(crate) use fold_hasher::FoldHasher;
 pub use search::{search, SearchOutcome};
 
 use crate::history::{History, Operation, Partition, Time};

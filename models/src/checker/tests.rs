@@ -5,7 +5,10 @@ use super::brute::brute_force_linearizable;
 use super::*;
 use crate::kv::{KeyValue, KvInput, KvOutput};
 use crate::register::{Register, RegisterInput as In, RegisterOutput as Out};
-use crate::test_histories::{random_register_history, random_register_history_with, Lcg};
+use crate::test_histories::{
+    random_kv_history, random_kv_history_with, random_register_history,
+    random_register_history_with, Lcg,
+};
 
 type RegOp = Operation<In, Out>;
 
@@ -391,50 +394,6 @@ fn agrees_with_brute_force_on_many_small_random_histories() {
         legal > 1000 && illegal > 1000,
         "legal {legal}, illegal {illegal}"
     );
-}
-
-/// A random single-key history of gets, puts and appends (unique appended values), with outputs
-/// from a sequential execution in call order, sometimes perturbed, one outcome in six unknown.
-fn random_kv_history(rng: &mut Lcg) -> Vec<Operation<KvInput, KvOutput>> {
-    random_kv_history_with(rng, 6, 6)
-}
-
-/// As [`random_kv_history`], with 2 to `1 + spread` operations, one in `unknown_one_in` losing
-/// its outcome.
-fn random_kv_history_with(
-    rng: &mut Lcg,
-    spread: u64,
-    unknown_one_in: u64,
-) -> Vec<Operation<KvInput, KvOutput>> {
-    let count = 2 + rng.below(spread) as usize;
-    let mut client_free_at = [0u64; 3];
-    let mut value = String::new();
-    let mut history = Vec::new();
-    for n in 0..count {
-        let client = rng.below(3) as usize;
-        let call = client_free_at[client] + rng.below(4);
-        let ret = call + 1 + rng.below(6);
-        client_free_at[client] = ret + 1;
-        let key = "k".to_string();
-        let input = match rng.below(4) {
-            0 | 1 => KvInput::Get(key),
-            2 => KvInput::Append(key, format!("{n}.")),
-            _ => KvInput::Put(key, format!("p{n}.")),
-        };
-        let (next, mut output) = KeyValue.step(&value, &input);
-        value = next;
-        if rng.below(5) == 0 {
-            if let KvOutput::Value(seen) = &mut output {
-                seen.push_str("x.");
-            }
-        }
-        if rng.below(unknown_one_in) == 0 {
-            history.push(Operation::unknown(client as u64, input, call));
-        } else {
-            history.push(Operation::returned(client as u64, input, output, call, ret));
-        }
-    }
-    history
 }
 
 #[test]
