@@ -1,9 +1,12 @@
 //! The key-value workload: concurrent clerks against a replicated store while the harness
 //! partitions the leader into a minority (keeping some clients on its side), heals, crashes and
 //! restarts nodes, drops messages and lets the nodes' clocks drift apart; every operation is recorded with its simulated call and
-//! return time and the history is checked for linearizability, key by key.
+//! return time and the history is checked for linearizability, key by key: online while the
+//! run goes (`kv_online`, which stops the workload at the first violation) and whole at the end.
 
 use crate::cluster::{Cluster, ClusterConfig};
+use crate::events::Events;
+use crate::kv_online::{FoundOnline, Recorder, UntilViolation};
 use crate::leader_faults::LeaderFaults;
 use crate::network::ClientPort;
 use crate::runner::Sim;
@@ -12,7 +15,7 @@ use crate::skew::{ClockSkew, SkewDraws};
 use crate::timeline::{execute, Following, Snapshot, Timeline};
 use models::{
     check_partitions, partition_by_key, Budget, CheckOptions, History, KeyValue, KvInput, KvOutput,
-    Operation, Report,
+    OnlineFigures, Report,
 };
 use node::kv::{
     Clerk, ClerkConfig, ClerkError, KvOp, KvReply, KvRequest, KvResult, KvServerConfig,
@@ -186,6 +189,10 @@ pub struct KvRun {
     pub history: History<KvInput, KvOutput>,
     /// What the run did (`operations_checked` is the history's length).
     pub figures: RunFigures,
+    /// What the online checker did.
+    pub online: OnlineFigures,
+    /// The violation the online checker found, at which the workload stopped.
+    pub found_online: Option<FoundOnline>,
 }
 
 /// Clerk `index` on `cluster`'s network (endpoint `n{1000 + index}`).
@@ -272,7 +279,7 @@ pub fn run_kv_workload_with(
     let clock = cluster.clock().clone();
     let started = clock.now();
     let end = started + config.duration;
-    let history: Arc<Mutex<History<KvInput, KvOutput>>> = Arc::default();
+    let history_recorder = Recorder::new(Events::new(clock.clone(), sim.trace().clone()));
     let sessions_expired: Arc<Mutex<usize>> = Arc::default();
     let rng = sim.rng(WORKLOAD_STREAM);
     let clients = client_endpoints(config.clients);
@@ -288,7 +295,7 @@ pub fn run_kv_workload_with(
                 read_only: index < config.read_only_clients,
                 op_deadline: config.op_deadline,
                 clock: clock.clone(),
-                history: history.clone(),
+                recorder: history_recorder.clone(),
                 sessions_expired: sessions_expired.clone(),
             };
             spawn(&clock, format!("client-{index}"), move || {
@@ -300,24 +307,30 @@ pub fn run_kv_workload_with(
     let counts = match schedule {
         Some(schedule) => execute(
             &cluster,
-            &mut Following::new(schedule),
+            &mut UntilViolation {
+                inner: &mut Following::new(schedule),
+                recorder: history_recorder.clone(),
+            },
             recorder,
             &mut on_leader,
         ),
         None => execute(
             &cluster,
-            &mut Isolations {
-                clients,
-                clients_with_old_leader: config.clients_with_old_leader,
-                crashes: config.crashes,
-                read_errors: config.read_errors,
-                skew: config.skew,
-                quiet: (
-                    config.quiet_between_faults.0.as_millis() as u64,
-                    config.quiet_between_faults.1.as_millis() as u64,
-                ),
-                end: config.duration,
-                phase: Phase::Quiet,
+            &mut UntilViolation {
+                inner: &mut Isolations {
+                    clients,
+                    clients_with_old_leader: config.clients_with_old_leader,
+                    crashes: config.crashes,
+                    read_errors: config.read_errors,
+                    skew: config.skew,
+                    quiet: (
+                        config.quiet_between_faults.0.as_millis() as u64,
+                        config.quiet_between_faults.1.as_millis() as u64,
+                    ),
+                    end: config.duration,
+                    phase: Phase::Quiet,
+                },
+                recorder: history_recorder.clone(),
             },
             recorder,
             &mut on_leader,
@@ -336,8 +349,7 @@ pub fn run_kv_workload_with(
     let fault_windows = on_leader.windows(&cluster);
     let simulated = clock.now() - started;
     cluster.shutdown();
-    let mut history = std::mem::take(&mut *history.lock());
-    history.sort_by_key(|op| op.call);
+    let (history, online, found_online) = history_recorder.finish();
     let figures = RunFigures {
         simulated,
         leaders_elected: observed.leaders_elected,
@@ -353,7 +365,12 @@ pub fn run_kv_workload_with(
         fault_windows,
         ..counts
     };
-    KvRun { history, figures }
+    KvRun {
+        history,
+        figures,
+        online,
+        found_online,
+    }
 }
 
 /// The key-value workload's faults, until `end`: a quiet spell of 1-3 s, then one of: the leader
@@ -527,7 +544,7 @@ struct Client {
     keys: usize,
     op_deadline: Duration,
     clock: threadsim::ClockRef,
-    history: Arc<Mutex<History<KvInput, KvOutput>>>,
+    recorder: Recorder,
     sessions_expired: Arc<Mutex<usize>>,
 }
 
@@ -550,31 +567,24 @@ impl Client {
                     KvInput::Append(key, value),
                 ),
             };
+            let Some(called) = self.recorder.call(self.index as u64, input) else {
+                return;
+            };
             let call = self.clock.now();
             let outcome = clerk.execute(op, Some(call + self.op_deadline));
-            let client = self.index as u64;
-            let operation = match outcome {
-                Ok(result) => {
-                    let output = match result {
-                        KvResult::Value(value) => KvOutput::Value(value),
-                        KvResult::Done => KvOutput::Done,
-                    };
-                    Operation::returned(client, input, output, nanos(call), nanos(self.clock.now()))
-                }
+            let output = match outcome {
+                Ok(KvResult::Value(value)) => Some(KvOutput::Value(value)),
+                Ok(KvResult::Done) => Some(KvOutput::Done),
                 Err(error) => {
                     if let ClerkError::SessionExpired(_) = error {
                         *self.sessions_expired.lock() += 1;
                     }
-                    Operation::unknown(client, input, nanos(call))
+                    None
                 }
             };
-            self.history.lock().push(operation);
+            self.recorder.ended(called, output);
         }
     }
-}
-
-fn nanos(instant: Instant) -> u64 {
-    u64::try_from(instant.since_epoch().as_nanos()).expect("simulated time fits in u64 ns")
 }
 
 /// Runs [`run_kv_workload`] in a fresh simulation with `seed` (under the watchdog) and returns

@@ -28,6 +28,7 @@ pub mod commit_timeline;
 pub mod disk;
 pub mod events;
 pub mod invariants;
+pub mod kv_online;
 pub mod kv_workload;
 pub mod leader_faults;
 pub mod mutants;

@@ -93,6 +93,9 @@ fn linearizable_on_seeds(test: &str, read_mode: ReadMode, seeds: &[u64]) {
                 if let Some(served) = served.filter(|&served| served < 1000) {
                     return Err(format!("only {served} gets served by {read_mode} reads"));
                 }
+                if let Some(found) = &run.found_online {
+                    return Err(format!("the online checker: {}", found.description));
+                }
                 check_linearizable(test, seed, &run)
             });
         if let Err(message) = outcome {
@@ -191,6 +194,15 @@ fn unsafe_local_reads_are_rejected() {
             run.figures.reads_by_deposed_leaders > 0,
             "no stale-read opportunity in a run"
         );
+        // The online checker found it and stopped the workload within a second of the return
+        // that made it certain: no operation was called after.
+        let found = run.found_online.as_ref().expect("found online");
+        assert!(found.delay() < Duration::from_secs(1), "{found:?}");
+        let found_at = u64::try_from(found.found_at.as_nanos()).expect("fits");
+        assert!(run
+            .history
+            .iter()
+            .all(|operation| operation.call <= found_at));
     }
 }
 

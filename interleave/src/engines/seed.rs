@@ -43,18 +43,7 @@ pub fn run(
             if let Some(kv_run) = kv_run {
                 // Checked outside the run: the checker's threads are real threads.
                 let report = engine_sim::check_kv_history(&kv_run.history);
-                if report.verdict != models::Verdict::Linearizable {
-                    let key = report
-                        .counterexample()
-                        .map(|(partition, _)| format!(" (key {})", partition.name))
-                        .unwrap_or_default();
-                    outcome.failure = Some(format!(
-                        "client history {:?}{key}: {} operations, {} reads served by deposed leaders",
-                        report.verdict,
-                        kv_run.history.len(),
-                        kv_run.figures.reads_by_deposed_leaders
-                    ));
-                }
+                outcome.failure = kv_failure(&report, &kv_run);
                 outcome.figures = Some(kv_run.figures);
                 outcome.kv = Some(KvEvidence {
                     history: kv_run.history,
@@ -76,6 +65,45 @@ pub fn run(
             .end_after_stop(stopped.unwrap_or_default());
     }
     outcome
+}
+
+/// What a key-value run's history shows: `None` when linearizable by both the online checker
+/// and the whole history's `report`. A violation found online is also a verdict of not
+/// linearizable where the whole check ran out of budget; one the whole check contradicts is a
+/// bug of the checkers, said so.
+fn kv_failure(report: &models::Report, run: &engine_sim::KvRun) -> Option<String> {
+    use models::Verdict;
+    let online = run.found_online.as_ref();
+    let verdict = match (report.verdict, online) {
+        (Verdict::Linearizable, None) => return None,
+        (Verdict::Linearizable, Some(found)) => {
+            return Some(format!(
+                "the online checker and the whole history's check disagree (a bug of the \
+                 checkers): online, {}",
+                found.description
+            ))
+        }
+        (Verdict::Unknown, Some(_)) => Verdict::NotLinearizable,
+        (verdict, _) => verdict,
+    };
+    let key = (report.counterexample())
+        .map(|(partition, _)| format!(" (key {})", partition.name))
+        .unwrap_or_default();
+    let mut failure = format!(
+        "client history {verdict:?}{key}: {} operations, {} reads served by deposed leaders",
+        run.history.len(),
+        run.figures.reads_by_deposed_leaders
+    );
+    if let Some(found) = online {
+        failure.push_str(&format!(
+            "; found online at {:?} (key {}), {:?} after the operation that made it certain \
+             returned, and the workload stopped there (the window is in the trace)",
+            found.found_at,
+            found.key,
+            found.delay(),
+        ));
+    }
+    Some(failure)
 }
 
 /// A schedule of the ordinary build as the engine's build reads it (through the text format,

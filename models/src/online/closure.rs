@@ -32,17 +32,17 @@ pub(super) type Seen<S> = HashSet<(Placed, S), BuildHasherDefault<FoldHasher>>;
 
 /// What a closure may look at, and its memo (kept between closures to keep its allocation).
 pub(super) struct Closure<'a, M: Model> {
-    pub(super) model: &'a M,
+    model: &'a M,
     /// The carried operations (unknown outcome, from earlier windows) first, then the window's.
-    pub(super) operations: &'a [Operation<M::Input, M::Output>],
+    operations: &'a [Operation<M::Input, M::Output>],
     /// How many of `operations` are carried.
-    pub(super) carried: usize,
+    carried: usize,
     /// For each operation, the returned operations that must come before it (returned before
     /// its call), as a set.
-    pub(super) predecessors: Vec<Placed>,
-    pub(super) seen: &'a mut Seen<M::State>,
+    predecessors: Vec<Placed>,
+    seen: &'a mut Seen<M::State>,
     /// Visits left before it gives up.
-    pub(super) budget: usize,
+    budget: usize,
     /// Whether it gave up: what it found is then incomplete.
     pub(super) exhausted: bool,
 }
@@ -53,7 +53,27 @@ pub(super) fn new_memo<S>() -> Seen<S> {
     HashSet::default()
 }
 
-impl<M: Model> Closure<'_, M> {
+impl<'a, M: Model> Closure<'a, M> {
+    /// A closure of `operations`, the first `carried` of them carried, with the memo `seen`
+    /// (cleared) and the whole budget.
+    pub(super) fn new(
+        model: &'a M,
+        operations: &'a [Operation<M::Input, M::Output>],
+        carried: usize,
+        seen: &'a mut Seen<M::State>,
+    ) -> Closure<'a, M> {
+        seen.clear();
+        Closure {
+            model,
+            operations,
+            carried,
+            predecessors: predecessors(operations),
+            seen,
+            budget: MAX_VISITS,
+            exhausted: false,
+        }
+    }
+
     /// Every end state of the operations from `start`: each returned operation placed once,
     /// in an order real time allows, with the output it returned; each of unknown outcome
     /// (carried and unapplied, or new) placed or not. `on_end` gets each end state with the
@@ -124,7 +144,7 @@ impl<M: Model> Closure<'_, M> {
 }
 
 /// For each of `operations`, the returned ones that must come before it.
-pub(super) fn predecessors<I, O>(operations: &[Operation<I, O>]) -> Vec<Placed> {
+fn predecessors<I, O>(operations: &[Operation<I, O>]) -> Vec<Placed> {
     (operations.iter())
         .map(|operation| {
             let mut before: Placed = [0; MAX_OPERATIONS / 64];

@@ -31,7 +31,7 @@ mod tests;
 use crate::checker::FoldHasher;
 use crate::history::{Operation, Outcome, Time};
 use crate::model::Model;
-use closure::{Closure, Entry, Seen, MAX_OPERATIONS, MAX_VISITS};
+use closure::{Closure, Entry, Seen, MAX_OPERATIONS};
 use std::collections::{BTreeMap, VecDeque};
 #[allow(clippy::disallowed_types)] // lookups only: nothing iterates them
 use std::collections::{HashMap, HashSet};
@@ -422,17 +422,7 @@ fn close<M: Model>(
             Ok(())
         }
         Closed::TooLarge => defer(check),
-        Closed::Impossible => {
-            let impossible_from =
-                first_impossible(model, &check.frontier, &operations, carried, at);
-            Err(OnlineViolation {
-                key: check.key.clone(),
-                operations,
-                states_at_start: check.frontier.len(),
-                impossible_from,
-                found_at: at,
-            })
-        }
+        Closed::Impossible => Err(violation(model, check, operations, carried, at)),
     }
 }
 
@@ -461,28 +451,31 @@ fn check_as_it_stands<M: Model>(
     if operations.len() > MAX_OPERATIONS {
         return Ok(());
     }
-    check.memo.clear();
-    let mut closure = Closure {
-        model,
-        operations: &operations,
-        carried,
-        predecessors: closure::predecessors(&operations),
-        seen: &mut check.memo,
-        budget: MAX_VISITS,
-        exhausted: false,
-    };
+    let mut closure = Closure::new(model, &operations, carried, &mut check.memo);
     let explained = (check.frontier.iter()).any(|start| closure.ends(start, true, &mut |_, _| {}));
     if explained || closure.exhausted {
         return Ok(());
     }
+    Err(violation(model, check, operations, carried, at))
+}
+
+/// The violation of `check`'s key found at `at`: `operations` (the first `carried` of them
+/// carried) explained by no order from its frontier.
+fn violation<M: Model>(
+    model: &M,
+    check: &KeyCheck<M>,
+    operations: Vec<Operation<M::Input, M::Output>>,
+    carried: usize,
+    at: Time,
+) -> OnlineViolation<M::Input, M::Output> {
     let impossible_from = first_impossible(model, &check.frontier, &operations, carried, at);
-    Err(OnlineViolation {
+    OnlineViolation {
         key: check.key.clone(),
         operations,
         states_at_start: check.frontier.len(),
         impossible_from,
         found_at: at,
-    })
+    }
 }
 
 /// What closing a window gave.
@@ -542,16 +535,7 @@ fn close_by_search<M: Model>(
     carried: usize,
 ) -> Closed<M::State> {
     let mut ends: Vec<(M::State, Vec<usize>)> = Vec::new();
-    check.memo.clear();
-    let mut closure = Closure {
-        model,
-        operations,
-        carried,
-        predecessors: closure::predecessors(operations),
-        seen: &mut check.memo,
-        budget: MAX_VISITS,
-        exhausted: false,
-    };
+    let mut closure = Closure::new(model, operations, carried, &mut check.memo);
     for start in &check.frontier {
         closure.ends(start, false, &mut |state, unapplied| {
             ends.push((state.clone(), unapplied.to_vec()))
@@ -655,15 +639,7 @@ fn first_impossible<M: Model>(
             })
             .collect();
         let mut memo = closure::new_memo();
-        let mut closure = Closure {
-            model,
-            operations: &known,
-            carried,
-            predecessors: closure::predecessors(&known),
-            seen: &mut memo,
-            budget: MAX_VISITS,
-            exhausted: false,
-        };
+        let mut closure = Closure::new(model, &known, carried, &mut memo);
         let explained = (frontier.iter()).any(|start| closure.ends(start, true, &mut |_, _| {}));
         if !explained && !closure.exhausted {
             return time;

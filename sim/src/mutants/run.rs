@@ -195,7 +195,13 @@ fn sweep_kv(config: &KvWorkloadConfig, seeds: u64, sweep: Sweep, started: Instan
         match simulate_kv(seed, config) {
             Err(failure) => Some(first_line(&failure.message)),
             Ok(run) => match check_kv_history(&run.history).verdict {
-                Verdict::Linearizable => None,
+                Verdict::Linearizable if run.found_online.is_none() => None,
+                Verdict::Linearizable => Some(format!(
+                    "the online checker found what the whole check does not: {}",
+                    run.found_online
+                        .map(|found| found.description)
+                        .unwrap_or_default()
+                )),
                 other => Some(format!(
                     "{other:?} ({} operations, {} reads by deposed leaders)",
                     run.history.len(),
