@@ -190,9 +190,12 @@ fn unsafe_local_reads_are_rejected() {
         MutationSet::default(),
     );
     for run in runs {
+        // A run that stopped at a violation found online may stop before any deposed leader
+        // served a read (a new leader's local read before it applied its predecessor's entries
+        // is stale too); one that ran to its end must have had the opportunity.
         assert!(
-            run.figures.reads_by_deposed_leaders > 0,
-            "no stale-read opportunity in a run"
+            run.figures.reads_by_deposed_leaders > 0 || run.found_online.is_some(),
+            "no stale-read opportunity in a run that ran to its end"
         );
         // The online checker found it and stopped the workload within a second of the return
         // that made it certain: no operation was called after.
@@ -214,9 +217,10 @@ fn read_index_without_the_leadership_round_is_rejected() {
         MutationSet::only(Mutation::ReadIndexWithoutRound),
     );
     for run in runs {
+        // As for unsafe local reads: a run stopped at a violation found online may stop first.
         assert!(
-            run.figures.reads_by_deposed_leaders > 0,
-            "no stale-read opportunity in a run"
+            run.figures.reads_by_deposed_leaders > 0 || run.found_online.is_some(),
+            "no stale-read opportunity in a run that ran to its end"
         );
     }
 }
