@@ -210,10 +210,11 @@ impl SteeringFigures {
     /// The summary's line.
     pub(super) fn describe(&self) -> String {
         format!(
-            "steering: {} of {} seeds ran as mutants of kept runs; kept for reaching a point then \
-             rare: {} of the {} fresh seeds, {} of the {} mutants",
-            self.mutants,
+            "steering: learnt from {} seeds (whole generations), {} of them mutants of kept \
+             runs; kept for reaching a point then rare: {} of the {} fresh seeds, {} of the {} \
+             mutants",
             self.runs,
+            self.mutants,
             self.kept_fresh,
             self.runs - self.mutants,
             self.kept_mutants,
