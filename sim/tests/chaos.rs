@@ -90,11 +90,16 @@ fn chaos_with_pauses_pauses_leaders_and_resumes_every_node() {
 /// snapshots, restarted nodes restore their own, and every one is checked (snapshot agreement,
 /// in-order apply, Log Matching and Leader Completeness across compacted logs); once healed,
 /// every node's stored log is back under the threshold.
+///
+/// The seeds are chosen to exercise installs on every thread path: the generator's crashes and
+/// restarts walk at random, and seed 103 on about one path in three kept three or more of the five
+/// nodes down for 30 of its 60 s (45 entries applied, no follower ever behind a snapshot). Over
+/// 30 runs each, seeds 101, 102 and 105 installed at least 2, 2 and 4 snapshots.
 #[test]
 fn chaos_with_snapshots_compacts_installs_and_restores() {
     run_seeds(
         "chaos::chaos_with_snapshots_compacts_installs_and_restores",
-        &[101, 102, 103],
+        &[101, 102, 105],
         |sim| {
             let config = ChaosConfig {
                 snapshot_threshold: Some(512),
