@@ -304,6 +304,22 @@ fn run(commands: u64, threshold: Option<usize>, storage: StorageKind, sync: Opti
             stats.group.writes as f64 / stats.group.syncs.max(1) as f64,
             cluster.servers[leader].node().status().last_applied
         );
+        let sent = cluster.servers[leader].node().status().sent;
+        println!(
+            "its AppendEntries with entries: {} carrying {} ({:.1} entries each)",
+            sent.appends,
+            sent.entries,
+            sent.entries_per_append()
+        );
+    }
+    for (id, server) in cluster.servers.iter().enumerate() {
+        if let (true, Storage::Wal(wal)) = (id != leader, server.storage()) {
+            let stats = wal.stats();
+            println!(
+                "follower n{id}'s log: {} writes, {} fsyncs",
+                stats.group.writes, stats.group.syncs
+            );
+        }
     }
     println!();
 }

@@ -137,11 +137,16 @@ pub enum Mutation {
     /// starts empty: it forgets its vote and its log (a real bug class: an error read as
     /// "not found"). Only read errors kill it.
     ReadErrorAsEmpty,
+    /// The leader counts its own copy toward a commit while its write is still being synced
+    /// (Raft thesis §10.2.1 lets it send before its own sync, and count itself only after):
+    /// with one follower's acknowledgement it commits an entry that a power loss then takes
+    /// from the leader, and a majority without it can elect a leader that never had it.
+    CountSelfBeforeSync,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 33] = [
+    pub const ALL: [Mutation; 34] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -175,6 +180,7 @@ impl Mutation {
         Mutation::NoCheckQuorum,
         Mutation::SkipFsync,
         Mutation::ReadErrorAsEmpty,
+        Mutation::CountSelfBeforeSync,
     ];
 
     /// The mutation's command-line name.
@@ -213,6 +219,7 @@ impl Mutation {
             Mutation::NoCheckQuorum => "no-check-quorum",
             Mutation::SkipFsync => "skip-fsync",
             Mutation::ReadErrorAsEmpty => "read-error-as-empty",
+            Mutation::CountSelfBeforeSync => "count-self-before-sync",
         }
     }
 }

@@ -151,6 +151,11 @@ pub fn run_chaos_with(
             cluster.end_torn_save(id);
         }
     }
+    if config.faults.power_loss {
+        for &id in &ids {
+            cluster.end_power_cut_in_sync(id);
+        }
+    }
     for &id in &ids {
         let stays_down = failed_for_good.contains(&(id, FailedForGood::Crashed));
         if !cluster.is_running(id) && !stays_down {
@@ -376,9 +381,13 @@ fn choose_fault(cluster: &Cluster, snapshot: &Snapshot, faults: FaultMix) -> Opt
     match cluster.random(10) {
         0 | 1 if faults.crashes && snapshot.running.len() > 1 => {
             let node = pick(&snapshot.running);
-            // With torn writes, half of the crashes come in the middle of the node's next save.
+            // With torn writes, half of the crashes come in the middle of the node's next save;
+            // with power losses, half of the rest in the middle of the leader's next sync of its
+            // own entries (the window in which a leader's copy is sent and not yet durable).
             if faults.torn_writes && cluster.random(2) == 0 {
                 Some(Event::TearSave(node))
+            } else if faults.power_loss && cluster.random(2) == 0 {
+                Some(Event::CutPowerInSync(snapshot.leader.unwrap_or(node)))
             } else {
                 Some(Event::Crash(node))
             }

@@ -10,11 +10,18 @@
 //! loads see it, a process crash keeps it, and [`Disk::lose_unsynced`] (the machine lost power)
 //! takes it back to the last synced state. [`Persister::save`] is durable when it returns.
 //!
+//! A disk [sharing fsyncs](Disk::sharing_fsyncs) is the server's log as the node sees it: a
+//! write is an append that returns at once, and a sync takes time on the clock with no lock held,
+//! so a leader's replicators send while its own copy is being synced (Raft thesis §10.2.1). A
+//! [power cut](Disk::cut_power) fails every sync under way: none of them made anything durable.
+//!
 //! [`Disk::fail_next_read`] arms a latent read error: the next load fails with EIO (a sector
 //! that cannot be read) and the one after it reads the state, as a retried read does.
 
 use node::persist::checksum;
 use node::{Persister, StorageError};
+use std::time::Duration;
+use threadsim::clock::ClockRef;
 use threadsim::sync::Mutex;
 use threadsim::DetRng;
 
@@ -35,6 +42,8 @@ pub enum Layout {
 pub struct Disk {
     layout: Layout,
     state: Mutex<DiskState>,
+    /// With fsyncs shared: the clock a sync takes its time on, and that time.
+    sync_time: Option<(ClockRef, Duration)>,
 }
 
 struct DiskState {
@@ -49,9 +58,16 @@ struct DiskState {
     /// The synced state's slot, kept when a later unsynced write overwrote it (two writes with
     /// no sync between), so a power loss can bring it back.
     stash: Option<(u64, Vec<u8>)>,
+    /// Both slots as the last sync of a disk sharing fsyncs found them when it began, which it
+    /// made durable: writes made during the sync may have overwritten them since.
+    synced_image: Option<[Vec<u8>; 2]>,
     lost: u64,
     /// The next load fails with EIO.
     read_error_armed: bool,
+    /// Power cuts so far: a sync that began before one fails.
+    power_cuts: u64,
+    /// The next sync is cut by a power loss before it ends.
+    cut_next_sync: bool,
     read_errors: u64,
 }
 
@@ -100,11 +116,42 @@ impl Disk {
                 torn: 0,
                 synced: 0,
                 stash: None,
+                synced_image: None,
                 lost: 0,
                 read_error_armed: false,
                 read_errors: 0,
+                power_cuts: 0,
+                cut_next_sync: false,
             }),
+            sync_time: None,
         }
+    }
+
+    /// This disk, sharing fsyncs among writers as the server's log does: writes return at once
+    /// and each sync takes `sync_time` on `clock` with no lock held.
+    pub fn sharing_fsyncs(mut self, clock: ClockRef, sync_time: Duration) -> Disk {
+        self.sync_time = Some((clock, sync_time));
+        self
+    }
+
+    /// The machine's power goes: every sync under way fails, and every write fails until
+    /// [`Disk::reboot`] (the writes not yet synced are taken back by
+    /// [`Disk::lose_unsynced`]).
+    pub fn cut_power(&self) {
+        let mut state = self.state.lock();
+        state.frozen = true;
+        state.power_cuts += 1;
+    }
+
+    /// Arms a power cut during the next sync: it takes its time, then the power goes before
+    /// it ends, as [`Disk::cut_power`].
+    pub fn cut_power_in_next_sync(&self) {
+        self.state.lock().cut_next_sync = true;
+    }
+
+    /// Takes back an armed power cut that no sync has met; returns whether one was armed.
+    pub fn cancel_power_cut_in_sync(&self) -> bool {
+        std::mem::take(&mut self.state.lock().cut_next_sync)
     }
 
     /// Arms a crash in the middle of the next save: only a random prefix of it reaches the disk,
@@ -167,7 +214,9 @@ impl Disk {
             }
             Layout::InPlace => state.slots[0].clear(),
         }
-        if let Some((sequence, bytes)) = state.stash.take() {
+        if let Some(image) = state.synced_image.take() {
+            state.slots = image;
+        } else if let Some((sequence, bytes)) = state.stash.take() {
             let target = match self.layout {
                 Layout::TwoSlots => (sequence % 2) as usize,
                 Layout::InPlace => 0,
@@ -193,6 +242,7 @@ impl Disk {
         };
         let overwrites_synced = state.synced > 0
             && state.stash.is_none()
+            && state.synced_image.is_none()
             && match self.layout {
                 Layout::TwoSlots => {
                     (state.synced % 2) as usize == target && state.sequence > state.synced
@@ -246,6 +296,53 @@ impl Disk {
     }
 }
 
+/// A sync under way on a disk that shares fsyncs: what it makes durable if it ends.
+struct SyncInFlight {
+    /// Power cuts before it began.
+    began: u64,
+    /// A power cut was armed when it began ([`Disk::cut_power_in_next_sync`]): the power goes
+    /// before it ends, unless the cut is taken back meanwhile.
+    cut: bool,
+    /// The last write when it began, and both slots then.
+    sequence: u64,
+    image: [Vec<u8>; 2],
+}
+
+impl Disk {
+    /// A sync of every write up to `ticket` begins: it will make durable the slots as they are
+    /// now, whatever is written meanwhile.
+    fn begin_sync(&self, ticket: node::WriteTicket) -> Result<SyncInFlight, StorageError> {
+        let state = self.state.lock();
+        if state.frozen {
+            return Err(StorageError::Crashed);
+        }
+        assert!(ticket.0 <= state.sequence, "a sync of a write never made");
+        Ok(SyncInFlight {
+            began: state.power_cuts,
+            cut: state.cut_next_sync,
+            sequence: state.sequence,
+            image: state.slots.clone(),
+        })
+    }
+
+    /// The sync ends: durable, unless the power went since it began.
+    fn end_sync(&self, sync: SyncInFlight) -> Result<(), StorageError> {
+        if sync.cut && self.cancel_power_cut_in_sync() {
+            self.cut_power();
+        }
+        let mut state = self.state.lock();
+        if state.frozen || state.power_cuts != sync.began {
+            return Err(StorageError::Crashed);
+        }
+        if sync.sequence > state.synced {
+            state.synced = sync.sequence;
+            state.stash = None;
+            state.synced_image = (state.sequence > sync.sequence).then_some(sync.image);
+        }
+        Ok(())
+    }
+}
+
 /// Whether a write is synced as it is made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Durability {
@@ -260,6 +357,7 @@ impl DiskState {
             assert!(sequence <= self.sequence, "a sync of a write never made");
             self.synced = sequence;
             self.stash = None;
+            self.synced_image = None;
         }
     }
 }
@@ -344,13 +442,24 @@ impl Persister for Disk {
             .map(node::WriteTicket)
     }
 
+    fn shares_fsyncs(&self) -> bool {
+        self.sync_time.is_some()
+    }
+
+    /// Makes durable what was written up to `ticket`: at once, or, sharing fsyncs, once the sync
+    /// time has passed with no power cut meanwhile.
     fn sync(&self, ticket: node::WriteTicket) -> Result<(), StorageError> {
-        let mut state = self.state.lock();
-        if state.frozen {
-            return Err(StorageError::Crashed);
-        }
-        state.mark_synced(ticket.0);
-        Ok(())
+        let Some((clock, sync_time)) = &self.sync_time else {
+            let mut state = self.state.lock();
+            if state.frozen {
+                return Err(StorageError::Crashed);
+            }
+            state.mark_synced(ticket.0);
+            return Ok(());
+        };
+        let in_flight = self.begin_sync(ticket)?;
+        clock.sleep(*sync_time);
+        self.end_sync(in_flight)
     }
 
     fn load(&self) -> Result<Option<Vec<u8>>, StorageError> {
@@ -476,6 +585,60 @@ mod tests {
             assert!(unsynced < two);
             assert_eq!(disk.stats().lost, 2);
         }
+    }
+
+    #[test]
+    fn a_sync_makes_durable_the_writes_made_before_it_began_and_none_after() {
+        let disk = Disk::new();
+        disk.save(b"synced").unwrap();
+        let one = write(&disk, b"one");
+        let sync = disk.begin_sync(one).unwrap();
+        // Written while the sync runs: "three" overwrites the slot that held "one".
+        write(&disk, b"two");
+        write(&disk, b"three");
+        disk.end_sync(sync).unwrap();
+        assert_eq!(disk.load(), Ok(Some(b"three".to_vec())), "the cache");
+        assert_eq!(disk.lose_unsynced(), 2);
+        assert_eq!(
+            disk.load(),
+            Ok(Some(b"one".to_vec())),
+            "what the sync found"
+        );
+    }
+
+    #[test]
+    fn a_power_cut_during_a_sync_fails_it_and_keeps_only_what_was_synced_before() {
+        let disk = Disk::new();
+        disk.save(b"synced").unwrap();
+        let one = write(&disk, b"one");
+        let sync = disk.begin_sync(one).unwrap();
+        disk.cut_power();
+        assert_eq!(disk.end_sync(sync), Err(StorageError::Crashed));
+        assert_eq!(disk.lose_unsynced(), 1);
+        assert_eq!(disk.load(), Ok(Some(b"synced".to_vec())));
+
+        // Armed: the next sync to begin is the one cut.
+        disk.reboot();
+        disk.cut_power_in_next_sync();
+        let two = write(&disk, b"two");
+        let sync = disk.begin_sync(two).unwrap();
+        assert_eq!(disk.end_sync(sync), Err(StorageError::Crashed));
+        assert!(!disk.cancel_power_cut_in_sync(), "taken by the sync");
+        assert!(disk.is_frozen());
+        assert_eq!(disk.lose_unsynced(), 1);
+        assert_eq!(disk.load(), Ok(Some(b"synced".to_vec())));
+    }
+
+    #[test]
+    fn a_power_cut_taken_back_while_a_sync_runs_leaves_the_sync_to_end() {
+        let disk = Disk::new();
+        disk.cut_power_in_next_sync();
+        let one = write(&disk, b"one");
+        let sync = disk.begin_sync(one).unwrap();
+        assert!(disk.cancel_power_cut_in_sync(), "the run ended meanwhile");
+        assert_eq!(disk.end_sync(sync), Ok(()));
+        assert_eq!(disk.lose_unsynced(), 0);
+        assert_eq!(disk.load(), Ok(Some(b"one".to_vec())));
     }
 
     #[test]

@@ -168,6 +168,7 @@ pub fn apply(cluster: &Cluster, event: &Event, counts: &mut RunFigures) {
         }
         Event::Crash(node) => cluster.crash(*node),
         Event::TearSave(node) => cluster.tear_next_save(*node),
+        Event::CutPowerInSync(node) => cluster.cut_power_in_next_sync(*node),
         Event::Restart(node) => {
             let restarted = cluster
                 .restart_unless_unreadable(*node)

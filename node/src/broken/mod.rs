@@ -10,6 +10,7 @@
 pub mod accept_torn_writes;
 pub mod apply_with_lock_held;
 pub mod commit_needs_every_node;
+pub mod count_self_before_sync;
 pub mod deliver_snapshot_with_lock_held;
 pub mod entries_after_snapshot;
 pub mod expired_session_reopened;

@@ -254,6 +254,7 @@ impl RaftCore {
             answered_at: each_peer(&self.peers, now),
             reads: ReadRounds::default(),
             lease_acks: BTreeMap::new(),
+            own_unsynced_from: None,
         });
         self.leader_hint = Some(self.id);
         self.heard_from_leader(now);

@@ -18,6 +18,7 @@
 
 mod election;
 mod lease;
+mod own_sync;
 mod quorum;
 mod read_index;
 mod replication;
@@ -159,6 +160,8 @@ struct LeaderState {
     reads: ReadRounds,
     /// Per peer, the send time of the latest AppendEntries it answered in this term (lease).
     lease_acks: BTreeMap<NodeId, Instant>,
+    /// Its own entries from this index on are written but not known durable (see `own_sync.rs`).
+    own_unsynced_from: Option<LogIndex>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -213,6 +216,9 @@ pub struct RaftCore {
     /// As leader: entries appended by `propose` that are not yet durable. They are written once
     /// per round, before any follower can receive them (Raft thesis §10.2.1).
     own_entries_unsaved: bool,
+    /// Whether a leader's proposals are synced apart from the lock and counted toward a commit
+    /// only once synced (see `own_sync.rs`).
+    own_entries_synced_apart: bool,
     /// As leader: reads may be served locally until this time (see `lease.rs`).
     lease_until: Option<Instant>,
     /// As follower: the chunks of a snapshot received so far (see `snapshot.rs`).
@@ -256,6 +262,7 @@ impl RaftCore {
             config,
             timers,
             own_entries_unsaved: false,
+            own_entries_synced_apart: false,
             lease_until: None,
             incoming_snapshot: None,
         }
@@ -377,6 +384,7 @@ impl RaftCore {
             effects.push(Effect::Persist);
         } else {
             self.own_entries_unsaved = true;
+            self.own_entry_unsynced(index);
         }
         effects.push(Effect::WakePeers);
         self.advance_commit(&mut effects);

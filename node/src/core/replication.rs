@@ -273,11 +273,12 @@ impl RaftCore {
         let mut candidate = log.last_index();
         while candidate > self.commit_index {
             let entry_term = log.term_at(candidate).expect("candidate within the log");
-            let replicas = 1 + leader
-                .progress
-                .values()
-                .filter(|p| p.match_index >= candidate)
-                .count();
+            let replicas = usize::from(self.counts_itself_toward(leader, candidate))
+                + leader
+                    .progress
+                    .values()
+                    .filter(|p| p.match_index >= candidate)
+                    .count();
             let on_majority = if self.has(Mutation::CommitNeedsEveryNode) {
                 broken::commit_needs_every_node::committable(replicas, self.peers.len() + 1)
             } else {

@@ -18,6 +18,7 @@ mod delivery;
 mod effects;
 mod heartbeater;
 mod invariants;
+mod own_syncer;
 mod persistence;
 mod read_index;
 mod replicator;
@@ -165,7 +166,8 @@ pub struct Workers {
     /// The applier thread.
     pub applier: bool,
     /// Two threads per peer: the replicator (vote requests, AppendEntries with entries) and the
-    /// heartbeater.
+    /// heartbeater; and, with a persister that shares fsyncs, the syncer of the leader's own
+    /// writes.
     pub peers: bool,
 }
 
@@ -304,6 +306,10 @@ impl Node {
             params.config.clone(),
             params.clock.now(),
         );
+        let mut core = core;
+        if params.persister.shares_fsyncs() && !params.peers.is_empty() {
+            core.sync_own_entries_apart();
+        }
         let workers = params.workers;
         let shell = Arc::new(Shell::new(params, core));
         {
@@ -352,6 +358,12 @@ impl Node {
             let applier = shell.clone();
             threads.push(spawn(&clock, format!("{id}-applier"), move || {
                 drive(&applier.applier_wake, || applier::pass(&applier))
+            }));
+        }
+        if workers.peers && shell.persister.shares_fsyncs() {
+            let syncer = shell.clone();
+            threads.push(spawn(&clock, format!("{id}-own-syncer"), move || {
+                drive(&syncer.own_sync_wake, || own_syncer::pass(&syncer))
             }));
         }
         if workers.peers {
@@ -474,6 +486,12 @@ impl Node {
     /// peer threads).
     pub fn replicate_once(&self, peer: NodeId) -> Pass {
         replicator::pass(&self.shell, peer, &mut replicator::Replicator::default())
+    }
+
+    /// Runs one pass of the syncer of the leader's own writes on the caller's thread (for nodes
+    /// built without peer threads, over a persister that shares fsyncs).
+    pub fn sync_own_once(&self) -> Pass {
+        own_syncer::pass(&self.shell)
     }
 
     /// Runs one pass of the heartbeater for `peer` on the caller's thread (for nodes built

@@ -17,9 +17,9 @@ pub(super) struct Replicator {
 }
 
 /// One pass of the replicator for `peer`: the request is built under the lock (with the write
-/// of the leader's own new entries the core asks for first), made durable and sent without it
-/// (see `persistence.rs`: the fsync is shared with the other replicators' writes), and the reply
-/// is handled under the lock again.
+/// of the leader's own new entries the core asks for first), sent without it (with a persister
+/// that shares fsyncs, while the node's syncer makes the leader's copy durable; see
+/// `persistence.rs`), and the reply is handled under the lock again.
 ///
 /// When the last round carried more than one entry, several clients are appending, and the ones
 /// the last commit released are being woken as this pass starts: the replicator first yields its
@@ -34,7 +34,7 @@ pub(super) fn pass(shell: &Shell, peer: NodeId, replicator: &mut Replicator) -> 
     if replicator.last_batch > 1 {
         threadsim::sync::thread::yield_now();
     }
-    let (request, written) = {
+    let request = {
         let mut locked = shell.lock();
         if let Some(pass) = locked.gate() {
             return pass;
@@ -42,6 +42,7 @@ pub(super) fn pass(shell: &Shell, peer: NodeId, replicator: &mut Replicator) -> 
         let Some((effects, request)) = locked.core.next_request(peer, shell.clock.now()) else {
             return Pass::WaitUntil(None);
         };
+        let written_before = locked.written;
         locked.sync_deferred = true;
         shell.execute(&mut locked, effects);
         locked.sync_deferred = false;
@@ -53,11 +54,11 @@ pub(super) fn pass(shell: &Shell, peer: NodeId, replicator: &mut Replicator) -> 
             locked.sent.entries += args.entries.len() as u64;
             replicator.last_batch = args.entries.len();
         }
-        (request, locked.written)
+        if locked.written != written_before {
+            shell.owe_own_sync(&mut locked);
+        }
+        request
     };
-    if shell.sync_before_sending(written).is_err() {
-        return Pass::Exit;
-    }
     if let Some(late) = fault_points::delay(FaultPoint::SendLate, shell.clock.now(), LATE) {
         shell.clock.sleep(late);
     }
@@ -100,6 +101,9 @@ pub(super) fn handle_reply(
         .core
         .handle_response(now, peer, request, response.as_ref());
     shell.execute(&mut locked, effects);
+    if !locked.stopped {
+        shell.sync_after_acknowledgement(&mut locked, request, response.as_ref());
+    }
     if let Some(response) = &response {
         shell.check_term_adopted(&locked, response.term(), "reply");
     }

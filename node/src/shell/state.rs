@@ -34,9 +34,13 @@ pub(crate) struct Locked {
     /// The bytes the last write's state spends besides its snapshot, as the encoder counts
     /// them (`persist::stored_log_bytes`), whatever the persister.
     pub log_bytes_written: usize,
-    /// Set while a replicator executes the effects of the request it builds: its persist
-    /// writes, and the replicator syncs after releasing the lock, before it sends.
+    /// Set while a proposal or a replicator's request is written: the persist writes, and the
+    /// node's own syncer makes it durable after the lock is released (see `persistence.rs`).
     pub sync_deferred: bool,
+    /// The leader's own writes the syncer has yet to make durable.
+    pub own_sync_owed: Option<OwnSyncOwed>,
+    /// What the syncer last took to make durable (see `persistence.rs`).
+    pub own_sync_started: Option<OwnSyncOwed>,
     pub last_applied: LogIndex,
     /// The log's snapshot must be handed to the service before any entry after it: one was
     /// installed from a leader, or restored at start.
@@ -56,6 +60,15 @@ pub(crate) struct Locked {
     /// The highest commit index and term seen, for the shell's own invariants.
     pub highest_commit_seen: LogIndex,
     pub highest_term_seen: Term,
+}
+
+/// Writes of the leader's own entries that wait for the node's syncer: every write up to
+/// `ticket`, which hold its log through `through` in `term`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OwnSyncOwed {
+    pub ticket: WriteTicket,
+    pub term: Term,
+    pub through: LogIndex,
 }
 
 /// A reader waiting for its round: woken once the core decides its read.
@@ -86,6 +99,9 @@ pub(crate) struct Shell {
     pub apply_sender: Sender<Delivery>,
     pub ticker_wake: Signal,
     pub applier_wake: Signal,
+    /// Wakes the syncer of the leader's own writes (run only with a persister that shares
+    /// fsyncs).
+    pub own_sync_wake: Signal,
     pub replicator_wake: BTreeMap<NodeId, Signal>,
     pub heartbeat_wake: BTreeMap<NodeId, Signal>,
     pub persister: Arc<dyn Persister>,
@@ -113,6 +129,7 @@ impl Shell {
             id,
             ticker_wake: Signal::new(&clock, &format!("{id} ticker")),
             applier_wake: Signal::new(&clock, &format!("{id} applier")),
+            own_sync_wake: Signal::new(&clock, &format!("{id} own syncer")),
             replicator_wake,
             heartbeat_wake,
             clock,
@@ -132,6 +149,8 @@ impl Shell {
                 written: WriteTicket::DURABLE,
                 log_bytes_written: 0,
                 sync_deferred: false,
+                own_sync_owed: None,
+                own_sync_started: None,
                 last_applied: LogIndex(0),
                 snapshot_due,
                 delivering: false,
@@ -166,13 +185,15 @@ impl Shell {
         let (index, term, effects) = locked.core.propose(command)?;
         self.execute(&mut locked, effects);
         if self.persister.shares_fsyncs() && !locked.stopped {
-            // Written now, made durable by the first replicator to send it (group commit; see
-            // `persistence.rs`).
+            // Written now, sent by the replicators at once, and made durable by the node's
+            // syncer meanwhile (group commit; see `persistence.rs`).
             locked.sync_deferred = true;
             let written = self.persist(&mut locked);
             locked.sync_deferred = false;
             if written.is_err() {
                 self.stop(&mut locked);
+            } else {
+                self.owe_own_sync(&mut locked);
             }
         }
         Ok((index, term))
@@ -224,6 +245,7 @@ impl Shell {
     pub fn notify_workers(&self) {
         self.ticker_wake.notify();
         self.applier_wake.notify();
+        self.own_sync_wake.notify();
         for signal in self
             .replicator_wake
             .values()

@@ -23,6 +23,10 @@ impl Cluster {
     pub fn crash(&self, node: NodeId) {
         if self.is_running(node) {
             self.events.info(format!("crash {node}"));
+            if self.config.power_loss_on_crash {
+                // At one instant: no sync under way finishes after the cut.
+                self.disk(node).cut_power();
+            }
             self.stop_instance(node);
             if self.config.power_loss_on_crash {
                 let lost = self.disk(node).lose_unsynced();
@@ -86,6 +90,27 @@ impl Cluster {
         self.events
             .info(format!("{node}'s next save will be torn by a crash"));
         self.disk(node).tear_next_save(self.next_tear_rng());
+    }
+
+    /// Arms a power cut in the middle of `node`'s next sync (a leader syncing its own entries
+    /// apart, on a disk that shares fsyncs): the sync takes its time and fails, the node stops,
+    /// and the run crashes it at its next step, taking back what it had not synced.
+    pub fn cut_power_in_next_sync(&self, node: NodeId) {
+        self.events
+            .info(format!("{node}'s power will go during its next sync"));
+        self.disk(node).cut_power_in_next_sync();
+    }
+
+    /// Ends a fault armed by [`Cluster::cut_power_in_next_sync`] as
+    /// [`Cluster::end_torn_save`] ends a tear.
+    pub fn end_power_cut_in_sync(&self, node: NodeId) {
+        if self.is_stopped(node) {
+            self.crash(node);
+        } else if self.disk(node).cancel_power_cut_in_sync() {
+            self.events.info(format!(
+                "{node} synced nothing since its power cut was armed: taken back"
+            ));
+        }
     }
 
     /// Ends a fault armed by [`Cluster::tear_next_save`]: a node whose save was torn is crashed

@@ -78,6 +78,21 @@ impl ClusterConfig {
 }
 
 /// The broken node of `accept-torn-writes` runs on storage that writes in place.
+/// A node's disk: with power losses, one that shares fsyncs as the server's log does, so that a
+/// leader's own copy is synced while its followers are sent it and a cut can come in between.
+fn new_disk(config: &ClusterConfig, clock: &ClockRef) -> Disk {
+    let disk = Disk::with_layout(disk_layout(config));
+    if config.power_loss_on_crash {
+        disk.sharing_fsyncs(clock.clone(), SHARED_SYNC_TIME)
+    } else {
+        disk
+    }
+}
+
+/// How long a sync of a disk that shares fsyncs takes: a slow disk's, about one network round
+/// trip, so a leader's sync and its followers' acknowledgements come in either order.
+pub const SHARED_SYNC_TIME: Duration = Duration::from_millis(5);
+
 fn disk_layout(config: &ClusterConfig) -> crate::disk::Layout {
     if config.node.mutations.has(node::Mutation::AcceptTornWrites) {
         crate::disk::Layout::InPlace
@@ -146,7 +161,7 @@ impl Cluster {
         let network = Network::new(events.clone(), config.net.clone(), sim.rng(NETWORK_STREAM));
         let cluster = Cluster {
             disks: (0..config.nodes)
-                .map(|_| Arc::new(Disk::with_layout(disk_layout(&config))))
+                .map(|_| Arc::new(new_disk(&config, &clock)))
                 .collect(),
             node_clocks: (0..config.nodes)
                 .map(|_| SkewedClock::new(clock.clone()))

@@ -311,6 +311,12 @@ pub fn catalogue() -> Vec<Variant> {
             signature: &["invariant violated"],
         },
         Variant {
+            broken: node(Mutation::CountSelfBeforeSync),
+            models: "the leader sends its new entries while its own copy is being synced (Raft thesis §10.2.1) but counts that copy toward their commit at once: a power loss on the leader takes back an entry committed with one follower",
+            detectors: vec![CHAOS_RAFT_POWER_LOSS, CHAOS_RAFT_MISSES],
+            signature: &["invariant violated"],
+        },
+        Variant {
             broken: node(Mutation::ReadErrorAsEmpty),
             models: "a read of the state that fails (EIO) is taken for an empty disk: the node starts with no vote and no log, having forgotten what it acknowledged (an error read as not-found)",
             detectors: vec![CHAOS_RAFT_READ_ERRORS, CHAOS_RAFT_MISSES],

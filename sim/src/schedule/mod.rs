@@ -42,6 +42,9 @@ pub enum Event {
     /// The node's machine crashes in the middle of its next save: only some sectors of the
     /// save reach the disk, and the node stops.
     TearSave(NodeId),
+    /// The node's machine loses power while its next sync is under way: the sync never
+    /// returns, the node stops, and what it had not synced is gone once it is crashed.
+    CutPowerInSync(NodeId),
     /// The node freezes, its state intact.
     Pause(NodeId),
     /// A paused node goes on.
@@ -166,6 +169,7 @@ impl Schedule {
                 Event::Crash(node)
                 | Event::Restart(node)
                 | Event::TearSave(node)
+                | Event::CutPowerInSync(node)
                 | Event::Pause(node)
                 | Event::Resume(node)
                 | Event::ClockRate(node, _)

@@ -31,6 +31,7 @@ impl fmt::Display for Event {
             Event::Crash(node) => write!(f, "crash {node}"),
             Event::Restart(node) => write!(f, "restart {node}"),
             Event::TearSave(node) => write!(f, "tear the next save of {node}"),
+            Event::CutPowerInSync(node) => write!(f, "cut the power in the next sync of {node}"),
             Event::Pause(node) => write!(f, "pause {node}"),
             Event::Resume(node) => write!(f, "resume {node}"),
             Event::Partition(groups) => {
@@ -169,6 +170,12 @@ fn parse_event(text: &str) -> Result<Event, String> {
             ["the", "next", "save", "of", node] => Ok(Event::TearSave(parse_node(node)?)),
             _ => Err("expected `tear the next save of nN`".into()),
         },
+        Some("cut") if words.get(1) == Some(&"the") => match words[1..] {
+            ["the", "power", "in", "the", "next", "sync", "of", node] => {
+                Ok(Event::CutPowerInSync(parse_node(node)?))
+            }
+            _ => Err("expected `cut the power in the next sync of nN`".into()),
+        },
         Some("pause") => one_node(Event::Pause),
         Some("resume") => one_node(Event::Resume),
         Some("partition") => Ok(Event::Partition(parse_groups(
@@ -279,6 +286,7 @@ mod tests {
             Event::Crash(NodeId(3)),
             Event::Restart(NodeId(3)),
             Event::TearSave(NodeId(2)),
+            Event::CutPowerInSync(NodeId(2)),
             Event::Pause(NodeId(1)),
             Event::Resume(NodeId(1)),
             Event::Partition(vec![
@@ -307,7 +315,7 @@ mod tests {
         };
         let text = schedule.to_string();
         assert!(
-            text.contains("1.500000s partition [n0 n1] [n2 n1004]"),
+            text.contains("1.750000s partition [n0 n1] [n2 n1004]"),
             "{text}"
         );
         assert_eq!(text.parse::<Schedule>(), Ok(schedule));

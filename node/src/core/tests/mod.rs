@@ -3,6 +3,7 @@
 mod election;
 mod invariants;
 mod lease;
+mod own_sync;
 mod read_index;
 mod replication;
 mod snapshot;

@@ -160,7 +160,11 @@ fn fast_backtracking_skips_a_whole_conflicting_term() {
     );
 }
 
-fn replicate_everything_to(leader: &mut RaftCore, peer: NodeId, now: Instant) -> Effects {
+pub(super) fn replicate_everything_to(
+    leader: &mut RaftCore,
+    peer: NodeId,
+    now: Instant,
+) -> Effects {
     let request = match leader.next_request(peer, t(0)) {
         Some((_, request)) => request,
         None => heartbeat_now(leader, peer, now),
