@@ -316,7 +316,7 @@ fn run(commands: u64, threshold: Option<usize>, storage: StorageKind, sync: Opti
         if let (true, Storage::Wal(wal)) = (id != leader, server.storage()) {
             let stats = wal.stats();
             println!(
-                "follower n{id}'s log: {} writes, {} fsyncs",
+                "follower n{id}'s log since its last start: {} writes, {} fsyncs",
                 stats.group.writes, stats.group.syncs
             );
         }
