@@ -5,6 +5,7 @@
 //! into per-key histories ([`partition_by_key`]) and checks those independently.
 
 use crate::history::{History, Operation, Partition};
+use crate::kv_value::{extend_hash, KvValue};
 use crate::model::{Model, Pruning};
 use std::collections::BTreeMap;
 
@@ -37,7 +38,8 @@ pub enum KvOutput {
     Done,
 }
 
-/// One key's specification; the state is the key's value.
+/// One key's specification; the state is the key's value, kept as a chain of the appends that
+/// made it ([`KvValue`]), so the values a search reaches share their prefixes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct KeyValue;
 
@@ -81,6 +83,37 @@ struct ReturnedGet<'h> {
     /// The puts of the same key called no later than the get returned whose value `seen`
     /// starts with.
     puts: Vec<usize>,
+    /// The rolling hash of each prefix of `seen` whose length is a multiple of
+    /// [`CHECKPOINT`], so that whether a [`KvValue`] may start `seen` costs at most that many
+    /// bytes, not the value's length.
+    checkpoints: Vec<u64>,
+}
+
+/// How far apart the prefix hashes of a get's value are kept.
+const CHECKPOINT: usize = 64;
+
+impl ReturnedGet<'_> {
+    /// False if `value` does not start `seen`; true if it does, and (rarely, when two hashes
+    /// collide) when it does not, which only keeps a branch the rule could have cut.
+    fn may_start_with(&self, value: &KvValue) -> bool {
+        let len = value.len();
+        if len > self.seen.len() {
+            return false;
+        }
+        let at = len / CHECKPOINT;
+        let bytes = &self.seen.as_bytes()[at * CHECKPOINT..len];
+        extend_hash(self.checkpoints[at], bytes) == value.rolling_hash()
+    }
+}
+
+/// The rolling hash of `text`'s prefixes of every length that is a multiple of [`CHECKPOINT`].
+fn checkpoints(text: &str) -> Vec<u64> {
+    let mut hashes = vec![0];
+    for chunk in text.as_bytes().chunks_exact(CHECKPOINT) {
+        let last = *hashes.last().expect("starts with one");
+        hashes.push(extend_hash(last, chunk));
+    }
+    hashes
 }
 
 impl<'h> PrefixRule<'h> {
@@ -105,6 +138,7 @@ impl<'h> PrefixRule<'h> {
                             index,
                             key,
                             seen,
+                            checkpoints: checkpoints(seen),
                             puts: puts
                                 .iter()
                                 .filter(|&&(_, put_key, call, value)| {
@@ -121,22 +155,21 @@ impl<'h> PrefixRule<'h> {
         PrefixRule { gets }
     }
 
-    fn holds<'s>(
+    /// `is_prefix(get)`: whether the current value of the get's key may start what it saw.
+    fn holds(
         &self,
-        value_of: impl Fn(&str) -> &'s str,
+        is_prefix: impl Fn(&ReturnedGet<'_>) -> bool,
         placed: &dyn Fn(usize) -> bool,
     ) -> bool {
         self.gets.iter().all(|get| {
-            placed(get.index)
-                || get.seen.starts_with(value_of(get.key))
-                || get.puts.iter().any(|&put| !placed(put))
+            placed(get.index) || is_prefix(get) || get.puts.iter().any(|&put| !placed(put))
         })
     }
 }
 
-impl Pruning<String> for PrefixRule<'_> {
-    fn can_continue(&self, state: &String, placed: &dyn Fn(usize) -> bool) -> bool {
-        self.holds(|_| state.as_str(), placed)
+impl Pruning<KvValue> for PrefixRule<'_> {
+    fn can_continue(&self, state: &KvValue, placed: &dyn Fn(usize) -> bool) -> bool {
+        self.holds(|get| get.may_start_with(state), placed)
     }
 }
 
@@ -146,28 +179,39 @@ impl Pruning<BTreeMap<String, String>> for PrefixRule<'_> {
         state: &BTreeMap<String, String>,
         placed: &dyn Fn(usize) -> bool,
     ) -> bool {
-        self.holds(|key| state.get(key).map_or("", String::as_str), placed)
+        self.holds(
+            |get| {
+                get.seen
+                    .starts_with(state.get(get.key).map_or("", String::as_str))
+            },
+            placed,
+        )
     }
 }
 
 impl Model for KeyValue {
-    type State = String;
+    type State = KvValue;
     type Input = KvInput;
     type Output = KvOutput;
 
-    fn init(&self) -> String {
-        String::new()
+    fn init(&self) -> KvValue {
+        KvValue::default()
     }
 
-    fn step(&self, state: &String, input: &KvInput) -> (String, KvOutput) {
-        let (next, output) = apply(state, input);
-        (next.unwrap_or_else(|| state.clone()), output)
+    fn step(&self, state: &KvValue, input: &KvInput) -> (KvValue, KvOutput) {
+        match input {
+            KvInput::Get(_) => (state.clone(), KvOutput::Value(state.to_text())),
+            KvInput::Put(_, value) => (KvValue::of(value), KvOutput::Done),
+            KvInput::Append(_, suffix) => (state.append(suffix), KvOutput::Done),
+        }
     }
 
-    fn accept(&self, state: &String, input: &KvInput, observed: &KvOutput) -> Option<String> {
+    fn accept(&self, state: &KvValue, input: &KvInput, observed: &KvOutput) -> Option<KvValue> {
         // Avoids building the output string of a get just to compare it.
         match (input, observed) {
-            (KvInput::Get(_), KvOutput::Value(seen)) => (seen == state).then(|| state.clone()),
+            (KvInput::Get(_), KvOutput::Value(seen)) => {
+                (*state == *seen.as_str()).then(|| state.clone())
+            }
             (KvInput::Get(_), KvOutput::Done) => None,
             (_, KvOutput::Done) => Some(self.step(state, input).0),
             (_, KvOutput::Value(_)) => None,
@@ -177,7 +221,7 @@ impl Model for KeyValue {
     fn pruning<'h>(
         &self,
         operations: &'h [Operation<KvInput, KvOutput>],
-    ) -> Option<Box<dyn Pruning<String> + 'h>> {
+    ) -> Option<Box<dyn Pruning<KvValue> + 'h>> {
         Some(Box::new(PrefixRule::new(operations)))
     }
 
@@ -189,8 +233,9 @@ impl Model for KeyValue {
         matches!(input, KvInput::Get(_))
     }
 
-    fn state_heap_bytes(&self, state: &String) -> usize {
-        state.capacity()
+    fn state_heap_bytes(&self, state: &KvValue) -> usize {
+        // The rest of the chain is shared with the value it extends, counted there.
+        state.own_bytes()
     }
 
     fn describe(&self, input: &KvInput, output: Option<&KvOutput>) -> String {
@@ -312,4 +357,34 @@ pub fn partition_by_key(history: &History<KvInput, KvOutput>) -> Vec<Partition<K
             .push(operation.clone());
     }
     keys.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_get_may_start_with_every_prefix_of_what_it_saw_and_not_with_other_values() {
+        let seen: String = (0..300).map(|i| char::from(b'a' + (i % 7) as u8)).collect();
+        let get = ReturnedGet {
+            index: 0,
+            key: "k",
+            seen: &seen,
+            puts: Vec::new(),
+            checkpoints: checkpoints(&seen),
+        };
+        for len in 0..=seen.len() {
+            // Built from pieces of 5 bytes, so the links and the checkpoints do not line up.
+            let mut value = KvValue::default();
+            for piece in seen.as_bytes()[..len].chunks(5) {
+                value = value.append(std::str::from_utf8(piece).unwrap());
+            }
+            assert!(get.may_start_with(&value), "prefix of {len} bytes");
+            if len > 0 {
+                let other = KvValue::of(&seen[..len - 1]).append("z");
+                assert!(!get.may_start_with(&other), "{len} bytes ending in z");
+            }
+        }
+        assert!(!get.may_start_with(&KvValue::of(&format!("{seen}a"))));
+    }
 }

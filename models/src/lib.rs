@@ -26,6 +26,7 @@ pub mod formats;
 pub mod history;
 pub mod html;
 pub mod kv;
+pub mod kv_value;
 pub mod model;
 pub mod online;
 pub mod register;
@@ -41,6 +42,7 @@ pub use checker::{
 };
 pub use history::{History, Operation, Outcome, Partition, Time};
 pub use kv::{partition_by_key, KeyValue, KvInput, KvOutput, KvStore};
+pub use kv_value::KvValue;
 pub use model::{Decision, Model, Pruning};
 pub use online::{OnlineChecker, OnlineFigures, OnlineViolation, OpId};
 pub use register::{Register, RegisterInput, RegisterOutput};

@@ -127,7 +127,7 @@ pub fn random_kv_history_with(
 ) -> Vec<Operation<KvInput, KvOutput>> {
     let count = 2 + rng.below(spread) as usize;
     let mut client_free_at = [0u64; 3];
-    let mut value = String::new();
+    let mut value = KeyValue.init();
     let mut history = Vec::new();
     for n in 0..count {
         let client = rng.below(3) as usize;

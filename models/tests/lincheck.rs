@@ -93,9 +93,9 @@ fn an_exhausted_budget_exits_three() {
 
 #[test]
 fn the_memory_budget_counts_large_states_and_gives_unknown() {
-    // 1,500 appends of 20 bytes to one key: the search keeps every prefix, about 22 MB, in a
-    // memo of 1,501 states, far below any state budget.
-    let piece = |i: u32| format!("{i:019},");
+    // 1,500 appends of 8 KiB to one key: the search keeps every prefix, each costing the piece it
+    // appended (12 MiB in all), in a memo of 1,501 states, far below any state budget.
+    let piece = |i: u32| format!("{i:08191},");
     let mut text = String::new();
     for i in 0..1500u32 {
         text.push_str(&format!(

@@ -277,11 +277,12 @@ fn an_exhausted_budget_gives_unknown_never_a_guess() {
     assert_eq!(report.verdict, Verdict::Unknown);
 }
 
-/// `count` appends of distinct strings to one key, one after another, and a get of them all: every
-/// prefix of the final value is a state the search keeps, so its memory grows with the square of
-/// the history's length while its memo grows linearly.
-fn appends_to_one_key(count: u64) -> Vec<Operation<KvInput, KvOutput>> {
-    let piece = |i: u64| format!("value-{i:06},");
+/// `count` appends of distinct `bytes`-byte strings to one key, one after another, and a get of
+/// them all: every prefix of the final value is a state the search keeps, each costing the piece it
+/// appended (prefixes are shared), so its memory grows with the appended bytes while its memo
+/// grows with the operations.
+fn appends_to_one_key(count: u64, bytes: usize) -> Vec<Operation<KvInput, KvOutput>> {
+    let piece = |i: u64| format!("{i:0bytes$},");
     let mut history: Vec<_> = (0..count)
         .map(|i| {
             let input = KvInput::Append("k".to_string(), piece(i));
@@ -302,8 +303,9 @@ fn appends_to_one_key(count: u64) -> Vec<Operation<KvInput, KvOutput>> {
 
 #[test]
 fn the_memory_budget_counts_the_states_bytes_not_only_the_memo() {
-    // 2,000 appends of 13 bytes: about 26 MB of prefixes, in 2,001 memo entries.
-    let history = appends_to_one_key(2000);
+    // 2,000 appends of 8 KiB: 16 MiB of appended bytes, in 2,001 memo entries of a few dozen
+    // bytes each.
+    let history = appends_to_one_key(2000, 8 << 10);
     let within = |max_bytes: usize, threads: usize| CheckOptions {
         budget: Budget::new(Budget::default().max_states, None).with_max_bytes(max_bytes),
         threads,
