@@ -1,10 +1,12 @@
-// Checks Interleave's register histories (the JSON-lines format of docs/checker.md: read, write
-// and cas operations on one register) with Porcupine, one file at a time, and prints one line
-// per file: the file, the verdict (linearizable, not_linearizable, unknown) and the seconds the
-// check took (parsing excluded). An operation of unknown outcome returns at the end of time with
-// an output that any state accepts, as Porcupine's own documentation advises.
+// Checks Interleave's register or key-value histories (the JSON-lines format of
+// docs/checker.md: read, write and cas operations on one register; get, put and append on keys,
+// partitioned by key as Porcupine's own key-value model is) with Porcupine, one file at a time,
+// and prints one line per file: the file, the verdict (linearizable, not_linearizable, unknown)
+// and the seconds the check took (parsing excluded). An operation of unknown outcome returns at
+// the end of time with an output that any state accepts, as Porcupine's own documentation
+// advises.
 //
-//	go run . [-timeout SECONDS] FILE...
+//	go run . [-model register|kv] [-timeout SECONDS] FILE...
 //
 // Built against a checkout of Porcupine named by go.mod's replace line (scripts/hard-registers
 // writes it); nothing is fetched.
@@ -26,6 +28,7 @@ import (
 type line struct {
 	Client  int             `json:"client"`
 	Op      string          `json:"op"`
+	Key     string          `json:"key"`
 	Input   json.RawMessage `json:"input"`
 	Output  json.RawMessage `json:"output"`
 	Call    int64           `json:"call"`
@@ -85,15 +88,86 @@ var model = porcupine.Model{
 	Equal: func(a, b interface{}) bool { return a.(int64) == b.(int64) },
 }
 
-func read(path string) []porcupine.Operation {
+// kvInput and kvOutput are a key-value operation and what it returned.
+type kvInput struct {
+	op, key, value string
+}
+
+type kvOutput struct {
+	unknown bool
+	value   string
+}
+
+// kvModel is Porcupine's own key-value model (its tests' `kvModel`), with unknown outputs.
+var kvModel = porcupine.Model{
+	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
+		byKey := map[string][]porcupine.Operation{}
+		var keys []string
+		for _, op := range history {
+			key := op.Input.(kvInput).key
+			if _, seen := byKey[key]; !seen {
+				keys = append(keys, key)
+			}
+			byKey[key] = append(byKey[key], op)
+		}
+		var partitions [][]porcupine.Operation
+		for _, key := range keys {
+			partitions = append(partitions, byKey[key])
+		}
+		return partitions
+	},
+	Init: func() interface{} { return "" },
+	Step: func(state, in, out interface{}) (bool, interface{}) {
+		s, i, o := state.(string), in.(kvInput), out.(kvOutput)
+		switch i.op {
+		case "get":
+			return o.unknown || o.value == s, s
+		case "put":
+			return true, i.value
+		default: // append
+			return true, s + i.value
+		}
+	},
+	Equal: func(a, b interface{}) bool { return a.(string) == b.(string) },
+}
+
+func parseText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var text string
+	if err := json.Unmarshal(raw, &text); err != nil {
+		panic(err)
+	}
+	return text
+}
+
+func readKv(path string) []porcupine.Operation {
+	var history []porcupine.Operation
+	eachLine(path, func(l line) {
+		in := kvInput{op: l.Op, key: l.Key, value: parseText(l.Input)}
+		out := kvOutput{unknown: l.Outcome != "ok" || l.Return == nil}
+		ret := int64(math.MaxInt64)
+		if !out.unknown {
+			ret = *l.Return
+			out.value = parseText(l.Output)
+		}
+		history = append(history, porcupine.Operation{
+			ClientId: l.Client, Input: in, Call: l.Call, Output: out, Return: ret,
+		})
+	})
+	return history
+}
+
+// eachLine calls f with every operation of the file at path.
+func eachLine(path string, f func(line)) {
 	file, err := os.Open(path)
 	if err != nil {
 		panic(err)
 	}
 	defer file.Close()
-	var history []porcupine.Operation
 	scanner := bufio.NewScanner(file)
-	scanner.Buffer(make([]byte, 1<<20), 1<<26)
+	scanner.Buffer(make([]byte, 1<<20), 1<<30)
 	for scanner.Scan() {
 		if len(scanner.Bytes()) == 0 {
 			continue
@@ -102,6 +176,16 @@ func read(path string) []porcupine.Operation {
 		if err := json.Unmarshal(scanner.Bytes(), &l); err != nil {
 			panic(err)
 		}
+		f(l)
+	}
+	if err := scanner.Err(); err != nil {
+		panic(err)
+	}
+}
+
+func read(path string) []porcupine.Operation {
+	var history []porcupine.Operation
+	eachLine(path, func(l line) {
 		in := input{op: l.Op}
 		switch l.Op {
 		case "write":
@@ -127,17 +211,27 @@ func read(path string) []porcupine.Operation {
 		history = append(history, porcupine.Operation{
 			ClientId: l.Client, Input: in, Call: l.Call, Output: out, Return: ret,
 		})
-	}
+	})
 	return history
 }
 
 func main() {
 	timeout := flag.Float64("timeout", 30, "seconds before a check gives up (unknown)")
+	which := flag.String("model", "register", "register or kv")
 	flag.Parse()
 	for _, path := range flag.Args() {
-		history := read(path)
+		checked, history := model, []porcupine.Operation(nil)
+		switch *which {
+		case "register":
+			history = read(path)
+		case "kv":
+			checked, history = kvModel, readKv(path)
+		default:
+			fmt.Fprintf(os.Stderr, "unknown model %q: register or kv\n", *which)
+			os.Exit(2)
+		}
 		started := time.Now()
-		result := porcupine.CheckOperationsTimeout(model, history, time.Duration(*timeout*float64(time.Second)))
+		result := porcupine.CheckOperationsTimeout(checked, history, time.Duration(*timeout*float64(time.Second)))
 		elapsed := time.Since(started).Seconds()
 		verdict := map[porcupine.CheckResult]string{
 			porcupine.Ok: "linearizable", porcupine.Illegal: "not_linearizable", porcupine.Unknown: "unknown",
