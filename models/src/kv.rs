@@ -73,12 +73,16 @@ fn describe(input: &KvInput, output: Option<&KvOutput>) -> String {
 /// per history; the search then only compares each unplaced get with the current value.
 ///
 /// Checking every unplaced get on every state made the rule cost the number of gets per state,
-/// quadratic over a long history that is otherwise searched in a line. It checks the
-/// [`PREFIX_RULE_WINDOW`] unplaced gets that come first in the history (as the search stands;
-/// `first_unplaced` follows it forward and back): a rule that checks fewer gets cuts fewer
-/// branches and never a wrong one, and the gets called soonest are the ones that cut.
+/// quadratic over a long history of puts that is otherwise searched in a line. It checks every
+/// unplaced get that no put could explain (in a history of appends, every get: there the far
+/// gets are the ones that cut, since each shows the order of every append before it), and of the
+/// others the [`PREFIX_RULE_WINDOW`] unplaced ones that come first in the history (as the search
+/// stands; `first_unplaced` follows it forward and back). A rule that checks fewer gets cuts
+/// fewer branches and never a wrong one.
 struct PrefixRule<'h> {
     gets: Vec<ReturnedGet<'h>>,
+    /// The positions in `gets` of the gets that no put explains.
+    unexplained: Vec<usize>,
     /// Where the first unplaced get was at the last check.
     first_unplaced: std::cell::Cell<usize>,
 }
@@ -167,7 +171,7 @@ impl<'h> PrefixRule<'h> {
                     .push((index, operation.call));
             }
         }
-        let gets = operations
+        let gets: Vec<ReturnedGet<'_>> = operations
             .iter()
             .enumerate()
             .filter_map(|(index, operation)| {
@@ -187,8 +191,13 @@ impl<'h> PrefixRule<'h> {
                 }
             })
             .collect();
+        let unexplained = (gets.iter().enumerate())
+            .filter(|(_, get)| get.puts.is_empty())
+            .map(|(at, _)| at)
+            .collect();
         PrefixRule {
             gets,
+            unexplained,
             first_unplaced: std::cell::Cell::new(0),
         }
     }
@@ -207,11 +216,13 @@ impl<'h> PrefixRule<'h> {
             first += 1;
         }
         self.first_unplaced.set(first);
-        self.gets[first..]
-            .iter()
-            .filter(|get| !placed(get.index))
-            .take(PREFIX_RULE_WINDOW)
-            .all(|get| is_prefix(get) || get.puts.iter().any(|&put| !placed(put)))
+        let unexplained = self.unexplained.iter().map(|&at| &self.gets[at]);
+        unexplained.filter(|get| !placed(get.index)).all(&is_prefix)
+            && self.gets[first..]
+                .iter()
+                .filter(|get| !placed(get.index) && !get.puts.is_empty())
+                .take(PREFIX_RULE_WINDOW)
+                .all(|get| is_prefix(get) || get.puts.iter().any(|&put| !placed(put)))
     }
 }
 
