@@ -15,21 +15,9 @@
 use models::formats::json;
 use models::{Model, Operation, Register, RegisterInput, RegisterOutput};
 
-/// SplitMix64: the one seeded source of the history.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+#[path = "shared/random.rs"]
+mod random;
+use random::Random;
 
 /// Concurrent clients at any time, unless said.
 const CLIENTS: u64 = 5;
