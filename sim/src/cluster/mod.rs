@@ -77,7 +77,6 @@ impl ClusterConfig {
     }
 }
 
-/// The broken node of `accept-torn-writes` runs on storage that writes in place.
 /// A node's disk: with power losses, one that shares fsyncs as the server's log does, so that a
 /// leader's own copy is synced while its followers are sent it and a cut can come in between.
 fn new_disk(config: &ClusterConfig, clock: &ClockRef) -> Disk {
@@ -93,6 +92,7 @@ fn new_disk(config: &ClusterConfig, clock: &ClockRef) -> Disk {
 /// trip, so a leader's sync and its followers' acknowledgements come in either order.
 pub const SHARED_SYNC_TIME: Duration = Duration::from_millis(5);
 
+/// The broken node of `accept-torn-writes` runs on storage that writes in place.
 fn disk_layout(config: &ClusterConfig) -> crate::disk::Layout {
     if config.node.mutations.has(node::Mutation::AcceptTornWrites) {
         crate::disk::Layout::InPlace
