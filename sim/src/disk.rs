@@ -149,7 +149,8 @@ impl Disk {
         self.state.lock().cut_next_sync = true;
     }
 
-    /// Takes back an armed power cut that no sync has met; returns whether one was armed.
+    /// Takes back an armed power cut that has not happened (a sync under way then ends as any
+    /// other); returns whether one was armed.
     pub fn cancel_power_cut_in_sync(&self) -> bool {
         std::mem::take(&mut self.state.lock().cut_next_sync)
     }
