@@ -219,7 +219,7 @@ pub struct ReplayArgs {
 
 /// The settings of a run's configuration, as clap names them: giving any of them pins the
 /// configuration of every seed (`chaos` runs the swarm only without them).
-pub const CONFIGURATION_FLAGS: [&str; 15] = [
+pub const CONFIGURATION_FLAGS: [&str; 17] = [
     "nodes",
     "reliable",
     "no_crashes",
@@ -231,6 +231,8 @@ pub const CONFIGURATION_FLAGS: [&str; 15] = [
     "power_loss",
     "read_errors",
     "torn_writes",
+    "corruption",
+    "misdirected_writes",
     "session_churn",
     "clock_skew",
     "snapshot_threshold",

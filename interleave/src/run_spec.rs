@@ -80,6 +80,18 @@ pub struct WorkloadArgs {
     /// come back with the state from before the save or after it.
     #[arg(long)]
     pub torn_writes: bool,
+    /// Fault mix (raft workload): corruption at rest. Now and then, instead of a restart, a bit
+    /// flips in one of the two copies of a crashed node's state while the other copy holds the
+    /// newest state; the node must never serve the damaged copy. The
+    /// `trust-record-without-checksum` variant does.
+    #[arg(long)]
+    pub corruption: bool,
+    /// Fault mix (raft workload): misdirected writes. Now and then a crash comes right after a
+    /// save that wrote one copy of the state over the other's place, leaving that place intact
+    /// but stale; the node must come back with the save. The `read-first-good-copy` variant
+    /// comes back with the stale copy.
+    #[arg(long)]
+    pub misdirected_writes: bool,
     /// Fault mix (key-value workload): session churn. The store keeps at most 20 client
     /// sessions for the 30 clients and expires one unused for 2 s of the log's clock; a retry
     /// that finds its session gone must be answered "session expired", never applied again.
@@ -137,6 +149,8 @@ impl WorkloadArgs {
                 power_loss: self.power_loss,
                 read_errors: self.read_errors,
                 torn_writes: self.torn_writes,
+                corruption: self.corruption,
+                misdirected_writes: self.misdirected_writes,
                 session_churn: self.session_churn,
             },
             read_mode: self.read_mode,

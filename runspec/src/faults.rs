@@ -42,6 +42,14 @@ pub struct FaultMix {
     /// save instead of between two, and only some of the save's 512-byte sectors reach the
     /// disk. A node must come back with its state from before the save or after it.
     pub torn_writes: bool,
+    /// Corruption at rest (raft workload): now and then, instead of a restart, one bit of a
+    /// crashed node's state flips on its disk, in one of the two copies a node keeps while the
+    /// other holds the newest state. A node must never serve the damaged copy.
+    pub corruption: bool,
+    /// Misdirected writes (raft workload): now and then a crash comes right after a save that
+    /// wrote one of its two copies over the other's place, leaving that place intact but
+    /// stale. A node must come back with the save, not the stale copy.
+    pub misdirected_writes: bool,
     /// Session churn (key-value workload): the store keeps at most 20 client sessions for its
     /// 30 clients and expires one unused for 2 s of the log's clock, so retries keep meeting
     /// sessions that are gone and must be answered "session expired", never applied again.
@@ -61,6 +69,8 @@ impl FaultMix {
         power_loss: false,
         read_errors: false,
         torn_writes: false,
+        corruption: false,
+        misdirected_writes: false,
         session_churn: false,
     };
 }

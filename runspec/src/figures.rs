@@ -24,6 +24,12 @@ pub struct RunFigures {
     pub refused_starts: u64,
     /// Saves a crash tore (torn writes).
     pub torn_saves: u64,
+    /// Saves that wrote one copy of the state over the other (misdirected writes).
+    pub misdirected_saves: u64,
+    /// Copies of a state corrupted at rest (corruption).
+    pub copies_corrupted: u64,
+    /// Loads that found one copy of the state damaged or stale and read the other.
+    pub damaged_copies_read_past: u64,
     /// Symmetric partitions.
     pub partitions: u64,
     /// Partitions that left the leader in a minority.
@@ -73,6 +79,9 @@ impl AddAssign<&RunFigures> for RunFigures {
             restarts,
             refused_starts,
             torn_saves,
+            misdirected_saves,
+            copies_corrupted,
+            damaged_copies_read_past,
             partitions,
             leader_isolations,
             one_way_cuts,
@@ -101,6 +110,9 @@ impl AddAssign<&RunFigures> for RunFigures {
             (&mut self.restarts, restarts),
             (&mut self.refused_starts, refused_starts),
             (&mut self.torn_saves, torn_saves),
+            (&mut self.misdirected_saves, misdirected_saves),
+            (&mut self.copies_corrupted, copies_corrupted),
+            (&mut self.damaged_copies_read_past, damaged_copies_read_past),
             (&mut self.partitions, partitions),
             (&mut self.leader_isolations, leader_isolations),
             (&mut self.one_way_cuts, one_way_cuts),
@@ -143,6 +155,9 @@ mod tests {
             restarts: 5,
             refused_starts: 22,
             torn_saves: 23,
+            misdirected_saves: 24,
+            copies_corrupted: 25,
+            damaged_copies_read_past: 26,
             partitions: 6,
             leader_isolations: 7,
             one_way_cuts: 8,
@@ -173,6 +188,14 @@ mod tests {
         assert_eq!(totals.operations_unknown, 28);
         assert_eq!(totals.refused_starts, 44);
         assert_eq!(totals.torn_saves, 46);
+        assert_eq!(
+            (
+                totals.misdirected_saves,
+                totals.copies_corrupted,
+                totals.damaged_copies_read_past
+            ),
+            (48, 50, 52)
+        );
         assert_eq!(totals.fault_windows.of("leader crashed").len(), 2);
     }
 }

@@ -142,11 +142,22 @@ pub enum Mutation {
     /// with one follower's acknowledgement it commits an entry that a power loss then takes
     /// from the leader, and a majority without it can elect a leader that never had it.
     CountSelfBeforeSync,
+    /// The persister keeps two copies of the state and, when both copies' headers name the
+    /// same save, takes the first without checking its checksum: a copy corrupted at rest is
+    /// served (a record trusted without its checksum).
+    TrustRecordWithoutChecksum,
+    /// The persister takes the first copy of the state that checks out without comparing its
+    /// sequence with the other's: after a misdirected write it is intact but stale, and the
+    /// node comes back without the last save it acknowledged.
+    ReadFirstGoodCopy,
+    /// The persister syncs its file but never the directory that holds it: a power loss takes
+    /// the file's entry, and the node comes back with no state at all.
+    DirNotSynced,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 34] = [
+    pub const ALL: [Mutation; 37] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -181,6 +192,9 @@ impl Mutation {
         Mutation::SkipFsync,
         Mutation::ReadErrorAsEmpty,
         Mutation::CountSelfBeforeSync,
+        Mutation::TrustRecordWithoutChecksum,
+        Mutation::ReadFirstGoodCopy,
+        Mutation::DirNotSynced,
     ];
 
     /// The mutation's command-line name.
@@ -220,6 +234,9 @@ impl Mutation {
             Mutation::SkipFsync => "skip-fsync",
             Mutation::ReadErrorAsEmpty => "read-error-as-empty",
             Mutation::CountSelfBeforeSync => "count-self-before-sync",
+            Mutation::TrustRecordWithoutChecksum => "trust-record-without-checksum",
+            Mutation::ReadFirstGoodCopy => "read-first-good-copy",
+            Mutation::DirNotSynced => "dir-not-synced",
         }
     }
 }

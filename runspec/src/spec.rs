@@ -174,6 +174,20 @@ impl RunSpec {
                     .into(),
             );
         }
+        if self.faults.corruption && self.workload != Workload::Raft {
+            return Err(
+                "--corruption is the raft workload's (the key-value workload's crashes \
+                        leave the disk as it was)"
+                    .into(),
+            );
+        }
+        if self.faults.misdirected_writes && self.workload != Workload::Raft {
+            return Err(
+                "--misdirected-writes is the raft workload's (the key-value workload's \
+                        crashes come between saves)"
+                    .into(),
+            );
+        }
         if self.faults.session_churn && self.workload != Workload::Kv {
             return Err(
                 "--session-churn is the key-value workload's (its clients have sessions)".into(),

@@ -61,6 +61,8 @@ impl RunSpec {
             power_loss: false,
             read_errors: false,
             torn_writes: false,
+            corruption: false,
+            misdirected_writes: false,
             session_churn: false,
         };
         let snapshot_threshold = draws.one_in(2).then(|| {
@@ -84,6 +86,15 @@ impl RunSpec {
         // The key-value workload's, one time in three: most of its operations stay known.
         let faults = FaultMix {
             session_churn: draws.one_in(3) && self.workload == Workload::Kv,
+            ..faults
+        };
+        // The raft workload's storage faults of one copy, drawn after every other draw.
+        let faults = FaultMix {
+            corruption: draws.one_in(2) && self.workload == Workload::Raft,
+            ..faults
+        };
+        let faults = FaultMix {
+            misdirected_writes: draws.one_in(2) && self.workload == Workload::Raft,
             ..faults
         };
         let drawn = RunSpec {
@@ -175,6 +186,16 @@ mod tests {
             (
                 "torn writes",
                 runs.iter().filter(|run| run.faults.torn_writes).count(),
+            ),
+            (
+                "corruption",
+                runs.iter().filter(|run| run.faults.corruption).count(),
+            ),
+            (
+                "misdirected writes",
+                runs.iter()
+                    .filter(|run| run.faults.misdirected_writes)
+                    .count(),
             ),
             (
                 "snapshots",

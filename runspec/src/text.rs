@@ -92,6 +92,12 @@ impl RunSpec {
         if self.faults.torn_writes {
             push("--torn-writes".into());
         }
+        if self.faults.corruption {
+            push("--corruption".into());
+        }
+        if self.faults.misdirected_writes {
+            push("--misdirected-writes".into());
+        }
         if self.faults.session_churn {
             push("--session-churn".into());
         }
@@ -137,6 +143,8 @@ impl RunSpec {
                 "--power-loss" => spec.faults.power_loss = true,
                 "--read-errors" => spec.faults.read_errors = true,
                 "--torn-writes" => spec.faults.torn_writes = true,
+                "--corruption" => spec.faults.corruption = true,
+                "--misdirected-writes" => spec.faults.misdirected_writes = true,
                 "--session-churn" => spec.faults.session_churn = true,
                 "--nodes" => spec.nodes = number(flag, value()?)?,
                 "--rounds" => spec.rounds = number(flag, value()?)?,
@@ -256,6 +264,8 @@ mod tests {
                     power_loss: true,
                     read_errors: true,
                     torn_writes: true,
+                    corruption: false,
+                    misdirected_writes: false,
                     session_churn: false,
                 },
                 snapshot_threshold: Some(1024),
@@ -268,6 +278,14 @@ mod tests {
                 workload: Workload::Kv,
                 faults: FaultMix {
                     session_churn: true,
+                    ..FaultMix::DEFAULT
+                },
+                ..base.clone()
+            },
+            RunSpec {
+                faults: FaultMix {
+                    corruption: true,
+                    misdirected_writes: true,
                     ..FaultMix::DEFAULT
                 },
                 ..base.clone()

@@ -156,6 +156,11 @@ pub fn run_chaos_with(
             cluster.end_power_cut_in_sync(id);
         }
     }
+    if config.faults.misdirected_writes {
+        for &id in &ids {
+            cluster.end_misdirected_save(id);
+        }
+    }
     for &id in &ids {
         let stays_down = failed_for_good.contains(&(id, FailedForGood::Crashed));
         if !cluster.is_running(id) && !stays_down {
@@ -205,7 +210,11 @@ pub fn run_chaos_with(
     report.leaders_elected = observed.leaders_elected;
     report.highest_applied = observed.highest_applied.0;
     report.simulated = cluster.clock().now() - started;
-    report.torn_saves = ids.iter().map(|&id| cluster.disk(id).stats().torn).sum();
+    let disks: Vec<_> = ids.iter().map(|&id| cluster.disk(id).stats()).collect();
+    report.torn_saves = disks.iter().map(|disk| disk.torn).sum();
+    report.misdirected_saves = disks.iter().map(|disk| disk.misdirected).sum();
+    report.copies_corrupted = disks.iter().map(|disk| disk.corrupted).sum();
+    report.damaged_copies_read_past = disks.iter().map(|disk| disk.damaged_copies_read_past).sum();
     report.fault_windows = on_leader.windows(&cluster);
     report.fault_windows.extend(&probed);
     cluster.shutdown();
@@ -383,17 +392,26 @@ fn choose_fault(cluster: &Cluster, snapshot: &Snapshot, faults: FaultMix) -> Opt
             let node = pick(&snapshot.running);
             // With torn writes, half of the crashes come in the middle of the node's next save;
             // with power losses, half of the rest in the middle of the leader's next sync of its
-            // own entries (the window in which a leader's copy is sent and not yet durable).
+            // own entries (the window in which a leader's copy is sent and not yet durable);
+            // with misdirected writes, half of the rest right after a misdirected save.
             if faults.torn_writes && cluster.random(2) == 0 {
                 Some(Event::TearSave(node))
             } else if faults.power_loss && cluster.random(2) == 0 {
                 Some(Event::CutPowerInSync(snapshot.leader.unwrap_or(node)))
+            } else if faults.misdirected_writes && cluster.random(2) == 0 {
+                Some(Event::MisdirectSave(node))
             } else {
                 Some(Event::Crash(node))
             }
         }
         2 | 3 if faults.crashes && !snapshot.crashed.is_empty() => {
-            Some(Event::Restart(pick(&snapshot.crashed)))
+            // With corruption, half of the restarts are put off by a bit flipped at rest in
+            // one copy of a crashed node's state (its next restart reads the disk).
+            if faults.corruption && cluster.random(2) == 0 {
+                Some(Event::CorruptCopy(pick(&snapshot.crashed)))
+            } else {
+                Some(Event::Restart(pick(&snapshot.crashed)))
+            }
         }
         4 | 5 if faults.partitions => {
             let mut shuffled = ids.clone();

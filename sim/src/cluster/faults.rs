@@ -126,6 +126,42 @@ impl Cluster {
         }
     }
 
+    /// Arms a misdirected write on `node`'s disk: its next save writes one copy of the state
+    /// over the other's place, and its machine goes down after it (the run crashes the node
+    /// once it stops, at its next save).
+    pub fn misdirect_next_save(&self, node: NodeId) {
+        self.events.info(format!(
+            "{node}'s next save will write one copy over the other, then its machine goes down"
+        ));
+        self.disk(node).misdirect_next_save(self.next_tear_rng());
+    }
+
+    /// Ends a fault armed by [`Cluster::misdirect_next_save`] as [`Cluster::end_torn_save`]
+    /// ends a tear; a node still running on the disk its misdirected save stopped is crashed
+    /// too.
+    pub fn end_misdirected_save(&self, node: NodeId) {
+        if self.is_stopped(node) || (self.is_running(node) && self.disk(node).is_frozen()) {
+            self.crash(node);
+        } else if self.disk(node).cancel_misdirection() {
+            self.events.info(format!(
+                "{node} saved nothing since its misdirection was armed: taken back"
+            ));
+        }
+    }
+
+    /// Flips a bit in one of the two copies of `node`'s state at rest, the one its next save
+    /// writes first, if the other holds the newest state (one good copy is always left).
+    pub fn corrupt_one_copy(&self, node: NodeId) {
+        match self.disk(node).corrupt_one_copy(self.next_tear_rng()) {
+            Some(copy) => self
+                .events
+                .info(format!("a bit flipped in copy {copy} of {node}'s state")),
+            None => self.events.info(format!(
+                "{node}'s disk has no copy to corrupt while keeping a good one"
+            )),
+        }
+    }
+
     /// Restarts `node` as [`Cluster::restart`] does, except that a node that refuses to start
     /// because its disk could not be read (a latent read error) stays down, and
     /// `Ok(Restarted::Refused)` says so: refusing is what a correct node must do then.

@@ -1,7 +1,7 @@
 //! [`Cluster`]: N nodes over the simulated network, disks and clock, with continuous invariants
 //! and the checks the tests build on (one leader, agreement, commit by k nodes).
 
-use crate::disk::Disk;
+use crate::disk::{Disk, Flaw};
 use crate::events::Events;
 use crate::invariants::Invariants;
 use crate::network::{NetConfig, Network};
@@ -80,7 +80,11 @@ impl ClusterConfig {
 /// A node's disk: with power losses, one that shares fsyncs as the server's log does, so that a
 /// leader's own copy is synced while its followers are sent it and a cut can come in between.
 fn new_disk(config: &ClusterConfig, clock: &ClockRef) -> Disk {
-    let disk = Disk::with_layout(disk_layout(config));
+    let layout = disk_layout(config);
+    let disk = match disk_flaw(config) {
+        Flaw::None => Disk::with_layout(layout),
+        flaw => Disk::with_layout(layout).with_flaw(flaw),
+    };
     if config.power_loss_on_crash {
         disk.sharing_fsyncs(clock.clone(), SHARED_SYNC_TIME)
     } else {
@@ -97,7 +101,21 @@ fn disk_layout(config: &ClusterConfig) -> crate::disk::Layout {
     if config.node.mutations.has(node::Mutation::AcceptTornWrites) {
         crate::disk::Layout::InPlace
     } else {
-        crate::disk::Layout::TwoSlots
+        crate::disk::Layout::TwoCopies
+    }
+}
+
+/// The persister's flaw of a storage variant (none for the correct build).
+fn disk_flaw(config: &ClusterConfig) -> Flaw {
+    let has = |mutation| config.node.mutations.has(mutation);
+    if has(node::Mutation::TrustRecordWithoutChecksum) {
+        Flaw::TrustsAgreeingCopies
+    } else if has(node::Mutation::ReadFirstGoodCopy) {
+        Flaw::FirstGoodCopy
+    } else if has(node::Mutation::DirNotSynced) {
+        Flaw::DirectoryNeverSynced
+    } else {
+        Flaw::None
     }
 }
 
@@ -245,7 +263,8 @@ impl Cluster {
         self.harness_rng().duration_ms(low, high)
     }
 
-    /// The draws of the next torn save (see `tear_seeds`).
+    /// The draws of the next disk fault: a torn save, a misdirected one, a corrupted copy (see
+    /// `tear_seeds`).
     pub(crate) fn next_tear_rng(&self) -> DetRng {
         let armed = self
             .tears_armed

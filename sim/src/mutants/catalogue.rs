@@ -4,9 +4,9 @@
 
 use super::detector::Detector;
 use super::detector::{
-    chaos_kv, chaos_kv_misses, chaos_kv_snapshots, CHAOS_RAFT, CHAOS_RAFT_LIVENESS,
-    CHAOS_RAFT_MISSES, CHAOS_RAFT_POWER_LOSS, CHAOS_RAFT_READ_ERRORS, CHAOS_RAFT_SNAPSHOTS_MISSES,
-    CHAOS_RAFT_TORN_WRITES,
+    chaos_kv, chaos_kv_misses, chaos_kv_snapshots, CHAOS_RAFT, CHAOS_RAFT_CORRUPTION,
+    CHAOS_RAFT_LIVENESS, CHAOS_RAFT_MISDIRECTED_WRITES, CHAOS_RAFT_MISSES, CHAOS_RAFT_POWER_LOSS,
+    CHAOS_RAFT_READ_ERRORS, CHAOS_RAFT_SNAPSHOTS_MISSES, CHAOS_RAFT_TORN_WRITES,
 };
 use crate::runner::Sim;
 use crate::scenarios;
@@ -320,6 +320,24 @@ pub fn catalogue() -> Vec<Variant> {
             broken: node(Mutation::ReadErrorAsEmpty),
             models: "a read of the state that fails (EIO) is taken for an empty disk: the node starts with no vote and no log, having forgotten what it acknowledged (an error read as not-found)",
             detectors: vec![CHAOS_RAFT_READ_ERRORS, CHAOS_RAFT_MISSES],
+            signature: &["invariant violated"],
+        },
+        Variant {
+            broken: node(Mutation::TrustRecordWithoutChecksum),
+            models: "of two copies of the state whose headers agree, the first is read without its checksum: a bit flipped at rest is served (a record trusted without its checksum; TigerBeetle's storage fault model)",
+            detectors: vec![CHAOS_RAFT_CORRUPTION, CHAOS_RAFT_MISSES],
+            signature: &["invariant violated", "cannot restart"],
+        },
+        Variant {
+            broken: node(Mutation::ReadFirstGoodCopy),
+            models: "the first copy of the state that checks out is read, its sequence never compared: a misdirected write leaves it intact but stale, and the node forgets a save it acknowledged (checksums do not catch misdirected writes)",
+            detectors: vec![CHAOS_RAFT_MISDIRECTED_WRITES, CHAOS_RAFT_MISSES],
+            signature: &["invariant violated"],
+        },
+        Variant {
+            broken: node(Mutation::DirNotSynced),
+            models: "the state file is synced but its directory never is: a power loss takes the file's entry and the node comes back empty (fsync of the file does not make its name durable; Pillai et al., OSDI '14)",
+            detectors: vec![CHAOS_RAFT_POWER_LOSS, CHAOS_RAFT_MISSES],
             signature: &["invariant violated"],
         },
     ]

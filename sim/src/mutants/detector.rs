@@ -134,6 +134,12 @@ pub enum ChaosWorkload {
     RaftReadErrors,
     /// [`ChaosWorkload::Raft`] with torn writes: half of the crashes tear the node's next save.
     RaftTornWrites,
+    /// [`ChaosWorkload::Raft`] with corruption at rest: half of the restarts are put off by a
+    /// bit flipped in one copy of a crashed node's state.
+    RaftCorruption,
+    /// [`ChaosWorkload::Raft`] with misdirected writes: half of the crashes come right after a
+    /// save that wrote one copy over the other.
+    RaftMisdirectedWrites,
 }
 
 /// The snapshot threshold of the chaos workloads with snapshots: small, so that compaction,
@@ -149,7 +155,9 @@ impl ChaosWorkload {
             | ChaosWorkload::RaftLiveness
             | ChaosWorkload::RaftPowerLoss
             | ChaosWorkload::RaftReadErrors
-            | ChaosWorkload::RaftTornWrites => None,
+            | ChaosWorkload::RaftTornWrites
+            | ChaosWorkload::RaftCorruption
+            | ChaosWorkload::RaftMisdirectedWrites => None,
             ChaosWorkload::Kv(read_mode) | ChaosWorkload::KvSnapshots(read_mode) => Some(read_mode),
         }
     }
@@ -183,6 +191,12 @@ impl ChaosWorkload {
         if self == ChaosWorkload::RaftTornWrites {
             text.push_str(", torn writes");
         }
+        if self == ChaosWorkload::RaftCorruption {
+            text.push_str(", corruption");
+        }
+        if self == ChaosWorkload::RaftMisdirectedWrites {
+            text.push_str(", misdirected writes");
+        }
         text
     }
 
@@ -205,6 +219,8 @@ impl ChaosWorkload {
         spec.faults.power_loss = self == ChaosWorkload::RaftPowerLoss;
         spec.faults.read_errors = self == ChaosWorkload::RaftReadErrors;
         spec.faults.torn_writes = self == ChaosWorkload::RaftTornWrites;
+        spec.faults.corruption = self == ChaosWorkload::RaftCorruption;
+        spec.faults.misdirected_writes = self == ChaosWorkload::RaftMisdirectedWrites;
         if let Some(Broken::Node(mutation)) = broken {
             spec.mutations = vec![mutation];
         }
@@ -249,6 +265,18 @@ pub(super) const CHAOS_RAFT_READ_ERRORS: Detector = Detector::Chaos {
 /// Raft chaos with torn writes, which must find the variant.
 pub(super) const CHAOS_RAFT_TORN_WRITES: Detector = Detector::Chaos {
     workload: ChaosWorkload::RaftTornWrites,
+    seeds: CHAOS_RAFT_SEEDS,
+    kills: true,
+};
+/// Raft chaos with corruption at rest, which must find the variant.
+pub(super) const CHAOS_RAFT_CORRUPTION: Detector = Detector::Chaos {
+    workload: ChaosWorkload::RaftCorruption,
+    seeds: CHAOS_RAFT_SEEDS,
+    kills: true,
+};
+/// Raft chaos with misdirected writes, which must find the variant.
+pub(super) const CHAOS_RAFT_MISDIRECTED_WRITES: Detector = Detector::Chaos {
+    workload: ChaosWorkload::RaftMisdirectedWrites,
     seeds: CHAOS_RAFT_SEEDS,
     kills: true,
 };

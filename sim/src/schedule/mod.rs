@@ -45,6 +45,12 @@ pub enum Event {
     /// The node's machine loses power while its next sync is under way: the sync never
     /// returns, the node stops, and what it had not synced is gone once it is crashed.
     CutPowerInSync(NodeId),
+    /// The node's next save writes one copy of its state over the other's place (that place
+    /// keeps a stale copy), and the machine goes down after it.
+    MisdirectSave(NodeId),
+    /// A bit flips in one copy of the node's state on its disk, while the other copy holds the
+    /// newest state.
+    CorruptCopy(NodeId),
     /// The node freezes, its state intact.
     Pause(NodeId),
     /// A paused node goes on.
@@ -170,6 +176,8 @@ impl Schedule {
                 | Event::Restart(node)
                 | Event::TearSave(node)
                 | Event::CutPowerInSync(node)
+                | Event::MisdirectSave(node)
+                | Event::CorruptCopy(node)
                 | Event::Pause(node)
                 | Event::Resume(node)
                 | Event::ClockRate(node, _)

@@ -32,6 +32,8 @@ impl fmt::Display for Event {
             Event::Restart(node) => write!(f, "restart {node}"),
             Event::TearSave(node) => write!(f, "tear the next save of {node}"),
             Event::CutPowerInSync(node) => write!(f, "cut the power in the next sync of {node}"),
+            Event::MisdirectSave(node) => write!(f, "misdirect the next save of {node}"),
+            Event::CorruptCopy(node) => write!(f, "corrupt a copy of the state of {node}"),
             Event::Pause(node) => write!(f, "pause {node}"),
             Event::Resume(node) => write!(f, "resume {node}"),
             Event::Partition(groups) => {
@@ -170,6 +172,16 @@ fn parse_event(text: &str) -> Result<Event, String> {
             ["the", "next", "save", "of", node] => Ok(Event::TearSave(parse_node(node)?)),
             _ => Err("expected `tear the next save of nN`".into()),
         },
+        Some("misdirect") => match words[1..] {
+            ["the", "next", "save", "of", node] => Ok(Event::MisdirectSave(parse_node(node)?)),
+            _ => Err("expected `misdirect the next save of nN`".into()),
+        },
+        Some("corrupt") => match words[1..] {
+            ["a", "copy", "of", "the", "state", "of", node] => {
+                Ok(Event::CorruptCopy(parse_node(node)?))
+            }
+            _ => Err("expected `corrupt a copy of the state of nN`".into()),
+        },
         Some("cut") if words.get(1) == Some(&"the") => match words[1..] {
             ["the", "power", "in", "the", "next", "sync", "of", node] => {
                 Ok(Event::CutPowerInSync(parse_node(node)?))
@@ -286,6 +298,8 @@ mod tests {
             Event::Crash(NodeId(3)),
             Event::Restart(NodeId(3)),
             Event::TearSave(NodeId(2)),
+            Event::MisdirectSave(NodeId(1)),
+            Event::CorruptCopy(NodeId(3)),
             Event::CutPowerInSync(NodeId(2)),
             Event::Pause(NodeId(1)),
             Event::Resume(NodeId(1)),
@@ -315,7 +329,7 @@ mod tests {
         };
         let text = schedule.to_string();
         assert!(
-            text.contains("1.750000s partition [n0 n1] [n2 n1004]"),
+            text.contains("2.250000s partition [n0 n1] [n2 n1004]"),
             "{text}"
         );
         assert_eq!(text.parse::<Schedule>(), Ok(schedule));

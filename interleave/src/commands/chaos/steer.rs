@@ -243,6 +243,8 @@ fn mutant(parent: &RunSpec, fresh: RunSpec, choices: &mut DetRng) -> RunSpec {
         (&mut mine.power_loss, theirs.power_loss),
         (&mut mine.read_errors, theirs.read_errors),
         (&mut mine.torn_writes, theirs.torn_writes),
+        (&mut mine.corruption, theirs.corruption),
+        (&mut mine.misdirected_writes, theirs.misdirected_writes),
         (&mut mine.session_churn, theirs.session_churn),
     ] {
         if redraw() {

@@ -154,6 +154,12 @@ fn print_summary(
             totals.torn_saves
         );
     }
+    if totals.misdirected_saves + totals.copies_corrupted > 0 {
+        println!(
+            "{} saves misdirected, {} copies corrupted at rest; {} loads read past a damaged or stale copy (and never served it)",
+            totals.misdirected_saves, totals.copies_corrupted, totals.damaged_copies_read_past
+        );
+    }
     if totals.refused_starts > 0 {
         println!(
             "{} restarts refused by a node whose disk failed its read (latent read errors)",
