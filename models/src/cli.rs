@@ -5,7 +5,7 @@
 
 use crate::formats::{self, jepsen, json, kvlog, Format, ParseError};
 use crate::{
-    check, check_partitions, html, partition_by_key, Budget, CheckOptions, KeyValue, KvStore,
+    check, check_partitions, html, into_partitions_by_key, Budget, CheckOptions, KeyValue, KvStore,
     PartitionVerdict, Register, Report, Verdict,
 };
 use clap::{Args, ValueEnum};
@@ -297,12 +297,13 @@ fn check_file(
                     ),
                 ));
             }
+            let operations = history.len();
             let report = if cli.one_partition {
                 check(&KvStore, &history, &options)
             } else {
-                check_partitions(&KeyValue, partition_by_key(&history), &options)
+                check_partitions(&KeyValue, into_partitions_by_key(history), &options)
             };
-            (history.len(), report)
+            (operations, report)
         }
     };
     let elapsed = started.elapsed();

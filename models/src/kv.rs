@@ -4,10 +4,15 @@
 //! A store is linearizable iff the history of each key is, so the checker splits a store history
 //! into per-key histories ([`partition_by_key`]) and checks those independently.
 
+use crate::checker::fold_hasher::LookupTable;
 use crate::history::{History, Operation, Partition};
 use crate::kv_value::{extend_hash, KvValue};
 use crate::model::{Model, Pruning};
 use std::collections::BTreeMap;
+
+/// Puts by (value length, value hash): (index, call, value) of each.
+type PutsByHash<'h> = LookupTable<(usize, u64), Vec<(usize, u64, &'h str)>>;
+use std::ops::Range;
 
 /// An operation on a key-value store.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -81,35 +86,78 @@ fn describe(input: &KvInput, output: Option<&KvOutput>) -> String {
 /// fewer branches and never a wrong one.
 struct PrefixRule<'h> {
     gets: Vec<ReturnedGet<'h>>,
+    /// Every get's checkpoint hashes, one after the other (one allocation for all the gets).
+    hashes: Vec<u64>,
+    /// Every get's explaining puts, one after the other.
+    explaining: Vec<usize>,
     /// The positions in `gets` of the gets that no put explains.
     unexplained: Vec<usize>,
     /// Where the first unplaced get was at the last check.
     first_unplaced: std::cell::Cell<usize>,
 }
 
-/// The puts of one key, by value, so that the ones a get's value starts with are found by
-/// looking up its prefixes of the lengths some put has, not by comparing it with every put.
+/// The puts of one key, by the length and rolling hash of their value, so that the ones a
+/// get's value starts with are found by hashing its prefixes of the lengths some put has (each
+/// hash extending the last), not by comparing it with every put.
 #[derive(Default)]
 struct PutsOfKey<'h> {
-    by_value: BTreeMap<&'h str, Vec<(usize, u64)>>,
+    /// (length, hash) of a value: the puts of it, as (index, call, value). Looked up, never
+    /// iterated.
+    by_hash: PutsByHash<'h>,
     lengths: std::collections::BTreeSet<usize>,
 }
 
-impl PutsOfKey<'_> {
-    /// The puts called no later than `ret` whose value `seen` starts with, in history order.
-    fn explaining(&self, seen: &str, ret: u64) -> Vec<usize> {
-        let mut puts: Vec<usize> = self
-            .lengths
-            .iter()
-            .take_while(|&&len| len <= seen.len())
-            .filter_map(|&len| seen.get(..len))
-            .filter_map(|prefix| self.by_value.get(prefix))
-            .flatten()
-            .filter(|&&(_, call)| call <= ret)
-            .map(|&(index, _)| index)
-            .collect();
-        puts.sort_unstable();
-        puts
+/// The puts of each key: of one key when the history is one key's (the [`KeyValue`] model's
+/// partitions), which spares looking the key up for every operation.
+enum PutsByKey<'h> {
+    One(PutsOfKey<'h>),
+    Many(BTreeMap<&'h str, PutsOfKey<'h>>),
+}
+
+impl<'h> PutsByKey<'h> {
+    fn of_key(&mut self, key: &'h str) -> &mut PutsOfKey<'h> {
+        match self {
+            PutsByKey::One(puts) => puts,
+            PutsByKey::Many(keys) => keys.entry(key).or_default(),
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<&PutsOfKey<'h>> {
+        match self {
+            PutsByKey::One(puts) => Some(puts),
+            PutsByKey::Many(keys) => keys.get(key),
+        }
+    }
+}
+
+impl<'h> PutsOfKey<'h> {
+    fn insert(&mut self, index: usize, call: u64, value: &'h str) {
+        self.lengths.insert(value.len());
+        let hash = extend_hash(0, value.as_bytes());
+        let puts = self.by_hash.entry((value.len(), hash)).or_default();
+        puts.push((index, call, value));
+    }
+
+    /// Pushes onto `out` the puts called no later than `ret` whose value `seen` starts with, in
+    /// history order, and says where they are.
+    fn explaining(&self, seen: &str, ret: u64, out: &mut Vec<usize>) -> Range<usize> {
+        let start = out.len();
+        let bytes = seen.as_bytes();
+        let (mut hash, mut hashed) = (0, 0);
+        for &len in self.lengths.iter().take_while(|&&len| len <= bytes.len()) {
+            hash = extend_hash(hash, &bytes[hashed..len]);
+            hashed = len;
+            let Some(puts) = self.by_hash.get(&(len, hash)) else {
+                continue;
+            };
+            out.extend(
+                puts.iter()
+                    .filter(|&&(_, call, value)| call <= ret && value.as_bytes() == &bytes[..len])
+                    .map(|&(index, _, _)| index),
+            );
+        }
+        out[start..].sort_unstable();
+        start..out.len()
     }
 }
 
@@ -121,13 +169,13 @@ struct ReturnedGet<'h> {
     index: usize,
     key: &'h str,
     seen: &'h str,
-    /// The puts of the same key called no later than the get returned whose value `seen`
-    /// starts with.
-    puts: Vec<usize>,
-    /// The rolling hash of each prefix of `seen` whose length is a multiple of
-    /// [`CHECKPOINT`], so that whether a [`KvValue`] may start `seen` costs at most that many
-    /// bytes, not the value's length.
-    checkpoints: Vec<u64>,
+    /// Where, in the rule's `explaining`, the puts of the same key called no later than the
+    /// get returned whose value `seen` starts with are.
+    puts: Range<usize>,
+    /// Where, in the rule's `hashes`, the rolling hash of each prefix of `seen` whose length is
+    /// a multiple of [`CHECKPOINT`] is, so that whether a [`KvValue`] may start `seen` costs
+    /// at most that many bytes, not the value's length.
+    checkpoints: Range<usize>,
 }
 
 /// How far apart the prefix hashes of a get's value are kept.
@@ -136,41 +184,46 @@ const CHECKPOINT: usize = 64;
 impl ReturnedGet<'_> {
     /// False if `value` does not start `seen`; true if it does, and (rarely, when two hashes
     /// collide) when it does not, which only keeps a branch the rule could have cut.
-    fn may_start_with(&self, value: &KvValue) -> bool {
+    /// `hashes` is the rule's, which holds this get's checkpoints.
+    fn may_start_with(&self, hashes: &[u64], value: &KvValue) -> bool {
         let len = value.len();
         if len > self.seen.len() {
             return false;
         }
         let at = len / CHECKPOINT;
         let bytes = &self.seen.as_bytes()[at * CHECKPOINT..len];
-        extend_hash(self.checkpoints[at], bytes) == value.rolling_hash()
+        extend_hash(hashes[self.checkpoints.start + at], bytes) == value.rolling_hash()
     }
 }
 
-/// The rolling hash of `text`'s prefixes of every length that is a multiple of [`CHECKPOINT`].
-fn checkpoints(text: &str) -> Vec<u64> {
-    let mut hashes = vec![0];
+/// Pushes onto `hashes` the rolling hash of `text`'s prefixes of every length that is a
+/// multiple of [`CHECKPOINT`], and says where they are.
+fn push_checkpoints(text: &str, hashes: &mut Vec<u64>) -> Range<usize> {
+    let start = hashes.len();
+    let mut last = 0;
+    hashes.push(last);
     for chunk in text.as_bytes().chunks_exact(CHECKPOINT) {
-        let last = *hashes.last().expect("starts with one");
-        hashes.push(extend_hash(last, chunk));
+        last = extend_hash(last, chunk);
+        hashes.push(last);
     }
-    hashes
+    start..hashes.len()
 }
 
 impl<'h> PrefixRule<'h> {
-    fn new(operations: &'h [Operation<KvInput, KvOutput>]) -> PrefixRule<'h> {
-        let mut puts: BTreeMap<&str, PutsOfKey<'_>> = BTreeMap::new();
+    /// The rule for `operations`, all on one key if `one_key`.
+    fn new(operations: &'h [Operation<KvInput, KvOutput>], one_key: bool) -> PrefixRule<'h> {
+        let mut puts = if one_key {
+            PutsByKey::One(PutsOfKey::default())
+        } else {
+            PutsByKey::Many(BTreeMap::new())
+        };
         for (index, operation) in operations.iter().enumerate() {
             if let KvInput::Put(key, value) = &operation.input {
-                let of_key = puts.entry(key).or_default();
-                of_key.lengths.insert(value.len());
-                of_key
-                    .by_value
-                    .entry(value)
-                    .or_default()
-                    .push((index, operation.call));
+                puts.of_key(key).insert(index, operation.call, value);
             }
         }
+        let mut hashes = Vec::new();
+        let mut explaining = Vec::new();
         let gets: Vec<ReturnedGet<'_>> = operations
             .iter()
             .enumerate()
@@ -181,10 +234,10 @@ impl<'h> PrefixRule<'h> {
                             index,
                             key,
                             seen,
-                            checkpoints: checkpoints(seen),
-                            puts: puts
-                                .get(key.as_str())
-                                .map_or_else(Vec::new, |of_key| of_key.explaining(seen, ret)),
+                            checkpoints: push_checkpoints(seen, &mut hashes),
+                            puts: puts.get(key).map_or(0..0, |of_key| {
+                                of_key.explaining(seen, ret, &mut explaining)
+                            }),
                         })
                     }
                     _ => None,
@@ -197,6 +250,8 @@ impl<'h> PrefixRule<'h> {
             .collect();
         PrefixRule {
             gets,
+            hashes,
+            explaining,
             unexplained,
             first_unplaced: std::cell::Cell::new(0),
         }
@@ -222,13 +277,18 @@ impl<'h> PrefixRule<'h> {
                 .iter()
                 .filter(|get| !placed(get.index) && !get.puts.is_empty())
                 .take(PREFIX_RULE_WINDOW)
-                .all(|get| is_prefix(get) || get.puts.iter().any(|&put| !placed(put)))
+                .all(|get| {
+                    is_prefix(get)
+                        || self.explaining[get.puts.clone()]
+                            .iter()
+                            .any(|&put| !placed(put))
+                })
     }
 }
 
 impl Pruning<KvValue> for PrefixRule<'_> {
     fn can_continue(&self, state: &KvValue, placed: &dyn Fn(usize) -> bool) -> bool {
-        self.holds(|get| get.may_start_with(state), placed)
+        self.holds(|get| get.may_start_with(&self.hashes, state), placed)
     }
 }
 
@@ -281,7 +341,8 @@ impl Model for KeyValue {
         &self,
         operations: &'h [Operation<KvInput, KvOutput>],
     ) -> Option<Box<dyn Pruning<KvValue> + 'h>> {
-        Some(Box::new(PrefixRule::new(operations)))
+        // A partition of [`partition_by_key`]: every operation is on one key.
+        Some(Box::new(PrefixRule::new(operations, true)))
     }
 
     fn unobservable(&self, operations: &[Operation<KvInput, KvOutput>]) -> Vec<bool> {
@@ -385,7 +446,7 @@ impl Model for KvStore {
         &self,
         operations: &'h [Operation<KvInput, KvOutput>],
     ) -> Option<Box<dyn Pruning<Self::State> + 'h>> {
-        Some(Box::new(PrefixRule::new(operations)))
+        Some(Box::new(PrefixRule::new(operations, false)))
     }
 
     fn unobservable(&self, operations: &[Operation<KvInput, KvOutput>]) -> Vec<bool> {
@@ -407,15 +468,31 @@ impl Model for KvStore {
     }
 }
 
-/// Splits a store history into one history per key, in key order.
+/// Splits a store history into one history per key, in key order, copying each operation.
 pub fn partition_by_key(history: &History<KvInput, KvOutput>) -> Vec<Partition<KvInput, KvOutput>> {
-    let mut keys: BTreeMap<String, Vec<Operation<KvInput, KvOutput>>> = BTreeMap::new();
+    into_partitions_by_key(history.iter().cloned())
+}
+
+/// [`partition_by_key`] of a history the caller gives up: each operation is moved into its
+/// key's history, not copied (as Porcupine's `Partition` copies only references).
+pub fn into_partitions_by_key(
+    history: impl IntoIterator<Item = Operation<KvInput, KvOutput>>,
+) -> Vec<Partition<KvInput, KvOutput>> {
+    // Each key's place in `partitions`, found by hash (one comparison of keys per operation,
+    // where a tree of keys takes several); the key is copied once per key.
+    let mut places: LookupTable<String, usize> = LookupTable::default();
+    let mut partitions: Vec<Partition<KvInput, KvOutput>> = Vec::new();
     for operation in history {
-        keys.entry(operation.input.key().to_string())
-            .or_default()
-            .push(operation.clone());
+        match places.get(operation.input.key()) {
+            Some(&place) => partitions[place].1.push(operation),
+            None => {
+                places.insert(operation.input.key().to_string(), partitions.len());
+                partitions.push((operation.input.key().to_string(), vec![operation]));
+            }
+        }
     }
-    keys.into_iter().collect()
+    partitions.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+    partitions
 }
 
 #[cfg(test)]
@@ -425,12 +502,13 @@ mod tests {
     #[test]
     fn a_get_may_start_with_every_prefix_of_what_it_saw_and_not_with_other_values() {
         let seen: String = (0..300).map(|i| char::from(b'a' + (i % 7) as u8)).collect();
+        let mut hashes = vec![7, 7];
         let get = ReturnedGet {
             index: 0,
             key: "k",
             seen: &seen,
-            puts: Vec::new(),
-            checkpoints: checkpoints(&seen),
+            puts: 0..0,
+            checkpoints: push_checkpoints(&seen, &mut hashes),
         };
         for len in 0..=seen.len() {
             // Built from pieces of 5 bytes, so the links and the checkpoints do not line up.
@@ -438,12 +516,15 @@ mod tests {
             for piece in seen.as_bytes()[..len].chunks(5) {
                 value = value.append(std::str::from_utf8(piece).unwrap());
             }
-            assert!(get.may_start_with(&value), "prefix of {len} bytes");
+            assert!(get.may_start_with(&hashes, &value), "prefix of {len} bytes");
             if len > 0 {
                 let other = KvValue::of(&seen[..len - 1]).append("z");
-                assert!(!get.may_start_with(&other), "{len} bytes ending in z");
+                assert!(
+                    !get.may_start_with(&hashes, &other),
+                    "{len} bytes ending in z"
+                );
             }
         }
-        assert!(!get.may_start_with(&KvValue::of(&format!("{seen}a"))));
+        assert!(!get.may_start_with(&hashes, &KvValue::of(&format!("{seen}a"))));
     }
 }

@@ -41,7 +41,7 @@ pub use checker::{
     Verdict,
 };
 pub use history::{History, Operation, Outcome, Partition, Time};
-pub use kv::{partition_by_key, KeyValue, KvInput, KvOutput, KvStore};
+pub use kv::{into_partitions_by_key, partition_by_key, KeyValue, KvInput, KvOutput, KvStore};
 pub use kv_value::KvValue;
 pub use model::{Decision, Model, Pruning};
 pub use online::{OnlineChecker, OnlineFigures, OnlineViolation, OpId};

@@ -27,3 +27,9 @@ impl Hasher for FoldHasher {
         self.write_u64(value as u64);
     }
 }
+
+/// A hash table that is looked up and never iterated, so its order cannot reach a result, with
+/// the fast deterministic hasher.
+#[allow(clippy::disallowed_types)] // lookups only: nothing iterates it
+pub(crate) type LookupTable<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FoldHasher>>;

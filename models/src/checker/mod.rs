@@ -3,7 +3,7 @@
 
 mod bitset;
 pub mod brute;
-mod fold_hasher;
+pub(crate) mod fold_hasher;
 mod memo;
 mod search;
 mod set_digest;
