@@ -27,6 +27,7 @@ pub mod history;
 pub mod html;
 pub mod kv;
 pub mod kv_value;
+pub mod list_append;
 pub mod model;
 pub mod online;
 pub mod register;
@@ -43,6 +44,7 @@ pub use checker::{
 pub use history::{History, Operation, Outcome, Partition, Time};
 pub use kv::{into_partitions_by_key, partition_by_key, KeyValue, KvInput, KvOutput, KvStore};
 pub use kv_value::KvValue;
+pub use list_append::{check_list_append, MicroOp, Txn, TxnId, TxnOutcome, TxnReport};
 pub use model::{Decision, Model, Pruning};
 pub use online::{OnlineChecker, OnlineFigures, OnlineViolation, OpId};
 pub use register::{Register, RegisterInput, RegisterOutput};
