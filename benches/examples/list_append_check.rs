@@ -11,25 +11,15 @@
 use models::{check_list_append, MicroOp, Txn, TxnOutcome};
 use std::time::Instant;
 
-/// SplitMix64: one seeded stream.
-struct Draws(u64);
-
-impl Draws {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (z ^ (z >> 31)) % n
-    }
-}
+#[path = "../../models/examples/shared/random.rs"]
+mod random;
 
 const KEYS_IN_USE: usize = 10;
 const APPENDS_PER_KEY: usize = 32;
 const CLIENTS: u64 = 10;
 
 fn history(count: usize, stale: bool) -> Vec<Txn> {
-    let mut draws = Draws(7);
+    let mut draws = random::Random(7);
     // (key, its list) for the keys in use.
     let mut keys: Vec<(u64, Vec<u64>)> = (0..KEYS_IN_USE as u64)
         .map(|key| (key, Vec::new()))

@@ -145,25 +145,15 @@ fn an_unknown_transaction_counts_only_when_its_append_is_seen() {
     assert_eq!(check_list_append(&seen).transactions, 2);
 }
 
-/// SplitMix64.
-struct Draws(u64);
-
-impl Draws {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (z ^ (z >> 31)) % n
-    }
-}
+#[path = "../../examples/shared/random.rs"]
+mod random;
 
 /// A small history: transactions run one at a time in a random order, each taking effect at an
 /// instant inside its call and return (so it is strictly serializable), then, half the time,
 /// one read's list replaced by a shorter prefix (a stale read) or one transaction's interval
 /// moved (which may break the real-time order).
 fn small_history(seed: u64) -> Vec<Txn> {
-    let mut draws = Draws(seed);
+    let mut draws = random::Random(seed);
     let keys = 1 + draws.below(3);
     let count = 2 + draws.below(4) as usize;
     let mut lists: Vec<Vec<u64>> = vec![Vec::new(); keys as usize + 1];
