@@ -3,7 +3,7 @@
 //! Exit status: 0 every file linearizable; 1 some file not linearizable; 3 some file unknown
 //! (budget exhausted) and none illegal; 2 bad input or usage; 141 the output was closed.
 
-use crate::formats::{self, jepsen, json, kvlog, Format, ParseError};
+use crate::formats::{jepsen, json, kvlog, Format, ParseError};
 use crate::{
     check, check_partitions, html, into_partitions_by_key, Budget, CheckOptions, KeyValue, KvStore,
     PartitionVerdict, Register, Report, Verdict,
@@ -13,9 +13,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The version of the JSON object `--json` prints per file (its `version` field): raised when a
-/// field changes meaning or goes away; new fields do not raise it.
-pub const JSON_VERSION: u32 = 1;
+use crate::cli_files::read_history;
+pub use crate::cli_files::{CLOSED_PIPE, JSON_VERSION};
 
 /// The model to check against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -24,6 +23,9 @@ pub enum ModelArg {
     Register,
     /// A key-value store with get, put and append, checked per key (formats: kv, json).
     Kv,
+    /// Transactions that read and append to lists, checked for strict serializability
+    /// (Elle-style; format: json, one transaction per line).
+    ListAppend,
 }
 
 /// The format of the history files.
@@ -117,13 +119,27 @@ pub fn run(args: &CheckArgs, tool: &str) -> u8 {
 
 fn run_files(cli: &CheckArgs) -> Result<u8, String> {
     match (cli.model, cli.format) {
-        (ModelArg::Register, FormatArg::Jepsen | FormatArg::Json) | (ModelArg::Kv, FormatArg::Kv | FormatArg::Json) => {}
+        (ModelArg::Register, FormatArg::Jepsen | FormatArg::Json)
+        | (ModelArg::Kv, FormatArg::Kv | FormatArg::Json)
+        | (ModelArg::ListAppend, FormatArg::Json) => {}
         (model, format) => {
+            let model = model
+                .to_possible_value()
+                .map_or_else(String::new, |value| value.get_name().to_string());
             return Err(format!(
-                "the {model:?} model does not read the {} format (register: jepsen, json; kv: kv, json)",
+                "the {model} model does not read the {} format (register: jepsen, json; kv: kv, json; list-append: json)",
                 Format::from(format)
-            ))
+            ));
         }
+    }
+    if cli.model == ModelArg::ListAppend {
+        if cli.html.is_some() || cli.one_partition {
+            return Err("--html and --one-partition apply to the register and kv models".into());
+        }
+        if cli.key.is_some() {
+            return Err("--key applies to the kv model only".to_string());
+        }
+        return crate::cli_txn::run(&cli.files, cli.max_input_bytes, cli.json);
     }
     if cli.key.is_some() && cli.model != ModelArg::Kv {
         return Err("--key applies to the kv model only".to_string());
@@ -209,19 +225,6 @@ fn parse_memory(text: &str) -> Result<usize, String> {
     }
 }
 
-/// Reads the history file at `path` (shown as `name`): at most `limit` bytes of UTF-8 text, from
-/// a regular file or a pipe (never a device).
-fn read_history(path: &Path, name: &str, limit: u64) -> Result<String, String> {
-    let bytes = userfiles::read_limited_or_pipe(path, limit).map_err(|error| match error {
-        userfiles::ReadError::TooLarge { .. } => {
-            format!("{name} is larger than {limit} bytes (--max-input-bytes raises the limit)")
-        }
-        userfiles::ReadError::Io { source, .. } => format!("cannot read {name}: {source}"),
-        other => other.to_string(),
-    })?;
-    formats::decode_text(name, bytes).map_err(|e| e.to_string())
-}
-
 /// The name (without `.html`) of each file's counterexample page: the file's stem, with `-1`,
 /// `-2`, ... in the order given when several files share it (`a/h.json` and `b/h.json`), so no
 /// page overwrites another.
@@ -274,6 +277,13 @@ fn check_file(
             };
             let report = check(&Register, &history, &options);
             (history.len(), report)
+        }
+        ModelArg::ListAppend => {
+            return Err(ParseError::at(
+                name,
+                0,
+                "list-append histories have a check of their own",
+            ))
         }
         ModelArg::Kv => {
             let history = match cli.format {
@@ -342,10 +352,6 @@ fn verdict_name(verdict: Verdict) -> &'static str {
         Verdict::Unknown => "unknown",
     }
 }
-
-/// The exit status when standard output was closed before every result was written (what a
-/// shell reports for a tool ended by SIGPIPE).
-pub const CLOSED_PIPE: u8 = 141;
 
 fn print_result(cli: &CheckArgs, result: &FileResult, out: &mut dyn Write) -> std::io::Result<()> {
     let report = &result.report;

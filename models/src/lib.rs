@@ -21,6 +21,8 @@
 
 pub mod checker;
 pub mod cli;
+mod cli_files;
+mod cli_txn;
 pub mod corpus;
 pub mod formats;
 pub mod history;

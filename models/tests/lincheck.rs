@@ -272,3 +272,72 @@ fn a_closed_output_stops_the_check_quietly() {
     assert_eq!(output.status.code(), Some(141), "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
 }
+
+const WRITE_SKEW: &str = r#"{"client":0,"call":0,"return":10,"outcome":"ok","ops":[["r",1,[]],["append",2,1]]}
+{"client":1,"call":0,"return":10,"outcome":"ok","ops":[["r",2,[]],["append",1,1]]}
+{"client":2,"call":20,"return":30,"outcome":"ok","ops":[["r",1,[1]],["r",2,[1]]]}
+"#;
+const SERIAL: &str = r#"{"client":0,"call":0,"return":10,"outcome":"ok","ops":[["append",1,1],["r",1,[1]]]}
+{"client":1,"call":20,"return":30,"outcome":"ok","ops":[["r",1,[1]]]}
+"#;
+
+#[test]
+fn list_append_histories_are_checked_for_strict_serializability() {
+    let skew = scratch("skew.jsonl", WRITE_SKEW);
+    let serial = scratch("serial.jsonl", SERIAL);
+    let (code, stdout, _) = lincheck(&[
+        "--model",
+        "list-append",
+        "--format",
+        "json",
+        serial.to_str().unwrap(),
+        skew.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("serial.jsonl: strictly serializable"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("skew.jsonl: NOT SERIALIZABLE"), "{stdout}");
+    assert!(
+        stdout.contains("G2: transaction 1 (client 0) -rw-> transaction 2 (client 1) -rw->"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = lincheck(&[
+        "--model",
+        "list-append",
+        "--format",
+        "json",
+        "--json",
+        serial.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    let object: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one object");
+    assert_eq!(object["verdict"], "strictly-serializable");
+    // Bad input: a clear error, status 2.
+    let backwards = scratch(
+        "backwards.jsonl",
+        r#"{"client":0,"call":5,"return":1,"outcome":"ok","ops":[]}"#,
+    );
+    let (code, _, stderr) = lincheck(&[
+        "--model",
+        "list-append",
+        "--format",
+        "json",
+        backwards.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("backwards.jsonl:1: returns at 1 before its call at 5"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = lincheck(&[
+        "--model",
+        "list-append",
+        "--format",
+        "kv",
+        serial.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("list-append: json"), "{stderr}");
+}

@@ -9,6 +9,7 @@ pub mod jepsen;
 pub mod json;
 mod json_fields;
 pub mod kvlog;
+pub mod txn_json;
 
 use std::fmt;
 

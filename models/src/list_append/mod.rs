@@ -21,6 +21,7 @@
 //! component with a cycle is searched for one.
 
 mod anomaly;
+mod cycles;
 mod graph;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests;
@@ -108,7 +109,7 @@ pub fn check_list_append(history: &[Txn]) -> TxnReport {
     let versions = versions::infer(history);
     let mut anomalies = versions.anomalies.clone();
     let graph = graph::DependencyGraph::build(history, &versions);
-    anomalies.extend(anomaly::cycles(&graph));
+    anomalies.extend(cycles::cycles(&graph));
     TxnReport {
         anomalies,
         transactions: graph.transactions(),
