@@ -171,7 +171,7 @@ fn small_history(seed: u64) -> Vec<Txn> {
                 next_value += 1;
             }
         }
-        let effect = 10 * at as u64 + 5;
+        let effect = 10 * at as u64 + 20;
         history.push(txn(
             at as u64,
             effect - draws.below(12),
@@ -180,7 +180,7 @@ fn small_history(seed: u64) -> Vec<Txn> {
         ));
     }
     // A final read of every key, after everything: every append is in a version order.
-    let last = 10 * count as u64 + 20;
+    let last = 10 * count as u64 + 40;
     let reads = (1..=keys)
         .map(|key| read(key, &lists[key as usize]))
         .collect();
