@@ -42,13 +42,14 @@ pub struct Reachable {
 impl Reachable {
     /// What the seeds of `spec` can reach; with `swarm`, what some seed's draw can.
     pub fn of(spec: &RunSpec, swarm: bool) -> Reachable {
-        let kv = spec.workload == Workload::Kv;
+        let kv = spec.workload.uses_kv_service();
+        let gets = spec.workload == Workload::Kv;
         Reachable {
             kv,
             snapshots: swarm || spec.snapshot_threshold.is_some(),
             // The key-value workload pauses leaders as part of its isolations.
             pauses: swarm || kv || spec.faults.pauses,
-            lease_reads: kv && (swarm || spec.read_mode == runspec::ReadMode::Lease),
+            lease_reads: gets && (swarm || spec.read_mode == runspec::ReadMode::Lease),
         }
     }
 

@@ -7,6 +7,8 @@
 //! - `run.txt`: the engine, the seed, and the digests that identify the run;
 //! - `schedule.full.txt`: the run's external events (`interleave replay --schedule` runs them
 //!   again, `interleave shrink` shrinks them), and `schedule.shrunk.txt` once shrunk;
+//! - for the list-append workload, `transactions.jsonl` (`check --model list-append --format
+//!   json` reads it);
 //! - for the key-value workload, `history.jsonl` (the checker's native format) and
 //!   `history.html` (the counterexample);
 //! - when the rerun diverged, `trace.replay.log`: the rerun's trace, to compare.
@@ -62,6 +64,12 @@ pub fn save(
     )?;
     if let Some(kv) = &outcome.kv {
         sim::kv_workload::write_failure(&dir, "history", &kv.history, &kv.report)?;
+    }
+    if let Some(txns) = &outcome.transactions {
+        write_whole(
+            &dir.join("transactions.jsonl"),
+            models::formats::txn_json::write_txns(&txns.history),
+        )?;
     }
     crate::report::write(
         &dir.join("report.html"),

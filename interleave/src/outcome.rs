@@ -16,6 +16,15 @@ pub struct KvEvidence {
     pub report: Report,
 }
 
+/// A list-append run's transactions and their check.
+#[derive(Clone, Debug)]
+pub struct TxnEvidence {
+    /// Every transaction, in the order they ended.
+    pub history: Vec<models::Txn>,
+    /// The anomalies found.
+    pub report: models::TxnReport,
+}
+
 /// One seed's run.
 #[derive(Clone, Debug)]
 pub struct SeedOutcome {
@@ -31,6 +40,8 @@ pub struct SeedOutcome {
     pub schedule: Option<ScheduleSummary>,
     /// The key-value history, when the workload has clients.
     pub kv: Option<KvEvidence>,
+    /// The list-append transactions, when the workload runs them.
+    pub transactions: Option<TxnEvidence>,
     /// The run's external events as they happened (without notes).
     pub schedule_events: sim::schedule::Schedule,
     /// The coverage points the run reached, and how often (`node::coverage`).
@@ -48,7 +59,8 @@ impl SeedOutcome {
             trace_digest: self.trace.digest.value(),
             trace_events: self.trace.events.len(),
             schedule_digest: self.schedule.map(|schedule| schedule.digest),
-            operations: self.kv.as_ref().map(|kv| kv.history.len()),
+            operations: (self.kv.as_ref().map(|kv| kv.history.len()))
+                .or_else(|| self.transactions.as_ref().map(|txns| txns.history.len())),
         }
     }
 }

@@ -21,7 +21,7 @@ pub fn horizon(workload: &RunSpec) -> u64 {
             });
             28 * nodes * nodes * rounds
         }
-        Workload::Kv => {
+        Workload::Kv | Workload::ListAppend => {
             let seconds = workload
                 .duration
                 .map_or(27, |duration| duration.as_secs().max(1));

@@ -26,7 +26,9 @@ pub fn spec_of(schedule: &Schedule) -> Result<RunSpec, String> {
     let spec = RunSpec::from_notes(&schedule.notes).map_err(|error| error.to_string())?;
     let clients = match spec.workload {
         Workload::Raft => Vec::new(),
-        Workload::Kv => sim::client_endpoints(sim::KvWorkloadConfig::default().clients),
+        Workload::Kv | Workload::ListAppend => {
+            sim::client_endpoints(sim::KvWorkloadConfig::default().clients)
+        }
     };
     schedule.check_nodes(spec.nodes as usize, &clients)?;
     crate::run_spec::check_runnable(&spec)?;

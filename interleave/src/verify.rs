@@ -128,6 +128,7 @@ mod tests {
             schedule: None,
             schedule_events: sim::schedule::Schedule::default(),
             kv: None,
+            transactions: None,
             coverage: Default::default(),
             faults_fired: Default::default(),
         }

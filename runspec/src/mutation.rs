@@ -114,6 +114,11 @@ pub enum Mutation {
     /// answered "session expired" (sessions created on first use, Raft thesis §6.3): a retry
     /// whose first attempt was applied before the session expired is applied again.
     ExpiredSessionReopened,
+    /// A transaction's reads are served from the leader's state when it proposes the
+    /// transaction, not at the transaction's position in the log: another transaction
+    /// committed in between is missed by the reads but not by the appends (a read served
+    /// outside its transaction's snapshot; Elle's G-single and G2).
+    TxnReadsAtProposal,
     /// A new leader drops the entries of its log past its commit index, as if what it does not
     /// know committed were the old leader's business (Raft Figure 3, Leader Append-Only: a
     /// leader never overwrites or deletes entries in its log): entries a majority holds, which
@@ -157,7 +162,7 @@ pub enum Mutation {
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 37] = [
+    pub const ALL: [Mutation; 38] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -195,6 +200,7 @@ impl Mutation {
         Mutation::TrustRecordWithoutChecksum,
         Mutation::ReadFirstGoodCopy,
         Mutation::DirNotSynced,
+        Mutation::TxnReadsAtProposal,
     ];
 
     /// The mutation's command-line name.
@@ -237,6 +243,7 @@ impl Mutation {
             Mutation::TrustRecordWithoutChecksum => "trust-record-without-checksum",
             Mutation::ReadFirstGoodCopy => "read-first-good-copy",
             Mutation::DirNotSynced => "dir-not-synced",
+            Mutation::TxnReadsAtProposal => "txn-reads-at-proposal",
         }
     }
 }

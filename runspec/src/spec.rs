@@ -13,18 +13,29 @@ pub enum Workload {
     /// 30 clerks against the key-value store; continuous invariants and the client history
     /// checked for linearizability.
     Kv,
+    /// 30 clerks running list-append transactions against the key-value store (Elle's
+    /// workload); continuous invariants and the transactions checked for strict
+    /// serializability.
+    ListAppend,
 }
 
 impl Workload {
     /// Every workload, in the order `--help` lists them.
-    pub const ALL: [Workload; 2] = [Workload::Raft, Workload::Kv];
+    pub const ALL: [Workload; 3] = [Workload::Raft, Workload::Kv, Workload::ListAppend];
 
     /// The value as typed on the command line.
     pub fn name(self) -> &'static str {
         match self {
             Workload::Raft => "raft",
             Workload::Kv => "kv",
+            Workload::ListAppend => "list-append",
         }
+    }
+
+    /// Whether its clients run against the key-value service (its clerks, sessions and
+    /// servers), not the bare node.
+    pub fn uses_kv_service(self) -> bool {
+        matches!(self, Workload::Kv | Workload::ListAppend)
     }
 
     /// The workload named `name`.
@@ -188,7 +199,7 @@ impl RunSpec {
                     .into(),
             );
         }
-        if self.faults.session_churn && self.workload != Workload::Kv {
+        if self.faults.session_churn && !self.workload.uses_kv_service() {
             return Err(
                 "--session-churn is the key-value workload's (its clients have sessions)".into(),
             );

@@ -85,7 +85,7 @@ impl RunSpec {
         };
         // The key-value workload's, one time in three: most of its operations stay known.
         let faults = FaultMix {
-            session_churn: draws.one_in(3) && self.workload == Workload::Kv,
+            session_churn: draws.one_in(3) && self.workload.uses_kv_service(),
             ..faults
         };
         // The raft workload's storage faults of one copy, drawn after every other draw.

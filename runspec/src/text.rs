@@ -56,8 +56,11 @@ impl RunSpec {
         for mutation in &self.mutations {
             push(format!("--mutation {mutation}"));
         }
-        if self.workload == Workload::Kv {
-            push(format!("--workload kv --read-mode {}", self.read_mode));
+        match self.workload {
+            Workload::Raft => {}
+            Workload::Kv => push(format!("--workload kv --read-mode {}", self.read_mode)),
+            // Transactions go through the log whatever the read mode.
+            Workload::ListAppend => push("--workload list-append".into()),
         }
         if let Some(duration) = self.duration {
             push(format!("--duration {}", duration.as_secs_f64()));

@@ -13,6 +13,7 @@ use crate::runner::Sim;
 use crate::schedule::{Event, Schedule, ScheduleRecorder};
 use crate::skew::{ClockSkew, SkewDraws};
 use crate::timeline::{execute, Following, Snapshot, Timeline};
+use crate::txn_client::TxnClient;
 use models::{
     check_partitions, partition_by_key, Budget, CheckOptions, History, KeyValue, KvInput, KvOutput,
     OnlineFigures, Report,
@@ -83,6 +84,10 @@ pub struct KvWorkloadConfig {
     pub snapshot_threshold: Option<usize>,
     /// When the servers expire client sessions.
     pub sessions: SessionPolicy,
+    /// Whether the clients run list-append transactions (`txn_client`) instead of single
+    /// operations: the run's history is then [`KvRun::transactions`], checked for strict
+    /// serializability.
+    pub transactions: bool,
 }
 
 impl KvWorkloadConfig {
@@ -133,7 +138,23 @@ impl KvWorkloadConfig {
             } else {
                 defaults.sessions
             },
+            transactions: spec.workload == runspec::Workload::ListAppend,
+            keys: if spec.workload == runspec::Workload::ListAppend {
+                KvWorkloadConfig::list_append().keys
+            } else {
+                defaults.keys
+            },
             ..defaults
+        }
+    }
+
+    /// The workload with its clients running list-append transactions on
+    /// [`LIST_APPEND_KEYS`] keys at once.
+    pub fn list_append() -> KvWorkloadConfig {
+        KvWorkloadConfig {
+            transactions: true,
+            keys: LIST_APPEND_KEYS,
+            ..KvWorkloadConfig::default()
         }
     }
 
@@ -145,6 +166,10 @@ impl KvWorkloadConfig {
         }
     }
 }
+
+/// Keys in use at once by the list-append workload's transactions: few, so that concurrent
+/// transactions read and append to the same lists.
+pub const LIST_APPEND_KEYS: usize = 5;
 
 /// Sessions that expire all the time (`--session-churn`): at most 20 for the workload's 30
 /// clients, and 2 s of the log's clock unused. Every registration expires another client's
@@ -178,6 +203,7 @@ impl Default for KvWorkloadConfig {
             quiet_between_faults: (Duration::from_millis(1000), Duration::from_millis(3000)),
             snapshot_threshold: None,
             sessions: SessionPolicy::default(),
+            transactions: false,
         }
     }
 }
@@ -193,6 +219,9 @@ pub struct KvRun {
     pub online: OnlineFigures,
     /// The violation the online checker found, at which the workload stopped.
     pub found_online: Option<FoundOnline>,
+    /// The list-append transactions, in the order they ended (empty unless the workload ran
+    /// transactions, [`KvWorkloadConfig::transactions`]).
+    pub transactions: Vec<models::Txn>,
 }
 
 /// Clerk `index` on `cluster`'s network (endpoint `n{1000 + index}`).
@@ -281,6 +310,7 @@ pub fn run_kv_workload_with(
     let end = started + config.duration;
     let history_recorder = Recorder::new(Events::new(clock.clone(), sim.trace().clone()));
     let sessions_expired: Arc<Mutex<usize>> = Arc::default();
+    let transactions: Arc<Mutex<Vec<models::Txn>>> = Arc::default();
     let rng = sim.rng(WORKLOAD_STREAM);
     let clients = client_endpoints(config.clients);
     let threads: Vec<_> = clients
@@ -288,6 +318,20 @@ pub fn run_kv_workload_with(
         .enumerate()
         .map(|(index, _)| {
             let mut clerk = new_clerk(&cluster, index, ClerkConfig::default());
+            if config.transactions {
+                let client = TxnClient {
+                    index,
+                    rng: rng.split(index as u64),
+                    keys: config.keys,
+                    op_deadline: config.op_deadline,
+                    clock: clock.clone(),
+                    started,
+                    history: transactions.clone(),
+                };
+                return spawn(&clock, format!("client-{index}"), move || {
+                    client.run(&mut clerk, end)
+                });
+            }
             let client = Client {
                 index,
                 rng: rng.split(index as u64),
@@ -350,12 +394,20 @@ pub fn run_kv_workload_with(
     let simulated = clock.now() - started;
     cluster.shutdown();
     let (history, online, found_online) = history_recorder.finish();
+    let transactions = std::mem::take(&mut *transactions.lock());
+    let (checked, unknown) = if config.transactions {
+        let unknown = transactions.iter().filter(|txn| txn.ret.is_none()).count();
+        (transactions.len(), unknown)
+    } else {
+        let unknown = history.iter().filter(|op| op.ret.is_none()).count();
+        (history.len(), unknown)
+    };
     let figures = RunFigures {
         simulated,
         leaders_elected: observed.leaders_elected,
         highest_applied: observed.highest_applied.0,
-        operations_checked: history.len() as u64,
-        operations_unknown: history.iter().filter(|op| op.ret.is_none()).count() as u64,
+        operations_checked: checked as u64,
+        operations_unknown: unknown as u64,
         sessions_expired: *sessions_expired.lock() as u64,
         local_reads: observed.local_reads,
         reads_by_deposed_leaders: observed.reads_by_deposed_leaders,
@@ -370,6 +422,7 @@ pub fn run_kv_workload_with(
         figures,
         online,
         found_online,
+        transactions,
     }
 }
 
@@ -575,6 +628,7 @@ impl Client {
             let output = match outcome {
                 Ok(KvResult::Value(value)) => Some(KvOutput::Value(value)),
                 Ok(KvResult::Done) => Some(KvOutput::Done),
+                Ok(KvResult::Reads(reads)) => unreachable!("a single operation read {reads:?}"),
                 Err(error) => {
                     if let ClerkError::SessionExpired(_) = error {
                         *self.sessions_expired.lock() += 1;

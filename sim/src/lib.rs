@@ -40,6 +40,7 @@ pub mod schedule;
 pub mod shrink;
 pub mod skew;
 pub mod timeline;
+pub mod txn_client;
 
 pub use chaos::{run_chaos, run_chaos_with, ChaosConfig, ChaosEvents, FaultMix, RunFigures};
 pub use cluster::{Cluster, ClusterConfig};

@@ -51,7 +51,7 @@ pub struct Hints {
 /// The kind of a violation, for "fails the same way": the invariant's name (`Leader
 /// Completeness`), a node-local invariant's text with its numbers blanked (`local invariant:
 /// truncated committed entries from #_ (commit index #_)`), `client history NotLinearizable`,
-/// `deadlock`, `liveness`, `watchdog`.
+/// `transactions not-serializable`, `deadlock`, `liveness`, `watchdog`.
 pub fn violation_kind(failure: &str) -> String {
     let first = failure.lines().next().unwrap_or_default();
     if let Some(rest) = first.strip_prefix("invariant violated: ") {
@@ -60,6 +60,10 @@ pub fn violation_kind(failure: &str) -> String {
             return format!("local invariant: {}", stem(what));
         }
         return rest.split(':').next().unwrap_or(rest).to_string();
+    }
+    if let Some(rest) = first.strip_prefix("transactions ") {
+        // `transactions not-serializable: ...`: the level broken, whatever the anomalies.
+        return format!("transactions {}", rest.split(':').next().unwrap_or(rest));
     }
     if let Some(rest) = first.strip_prefix("client history ") {
         return format!(
@@ -532,6 +536,10 @@ mod tests {
             (
                 "client history NotLinearizable (key k2): 4906 operations, 32 reads served by deposed leaders",
                 "client history NotLinearizable (key k7): 17 operations, 0 reads served by deposed leaders",
+            ),
+            (
+                "transactions not-serializable: 391 anomalies (G-single, G0, incompatible-order) in 4662 transactions; first, G0: ...",
+                "transactions not-serializable: 2 anomalies (G-single) in 310 transactions; first, G-single: ...",
             ),
             ("deadlock: no thread can run: 3 wait", "deadlock: all 5 threads wait on the clock"),
         ] {

@@ -54,6 +54,7 @@ fn every_targeted_detector_kills_its_variant_for_the_reason_it_models() {
                     | Detector::Kv { .. }
                     | Detector::LeaseHunt { .. }
                     | Detector::SessionChurn { .. }
+                    | Detector::Transactions { .. }
             ) {
                 continue;
             }

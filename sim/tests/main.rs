@@ -12,3 +12,4 @@ mod lease_reads;
 mod persistence;
 mod snapshots;
 mod support;
+mod transactions;

@@ -178,6 +178,7 @@ impl KvClient for InterleaveClient {
         match self.clerk.execute(op, Some(deadline)) {
             Ok(KvResult::Value(value)) => Some(KvOutput::Value(value)),
             Ok(KvResult::Done) => Some(KvOutput::Done),
+            Ok(KvResult::Reads(reads)) => unreachable!("a single operation answered {reads:?}"),
             Err(_) => None,
         }
     }

@@ -3,7 +3,9 @@
 //! about the node's state (for operators and the nemesis). Keys and values are UTF-8.
 
 use super::{Reader, WireError, Writer};
-use node::kv::{ClientId, KvOp, KvReply, KvRequest, KvResult, Part, Refusal, Seq};
+use node::kv::{
+    ClientId, KvOp, KvReply, KvRequest, KvResult, Part, Refusal, Seq, TxnStep, MAX_TXN_STEPS,
+};
 use node::{LogIndex, NodeId, Term};
 
 /// What a client asks a server.
@@ -150,6 +152,7 @@ pub fn decode_client_reply(frame: &[u8]) -> Result<(u64, ClientReply), WireError
 const GET: u8 = 1;
 const PUT: u8 = 2;
 const APPEND: u8 = 3;
+const TXN: u8 = 4;
 
 const VALUE: u8 = 1;
 const DONE: u8 = 2;
@@ -161,6 +164,7 @@ const REFUSED: u8 = 7;
 const TOO_LARGE: u8 = 8;
 const REGISTERED: u8 = 9;
 const SESSION_EXPIRED: u8 = 10;
+const READS: u8 = 11;
 
 /// The frame for call `id` carrying the operation `request` (a registration has a kind of its
 /// own).
@@ -177,6 +181,19 @@ fn encode_request(id: u64, request: &KvRequest) -> Vec<u8> {
             .u8(APPEND)
             .bytes(key.as_bytes())
             .bytes(value.as_bytes()),
+        KvOp::Txn(steps) => {
+            writer.u8(TXN).u32(steps.len() as u32);
+            for step in steps {
+                match step {
+                    TxnStep::Read(key) => writer.u8(GET).bytes(key.as_bytes()),
+                    TxnStep::Append(key, value) => writer
+                        .u8(APPEND)
+                        .bytes(key.as_bytes())
+                        .bytes(value.as_bytes()),
+                };
+            }
+            &mut writer
+        }
     };
     writer.finish()
 }
@@ -197,6 +214,7 @@ fn decode_request(frame: &[u8]) -> Result<(u64, KvRequest), WireError> {
         GET => KvOp::Get(reader.string("key")?),
         PUT => KvOp::Put(reader.string("key")?, reader.string("value")?),
         APPEND => KvOp::Append(reader.string("key")?, reader.string("value")?),
+        TXN => KvOp::Txn(decode_steps(&mut reader)?),
         kind => {
             return Err(WireError::Bad {
                 field: "operation",
@@ -208,6 +226,31 @@ fn decode_request(frame: &[u8]) -> Result<(u64, KvRequest), WireError> {
     Ok((id, KvRequest::Op { client, seq, op }))
 }
 
+/// A transaction's steps: a count of at most [`MAX_TXN_STEPS`], then each read's key or each
+/// append's key and value.
+fn decode_steps(reader: &mut Reader<'_>) -> Result<Vec<TxnStep>, WireError> {
+    let count = reader.u32("transaction steps")?;
+    if count as usize > MAX_TXN_STEPS {
+        return Err(WireError::Bad {
+            field: "transaction steps",
+            value: count.into(),
+        });
+    }
+    (0..count)
+        .map(|_| match reader.u8("transaction step")? {
+            GET => Ok(TxnStep::Read(reader.string("key")?)),
+            APPEND => Ok(TxnStep::Append(
+                reader.string("key")?,
+                reader.string("value")?,
+            )),
+            kind => Err(WireError::Bad {
+                field: "transaction step",
+                value: kind.into(),
+            }),
+        })
+        .collect()
+}
+
 /// The frame answering call `id` with `reply`.
 fn encode_reply(id: u64, reply: &KvReply) -> Vec<u8> {
     let mut writer = Writer::new();
@@ -215,6 +258,13 @@ fn encode_reply(id: u64, reply: &KvReply) -> Vec<u8> {
     match reply {
         KvReply::Ok(KvResult::Value(value)) => writer.u8(VALUE).bytes(value.as_bytes()),
         KvReply::Ok(KvResult::Done) => writer.u8(DONE),
+        KvReply::Ok(KvResult::Reads(reads)) => {
+            writer.u8(READS).u32(reads.len() as u32);
+            for read in reads {
+                writer.bytes(read.as_bytes());
+            }
+            &mut writer
+        }
         KvReply::WrongLeader { leader_hint } => writer
             .u8(WRONG_LEADER)
             .flag(leader_hint.is_some())
@@ -239,6 +289,18 @@ fn decode_reply(frame: &[u8]) -> Result<(u64, KvReply), WireError> {
     let reply = match reader.u8("reply")? {
         VALUE => KvReply::Ok(KvResult::Value(reader.string("value")?)),
         DONE => KvReply::Ok(KvResult::Done),
+        READS => {
+            let count = reader.u32("reads")?;
+            if count as usize > MAX_TXN_STEPS {
+                return Err(WireError::Bad {
+                    field: "reads",
+                    value: count.into(),
+                });
+            }
+            let reads: Result<Vec<String>, WireError> =
+                (0..count).map(|_| reader.string("read")).collect();
+            KvReply::Ok(KvResult::Reads(reads?))
+        }
         WRONG_LEADER => {
             let known = reader.flag("leader known")?;
             let leader = NodeId(reader.u32("leader")?);
@@ -287,6 +349,11 @@ mod tests {
             request(KvOp::Get("k".into())),
             request(KvOp::Put("k".into(), "v é".into())),
             request(KvOp::Append("".into(), "x".into())),
+            request(KvOp::Txn(vec![
+                TxnStep::Read("a".into()),
+                TxnStep::Append("b".into(), "1 ".into()),
+            ])),
+            request(KvOp::Txn(Vec::new())),
         ]
     }
 
@@ -294,6 +361,7 @@ mod tests {
         vec![
             KvReply::Ok(KvResult::Value("abc".into())),
             KvReply::Ok(KvResult::Done),
+            KvReply::Ok(KvResult::Reads(vec!["1 2 ".into(), String::new()])),
             KvReply::WrongLeader {
                 leader_hint: Some(NodeId(3)),
             },

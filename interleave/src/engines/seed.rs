@@ -5,7 +5,7 @@
 
 use super::{engine_sim, engine_threadsim};
 use crate::engines::Watchdog;
-use crate::outcome::{KvEvidence, SeedOutcome};
+use crate::outcome::{KvEvidence, SeedOutcome, TxnEvidence};
 use engine_threadsim::{Engine, Scheduler};
 use runspec::{RunSpec, SchedulerKind, Workload};
 
@@ -31,6 +31,24 @@ pub fn run(
             });
             let (figures, mut outcome) = record(spec.seed, run);
             outcome.figures = figures;
+            outcome
+        }
+        Workload::ListAppend => {
+            let config = engine_sim::KvWorkloadConfig::from_spec(spec);
+            let recording = recorder.clone();
+            let run = engine_sim::runner::simulate_on(spec.seed, &how, move |sim| {
+                engine_sim::run_kv_workload_with(sim, &config, following.as_ref(), &recording)
+            });
+            let (kv_run, mut outcome) = record(spec.seed, run);
+            if let Some(kv_run) = kv_run {
+                let report = models::check_list_append(&kv_run.transactions);
+                outcome.failure = engine_sim::txn_client::failure_of(&kv_run.transactions, &report);
+                outcome.figures = Some(kv_run.figures);
+                outcome.transactions = Some(TxnEvidence {
+                    history: kv_run.transactions,
+                    report,
+                });
+            }
             outcome
         }
         Workload::Kv => {
@@ -141,6 +159,7 @@ pub fn record<T>(seed: u64, run: engine_threadsim::Run<T>) -> (Option<T>, SeedOu
         trace: trace(run.trace),
         schedule: run.schedule.map(schedule),
         kv: None,
+        transactions: None,
         schedule_events: sim::schedule::Schedule::default(),
         coverage: run.coverage,
         faults_fired: run.faults_fired,

@@ -13,7 +13,7 @@
 
 use super::ParseError;
 use crate::list_append::{MicroOp, Txn, TxnOutcome};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// Reads a list-append history.
 pub fn parse_txns(file: &str, text: &str) -> Result<Vec<Txn>, ParseError> {
@@ -125,9 +125,73 @@ fn micro_op(value: &Value, outcome: TxnOutcome) -> Result<MicroOp, String> {
     }
 }
 
+/// A list-append history as [`parse_txns`] reads it, one transaction per line.
+pub fn write_txns(history: &[Txn]) -> String {
+    let mut out = String::new();
+    for txn in history {
+        let ops: Vec<Value> = txn
+            .ops
+            .iter()
+            .map(|op| match op {
+                MicroOp::Append { key, value } => json!(["append", key, value]),
+                MicroOp::Read { key, list } => json!(["r", key, list]),
+            })
+            .collect();
+        let outcome = match txn.outcome {
+            TxnOutcome::Committed => "ok",
+            TxnOutcome::Aborted => "failed",
+            TxnOutcome::Unknown => "unknown",
+        };
+        let line = json!({
+            "client": txn.client,
+            "call": txn.call,
+            "return": txn.ret,
+            "outcome": outcome,
+            "ops": ops,
+        });
+        out.push_str(&line.to_string());
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_written_history_reads_back_as_itself() {
+        let history = vec![
+            Txn {
+                client: 0,
+                call: 10,
+                ret: Some(25),
+                outcome: TxnOutcome::Committed,
+                ops: vec![
+                    MicroOp::Append { key: 1, value: 3 },
+                    MicroOp::Read {
+                        key: 2,
+                        list: Some(vec![1, 2]),
+                    },
+                ],
+            },
+            Txn {
+                client: 1,
+                call: 12,
+                ret: None,
+                outcome: TxnOutcome::Unknown,
+                ops: vec![MicroOp::Read { key: 1, list: None }],
+            },
+            Txn {
+                client: 2,
+                call: 13,
+                ret: Some(14),
+                outcome: TxnOutcome::Aborted,
+                ops: vec![MicroOp::Append { key: 1, value: 4 }],
+            },
+        ];
+        assert_eq!(parse_txns("h", &write_txns(&history)).unwrap(), history);
+    }
 
     #[test]
     fn a_history_reads_and_every_malformed_line_is_refused_with_its_number() {

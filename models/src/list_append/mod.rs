@@ -22,6 +22,7 @@
 
 mod anomaly;
 mod cycles;
+pub mod describe;
 mod graph;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests;

@@ -26,6 +26,7 @@ pub mod snapshot_without_sessions;
 pub mod ticker_check_then_act;
 pub mod ticker_lockstep;
 pub mod truncate_on_matching_heartbeat;
+pub mod txn_reads_at_proposal;
 
 /// Removes `log`'s entries from `from` on, as a broken rule does, with the effects that write
 /// and report it (shared by the variants that truncate where the protocol must not).

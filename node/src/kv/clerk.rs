@@ -1,7 +1,7 @@
 //! [`Clerk`]: the client library of the key-value service.
 
 use super::round_trips::RoundTrips;
-use super::{ClientId, KvOp, KvReply, KvRequest, KvResult, Refusal, Seq, SessionExpired};
+use super::{ClientId, KvOp, KvReply, KvRequest, KvResult, Refusal, Seq, SessionExpired, TxnStep};
 use crate::transport::TransportError;
 use crate::NodeId;
 use std::time::Duration;
@@ -118,7 +118,20 @@ impl Clerk {
     pub fn get(&mut self, key: &str, deadline: Option<Instant>) -> Result<String, ClerkError> {
         match self.execute(KvOp::Get(key.to_string()), deadline)? {
             KvResult::Value(value) => Ok(value),
-            KvResult::Done => unreachable!("a get answered without a value"),
+            other => unreachable!("a get answered {other:?}"),
+        }
+    }
+
+    /// Runs a transaction's `steps` atomically; the values its reads saw, in order. A retry of
+    /// a transaction that took effect is answered its first reads.
+    pub fn transact(
+        &mut self,
+        steps: Vec<TxnStep>,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<String>, ClerkError> {
+        match self.execute(KvOp::Txn(steps), deadline)? {
+            KvResult::Reads(reads) => Ok(reads),
+            other => unreachable!("a transaction answered {other:?}"),
         }
     }
 

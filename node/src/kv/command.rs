@@ -1,7 +1,7 @@
 //! [`KvCommand`]: what the key-value service puts in the Raft log, and its byte encoding.
 
 use super::bytes::{put_text, Reader};
-use super::{ClientId, KvOp, Seq};
+use super::{ClientId, KvOp, Seq, TxnStep};
 use crate::Command;
 
 /// One log entry of the key-value service.
@@ -41,6 +41,9 @@ const REGISTER: u8 = 3;
 const GET: u8 = 0;
 const PUT: u8 = 1;
 const APPEND: u8 = 2;
+/// A transaction: a count of steps (8), then each step's tag (a get's or an append's), key and
+/// value (empty for a read).
+const TXN: u8 = 3;
 
 impl KvCommand {
     /// The command's bytes for the log.
@@ -62,14 +65,23 @@ impl KvCommand {
                 bytes.extend_from_slice(&client.0.to_le_bytes());
                 bytes.extend_from_slice(&seq.0.to_le_bytes());
                 bytes.extend_from_slice(&proposed.to_le_bytes());
-                let (tag, key, value) = match op {
-                    KvOp::Get(key) => (GET, key, ""),
-                    KvOp::Put(key, value) => (PUT, key, value.as_str()),
-                    KvOp::Append(key, value) => (APPEND, key, value.as_str()),
-                };
-                bytes.push(tag);
-                put_text(&mut bytes, key);
-                put_text(&mut bytes, value);
+                match op {
+                    KvOp::Get(key) => put_step(&mut bytes, GET, key, ""),
+                    KvOp::Put(key, value) => put_step(&mut bytes, PUT, key, value),
+                    KvOp::Append(key, value) => put_step(&mut bytes, APPEND, key, value),
+                    KvOp::Txn(steps) => {
+                        bytes.push(TXN);
+                        bytes.extend_from_slice(&(steps.len() as u64).to_le_bytes());
+                        for step in steps {
+                            match step {
+                                TxnStep::Read(key) => put_step(&mut bytes, GET, key, ""),
+                                TxnStep::Append(key, value) => {
+                                    put_step(&mut bytes, APPEND, key, value)
+                                }
+                            }
+                        }
+                    }
+                }
             }
         }
         Command(bytes)
@@ -90,14 +102,18 @@ impl KvCommand {
                 let client = ClientId(reader.u64()?);
                 let seq = Seq(reader.u64()?);
                 let proposed = reader.u64()?;
-                let tag = reader.byte()?;
-                let key = reader.text()?;
-                let value = reader.text()?;
-                let op = match tag {
-                    GET if value.is_empty() => KvOp::Get(key),
-                    PUT => KvOp::Put(key, value),
-                    APPEND => KvOp::Append(key, value),
-                    _ => return Err("unknown operation"),
+                let op = match reader.byte()? {
+                    TXN => KvOp::Txn(read_steps(reader)?),
+                    tag => {
+                        let key = reader.text()?;
+                        let value = reader.text()?;
+                        match tag {
+                            GET if value.is_empty() => KvOp::Get(key),
+                            PUT => KvOp::Put(key, value),
+                            APPEND => KvOp::Append(key, value),
+                            _ => return Err("unknown operation"),
+                        }
+                    }
                 };
                 KvCommand::Op {
                     client,
@@ -114,6 +130,34 @@ impl KvCommand {
         }
         Ok(command)
     }
+}
+
+/// One operation, or one step of a transaction: its tag, key and value.
+fn put_step(bytes: &mut Vec<u8>, tag: u8, key: &str, value: &str) {
+    bytes.push(tag);
+    put_text(bytes, key);
+    put_text(bytes, value);
+}
+
+/// A transaction's steps: a count within [`super::MAX_TXN_STEPS`], then each step.
+fn read_steps(reader: &mut Reader<'_>) -> Result<Vec<TxnStep>, &'static str> {
+    // A step takes at least a tag and two lengths.
+    let count = reader.count(9)?;
+    if count > super::MAX_TXN_STEPS {
+        return Err("a transaction of more steps than the limit");
+    }
+    (0..count)
+        .map(|_| {
+            let tag = reader.byte()?;
+            let key = reader.text()?;
+            let value = reader.text()?;
+            match tag {
+                GET if value.is_empty() => Ok(TxnStep::Read(key)),
+                APPEND => Ok(TxnStep::Append(key, value)),
+                _ => Err("unknown transaction step"),
+            }
+        })
+        .collect()
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
@@ -163,6 +207,22 @@ mod tests {
                 seq: Seq(1),
                 proposed: 1 << 40,
                 op: KvOp::Append(String::new(), "x".into()),
+            },
+            KvCommand::Op {
+                client: ClientId(2),
+                seq: Seq(9),
+                proposed: 5,
+                op: KvOp::Txn(vec![
+                    TxnStep::Read("a".into()),
+                    TxnStep::Append("b".into(), "1 ".into()),
+                    TxnStep::Read("b".into()),
+                ]),
+            },
+            KvCommand::Op {
+                client: ClientId(2),
+                seq: Seq(10),
+                proposed: 6,
+                op: KvOp::Txn(Vec::new()),
             },
         ];
         for command in commands {

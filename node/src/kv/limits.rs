@@ -5,7 +5,7 @@
 //! get's reply holds one value. An append that would grow a value past the limit is refused when
 //! it is applied, the same way on every replica, and changes nothing.
 
-use super::KvOp;
+use super::{KvOp, TxnStep};
 
 /// The longest key, in bytes.
 pub const MAX_KEY_BYTES: usize = 1 << 10;
@@ -24,6 +24,15 @@ const _: () = assert!(
     "a snapshot of a full store with the most sessions fits the stored limit"
 );
 
+/// The most steps a transaction takes: its command (every key at its limit, and appends
+/// of [`MAX_VALUE_BYTES`] in all) stays under [`crate::persist::MAX_COMMAND_BYTES`].
+pub const MAX_TXN_STEPS: usize = 32;
+const _: () = assert!(
+    COMMAND_OVERHEAD + MAX_TXN_STEPS * (1 + 4 + 4 + MAX_KEY_BYTES) + MAX_VALUE_BYTES
+        <= crate::persist::MAX_COMMAND_BYTES,
+    "the largest transaction must fit in one command"
+);
+
 /// A command's bytes besides the key and value: tags, client, sequence number, proposal time,
 /// two lengths.
 const COMMAND_OVERHEAD: usize = 1 + 8 + 8 + 8 + 1 + 4 + 4;
@@ -39,8 +48,11 @@ pub enum Part {
     Key,
     /// The value (a put's or append's, or the value an append would make).
     Value,
-    /// The whole store: the keys and values it would hold after the write.
+    /// The whole store: the keys and values it would hold after the write, and the reads of
+    /// transactions its sessions keep for retries.
     Store,
+    /// A transaction's count of steps.
+    Steps,
 }
 
 impl Part {
@@ -50,12 +62,13 @@ impl Part {
             Part::Key => 0,
             Part::Value => 1,
             Part::Store => 2,
+            Part::Steps => 3,
         }
     }
 
     /// The part [`Part::code`] gave `code`, if any.
     pub fn from_code(code: u8) -> Option<Part> {
-        [Part::Key, Part::Value, Part::Store]
+        [Part::Key, Part::Value, Part::Store, Part::Steps]
             .into_iter()
             .find(|part| part.code() == code)
     }
@@ -65,12 +78,14 @@ impl Part {
 /// the store would hold more than [`MAX_STORE_BYTES`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "refused: {} of {bytes} bytes is over the limit of {limit} bytes",
+    "refused: {} of {bytes} {unit} is over the limit of {limit} {unit}",
     match part {
         Part::Key => "a key",
         Part::Value => "a value",
         Part::Store => "a store",
-    }
+        Part::Steps => "a transaction",
+    },
+    unit = if *part == Part::Steps { "steps" } else { "bytes" }
 )]
 pub struct Refusal {
     /// What is too long.
@@ -98,22 +113,38 @@ impl Refusal {
         Refusal::check(Part::Value, bytes, MAX_VALUE_BYTES)
     }
 
-    /// A store of `bytes` bytes of keys and values refused if over [`MAX_STORE_BYTES`].
+    /// A store of `bytes` bytes of keys, values and kept reads refused if over
+    /// [`MAX_STORE_BYTES`].
     pub fn check_store(bytes: usize) -> Result<(), Refusal> {
         Refusal::check(Part::Store, bytes, MAX_STORE_BYTES)
     }
 }
 
 impl KvOp {
-    /// Refuses an operation whose key or value is over its limit (checked by the clerk before
-    /// it sends, by the server before it proposes, and by the state machine as it applies).
+    /// Refuses an operation whose key or value is over its limit, or a transaction with more
+    /// than [`MAX_TXN_STEPS`] steps or appends of more than [`MAX_VALUE_BYTES`] in all (checked
+    /// by the clerk before it sends, by the server before it proposes, and by the state
+    /// machine as it applies).
     pub fn check_size(&self) -> Result<(), Refusal> {
-        let (key, value) = match self {
-            KvOp::Get(key) => (key, ""),
-            KvOp::Put(key, value) | KvOp::Append(key, value) => (key, value.as_str()),
-        };
-        Refusal::check(Part::Key, key.len(), MAX_KEY_BYTES)?;
-        Refusal::check_value(value.len())
+        let check_key = |key: &str| Refusal::check(Part::Key, key.len(), MAX_KEY_BYTES);
+        match self {
+            KvOp::Get(key) => check_key(key),
+            KvOp::Put(key, value) | KvOp::Append(key, value) => {
+                check_key(key)?;
+                Refusal::check_value(value.len())
+            }
+            KvOp::Txn(steps) => {
+                Refusal::check(Part::Steps, steps.len(), MAX_TXN_STEPS)?;
+                let mut appended = 0;
+                for step in steps {
+                    check_key(step.key())?;
+                    if let TxnStep::Append(_, value) = step {
+                        appended += value.len();
+                    }
+                }
+                Refusal::check_value(appended)
+            }
+        }
     }
 }
 

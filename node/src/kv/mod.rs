@@ -24,7 +24,7 @@ mod state_machine;
 
 pub use clerk::{Clerk, ClerkConfig, ClerkError, GaveUp, KvTransport};
 pub use command::{KvCommand, NotAKvCommand};
-pub use limits::{Part, Refusal, MAX_KEY_BYTES, MAX_STORE_BYTES, MAX_VALUE_BYTES};
+pub use limits::{Part, Refusal, MAX_KEY_BYTES, MAX_STORE_BYTES, MAX_TXN_STEPS, MAX_VALUE_BYTES};
 pub use round_trips::RoundTrips;
 pub use server::{KvObserver, KvServer, KvServerConfig};
 pub use sessions::{SessionExpired, SessionPolicy, MAX_SESSIONS, SESSION_TIMEOUT};
@@ -57,6 +57,27 @@ pub enum KvOp {
     Put(String, String),
     /// Appends to a key's value.
     Append(String, String),
+    /// A transaction: its steps in order, atomically at one position of the log (each read
+    /// sees the store as the steps before it left it). Answered [`KvResult::Reads`].
+    Txn(Vec<TxnStep>),
+}
+
+/// One step of a [`KvOp::Txn`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TxnStep {
+    /// Reads a key (empty if never written).
+    Read(String),
+    /// Appends to a key's value.
+    Append(String, String),
+}
+
+impl TxnStep {
+    /// The key the step touches.
+    pub fn key(&self) -> &str {
+        match self {
+            TxnStep::Read(key) | TxnStep::Append(key, _) => key,
+        }
+    }
 }
 
 /// What an applied operation returned.
@@ -66,6 +87,8 @@ pub enum KvResult {
     Value(String),
     /// A put or append took effect.
     Done,
+    /// A transaction took effect: the values its reads saw, in the order of its steps.
+    Reads(Vec<String>),
 }
 
 /// A clerk's request to a server.

@@ -361,6 +361,12 @@ impl ServerShared {
     }
 
     fn through_the_log(&self, client: ClientId, seq: Seq, op: KvOp) -> Option<KvReply> {
+        let reads_at_proposal = if self.config.mutations.has(Mutation::TxnReadsAtProposal) {
+            let state = self.state.lock();
+            crate::broken::txn_reads_at_proposal::reads_now(&state.machine, &op)
+        } else {
+            None
+        };
         let command = KvCommand::Op {
             client,
             seq,
@@ -372,7 +378,10 @@ impl ServerShared {
             Err(reply) => return Some(reply),
         };
         Some(match self.wait(waiter)? {
-            Some(Settled::Applied(Ok(Ok(result)))) => KvReply::Ok(result),
+            Some(Settled::Applied(Ok(Ok(result)))) => match reads_at_proposal {
+                None => KvReply::Ok(result),
+                early => KvReply::Ok(crate::broken::txn_reads_at_proposal::answer(result, early)),
+            },
             Some(Settled::Applied(Ok(Err(refusal)))) => KvReply::Refused(refusal),
             Some(Settled::Applied(Err(SessionExpired))) => KvReply::SessionExpired,
             Some(Settled::Displaced) => KvReply::WrongLeader { leader_hint: None },

@@ -24,8 +24,11 @@ use std::time::Duration;
 pub const MAX_SESSIONS: usize = 1 << 16;
 /// How long, by the log's clock, a session may go unused by default.
 pub const SESSION_TIMEOUT: Duration = Duration::from_secs(600);
-/// A session's bytes in a snapshot: client, sequence number, last use, result tag and a refusal.
-pub(super) const SESSION_BYTES: usize = 8 + 8 + 8 + 1 + 1 + 8 + 8;
+/// A session's bytes in a snapshot, besides the texts of kept reads (which count against the
+/// store's limit): client, sequence number, last use, result tag, and a refusal or the kept
+/// reads' count and lengths.
+pub(super) const SESSION_BYTES: usize = 8 + 8 + 8 + 1 + 8 + 4 * super::MAX_TXN_STEPS;
+const _: () = assert!(1 + 8 + 8 <= 8 + 4 * super::MAX_TXN_STEPS);
 const _: () = assert!(
     MAX_SESSIONS * SESSION_BYTES <= crate::persist::MAX_SNAPSHOT_BYTES / 16,
     "the most sessions take a small part of a snapshot"
@@ -56,14 +59,37 @@ impl Default for SessionPolicy {
 #[error("the client's session expired; the operation's outcome is unknown")]
 pub struct SessionExpired;
 
+/// What a session keeps of its client's last operation, to answer a retry of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Kept {
+    /// It took effect. A get's value is not kept: a retried get reads again, which is
+    /// linearizable (it is still in progress).
+    Done,
+    /// It was refused: a retry is refused again.
+    Refused(Refusal),
+    /// A transaction's reads. A retry gets them, not reads of now: its appends are not applied
+    /// again, so a new read would not see the store at the transaction's position in the log.
+    /// Their bytes count against the store's limit ([`Sessions::kept_bytes`]).
+    Reads(Vec<String>),
+}
+
+impl Kept {
+    /// The bytes of the reads it keeps.
+    pub(super) fn bytes(&self) -> usize {
+        match self {
+            Kept::Reads(reads) => reads.iter().map(String::len).sum(),
+            Kept::Done | Kept::Refused(_) => 0,
+        }
+    }
+}
+
 /// The last operation applied for one client, and when the session was last used.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Session {
     /// The client's last sequence number applied.
     pub(super) seq: Seq,
-    /// Whether that operation was refused (a retry is refused again); a get's value is not
-    /// kept: a retried get reads again, which is linearizable (it is still in progress).
-    pub(super) refused: Option<Refusal>,
+    /// What a retry of that operation is answered.
+    pub(super) kept: Kept,
     /// The log's clock when it was last used, in nanoseconds.
     pub(super) last_used: u64,
 }
@@ -76,12 +102,19 @@ pub(super) struct Sessions {
     by_use: BTreeSet<(u64, ClientId)>,
     /// The largest proposal time applied, in nanoseconds of a leader's clock.
     clock: u64,
+    /// The bytes of every session's kept reads.
+    kept_bytes: usize,
 }
 
 impl Sessions {
     /// The log's clock: the largest proposal time applied so far.
     pub(super) fn clock(&self) -> u64 {
         self.clock
+    }
+
+    /// The bytes of the transaction reads every session keeps.
+    pub(super) fn kept_bytes(&self) -> usize {
+        self.kept_bytes
     }
 
     /// Sets the clock a snapshot held.
@@ -115,7 +148,7 @@ impl Sessions {
         }
         let session = Session {
             seq: Seq(0),
-            refused: None,
+            kept: Kept::Done,
             last_used: self.clock,
         };
         self.insert(client, session);
@@ -129,7 +162,7 @@ impl Sessions {
                 let &(_, oldest) = self.by_use.first().expect("a session per client");
                 self.remove(oldest);
             }
-            self.record(client, Seq(0), None);
+            self.record(client, Seq(0), Kept::Done);
         }
     }
 
@@ -138,14 +171,15 @@ impl Sessions {
         self.by_client.get(&client)
     }
 
-    /// Records `seq` (and its refusal, if any) as `client`'s last operation, used now.
-    pub(super) fn record(&mut self, client: ClientId, seq: Seq, refused: Option<Refusal>) {
+    /// Records `seq` (and what a retry of it is answered) as `client`'s last operation, used
+    /// now.
+    pub(super) fn record(&mut self, client: ClientId, seq: Seq, kept: Kept) {
         let last_used = self.clock;
         self.insert(
             client,
             Session {
                 seq,
-                refused,
+                kept,
                 last_used,
             },
         );
@@ -153,15 +187,19 @@ impl Sessions {
 
     /// Puts a session in (replacing the client's earlier one).
     pub(super) fn insert(&mut self, client: ClientId, session: Session) {
-        if let Some(earlier) = self.by_client.insert(client, session.clone()) {
+        self.kept_bytes += session.kept.bytes();
+        let last_used = session.last_used;
+        if let Some(earlier) = self.by_client.insert(client, session) {
             self.by_use.remove(&(earlier.last_used, client));
+            self.kept_bytes -= earlier.kept.bytes();
         }
-        self.by_use.insert((session.last_used, client));
+        self.by_use.insert((last_used, client));
     }
 
     fn remove(&mut self, client: ClientId) {
         let session = self.by_client.remove(&client).expect("a live session");
         self.by_use.remove(&(session.last_used, client));
+        self.kept_bytes -= session.kept.bytes();
     }
 
     /// Every session, by client.
@@ -185,8 +223,9 @@ impl Sessions {
         let mut forgetful = self.clone();
         for session in forgetful.by_client.values_mut() {
             session.seq = Seq(0);
-            session.refused = None;
+            session.kept = Kept::Done;
         }
+        forgetful.kept_bytes = 0;
         forgetful
     }
 }
@@ -220,7 +259,7 @@ mod tests {
         sessions.tick(11 * SECOND + 1, &policy);
         assert!(sessions.get(ClientId(1)).is_none(), "unused for longer");
         assert!(sessions.get(ClientId(2)).is_some());
-        sessions.record(ClientId(2), Seq(1), None);
+        sessions.record(ClientId(2), Seq(1), Kept::Done);
         sessions.tick(20 * SECOND, &policy);
         assert!(sessions.get(ClientId(2)).is_some(), "used at 11 s");
         sessions.tick(22 * SECOND, &policy);
@@ -236,7 +275,7 @@ mod tests {
             sessions.register(ClientId(client), &policy);
         }
         sessions.tick(4 * SECOND, &policy);
-        sessions.record(ClientId(1), Seq(1), None);
+        sessions.record(ClientId(1), Seq(1), Kept::Done);
         sessions.register(ClientId(4), &policy);
         let live: Vec<u64> = sessions.iter().map(|(client, _)| client.0).collect();
         assert_eq!(live, [1, 3, 4], "2 was the least recently used");

@@ -7,7 +7,9 @@
 //! key count (8)     | key, value (each text: length (4) | UTF-8 bytes) ...
 //! the log's clock (8)
 //! session count (8) | client (8) | seq (8) | last used (8) | result: 0 done, or
-//!                     2 refused: part (1: 0 key, 1 value, 2 store) | length (8) | limit (8) ...
+//!                     2 refused: part (1: 0 key, 1 value, 2 store, 3 steps) | length (8) |
+//!                       limit (8), or
+//!                     3 a transaction's reads: count (8) | each read as a text ...
 //! ```
 //!
 //! Version 1 (sessions that kept a get's value, and no clock) is refused by name: its sessions
@@ -15,13 +17,14 @@
 
 use super::bytes::{put_text, Reader};
 use super::limits::Part;
-use super::sessions::Session;
+use super::sessions::{Kept, Session};
 use super::{ClientId, KvStateMachine, Refusal, Seq};
 use crate::LogIndex;
 
 const VERSION: u8 = 2;
 const DONE: u8 = 0;
 const REFUSED: u8 = 2;
+const READS: u8 = 3;
 
 /// Bytes that are not a key-value snapshot, and what is wrong with them.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -44,13 +47,20 @@ impl KvStateMachine {
             bytes.extend_from_slice(&client.0.to_le_bytes());
             bytes.extend_from_slice(&session.seq.0.to_le_bytes());
             bytes.extend_from_slice(&session.last_used.to_le_bytes());
-            match &session.refused {
-                None => bytes.push(DONE),
-                Some(refusal) => {
+            match &session.kept {
+                Kept::Done => bytes.push(DONE),
+                Kept::Refused(refusal) => {
                     bytes.push(REFUSED);
                     bytes.push(refusal.part.code());
                     bytes.extend_from_slice(&refusal.bytes.to_le_bytes());
                     bytes.extend_from_slice(&refusal.limit.to_le_bytes());
+                }
+                Kept::Reads(reads) => {
+                    bytes.push(READS);
+                    bytes.extend_from_slice(&(reads.len() as u64).to_le_bytes());
+                    for read in reads {
+                        put_text(&mut bytes, read);
+                    }
                 }
             }
         }
@@ -93,9 +103,10 @@ fn read(reader: &mut Reader<'_>) -> Result<KvStateMachine, &'static str> {
         let client = ClientId(reader.u64()?);
         let seq = Seq(reader.u64()?);
         let last_used = reader.u64()?;
-        let refused = match reader.byte()? {
-            DONE => None,
-            REFUSED => Some(read_refusal(reader)?),
+        let kept = match reader.byte()? {
+            DONE => Kept::Done,
+            REFUSED => Kept::Refused(read_refusal(reader)?),
+            READS => Kept::Reads(read_reads(reader)?),
             _ => return Err("unknown result tag"),
         };
         if machine
@@ -110,7 +121,7 @@ fn read(reader: &mut Reader<'_>) -> Result<KvStateMachine, &'static str> {
         }
         let session = Session {
             seq,
-            refused,
+            kept,
             last_used,
         };
         machine.sessions_mut().insert(client, session);
@@ -119,6 +130,15 @@ fn read(reader: &mut Reader<'_>) -> Result<KvStateMachine, &'static str> {
         return Err("trailing bytes");
     }
     Ok(machine)
+}
+
+/// A transaction's kept reads: at most [`super::MAX_TXN_STEPS`].
+fn read_reads(reader: &mut Reader<'_>) -> Result<Vec<String>, &'static str> {
+    let count = reader.count(4)?;
+    if count > super::MAX_TXN_STEPS {
+        return Err("more kept reads than a transaction has steps");
+    }
+    (0..count).map(|_| reader.text()).collect()
 }
 
 fn read_refusal(reader: &mut Reader<'_>) -> Result<Refusal, &'static str> {
@@ -162,6 +182,25 @@ mod tests {
         }
         machine.advance(LogIndex(10));
         machine
+    }
+
+    #[test]
+    fn a_transactions_kept_reads_survive_a_snapshot_and_answer_its_retry() {
+        let mut machine = busy_machine();
+        let txn = KvOp::Txn(vec![
+            crate::kv::TxnStep::Read("a".into()),
+            crate::kv::TxnStep::Append("a".into(), "+".into()),
+            crate::kv::TxnStep::Read("a".into()),
+        ]);
+        let first = machine.apply(LogIndex(11), ClientId(3), Seq(9), &txn, 11_000, true);
+        let reads = KvResult::Reads(vec!["1é2".into(), "1é2+".into()]);
+        assert_eq!(first, Ok(Ok(reads.clone())));
+        let mut restored = KvStateMachine::restore(&machine.snapshot()).expect("restores");
+        assert_eq!(restored, machine);
+        assert_eq!(restored.digest(), machine.digest());
+        let retry = restored.apply(LogIndex(12), ClientId(3), Seq(9), &txn, 12_000, true);
+        assert_eq!(retry, Ok(Ok(reads)), "the first reads, not reads of now");
+        assert_eq!(restored.get("a"), "1é2+", "applied once");
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! [`KvStateMachine`]: the key-value map and the client sessions that make retries exactly-once
 //! (and expire, [`super::sessions`]).
 
-use super::sessions::{SessionExpired, SessionPolicy, Sessions};
-use super::{ClientId, KvOp, KvResult, Refusal, Seq};
+use super::sessions::{Kept, SessionExpired, SessionPolicy, Sessions};
+use super::{ClientId, KvOp, KvResult, Refusal, Seq, TxnStep};
 use crate::LogIndex;
 use std::collections::BTreeMap;
 
@@ -98,11 +98,18 @@ impl KvStateMachine {
             digest.write_u64(client.0);
             digest.write_u64(session.seq.0);
             digest.write_u64(session.last_used);
-            match &session.refused {
-                None => digest.write(&[0]),
-                Some(refusal) => {
+            match &session.kept {
+                Kept::Done => digest.write(&[0]),
+                Kept::Refused(refusal) => {
                     digest.write(&[2]);
                     digest.write_u64(refusal.bytes);
+                }
+                Kept::Reads(reads) => {
+                    digest.write(&[3]);
+                    digest.write_u64(reads.len() as u64);
+                    for read in reads {
+                        digest.write_str(read);
+                    }
                 }
             }
         }
@@ -178,16 +185,27 @@ impl KvStateMachine {
         if suppress_duplicates && seq <= session.seq {
             crate::coverage::reached(crate::coverage::Point::DuplicateSuppressed);
             // An older sequence number than the last is a retry nobody waits for any more.
-            return Ok(match (session.refused, op) {
-                (Some(refusal), _) => Err(refusal),
-                (None, KvOp::Get(key)) => Ok(KvResult::Value(self.get(key))),
-                (None, _) => Ok(KvResult::Done),
+            return Ok(match (&session.kept, op) {
+                (Kept::Refused(refusal), _) => Err(*refusal),
+                (Kept::Reads(reads), _) => Ok(KvResult::Reads(reads.clone())),
+                (Kept::Done, KvOp::Get(key)) => Ok(KvResult::Value(self.get(key))),
+                (Kept::Done, _) => Ok(KvResult::Done),
             });
         }
         let result = op.check_size().and_then(|()| self.apply_sized(op));
-        self.sessions
-            .record(client, seq, result.as_ref().err().copied());
+        let kept = match &result {
+            Err(refusal) => Kept::Refused(*refusal),
+            Ok(KvResult::Reads(reads)) => Kept::Reads(reads.clone()),
+            Ok(KvResult::Done | KvResult::Value(_)) => Kept::Done,
+        };
+        self.sessions.record(client, seq, kept);
         Ok(result)
+    }
+
+    /// Refuses a store that would hold `data_bytes` of keys and values, besides the reads its
+    /// sessions keep, if that passes [`super::MAX_STORE_BYTES`].
+    fn check_store(&self, data_bytes: usize) -> Result<(), Refusal> {
+        Refusal::check_store(data_bytes + self.sessions.kept_bytes())
     }
 
     /// Applies an operation whose key and value are within the limits.
@@ -197,7 +215,7 @@ impl KvStateMachine {
             KvOp::Put(key, value) => {
                 let old = self.data.get(key).map_or(0, |old| key.len() + old.len());
                 let stored = self.stored_bytes - old + key.len() + value.len();
-                Refusal::check_store(stored)?;
+                self.check_store(stored)?;
                 self.data.insert(key.clone(), value.clone());
                 self.stored_bytes = stored;
                 KvResult::Done
@@ -206,12 +224,62 @@ impl KvStateMachine {
                 let old = self.data.get(key).map(String::len);
                 Refusal::check_value(old.unwrap_or(0) + value.len())?;
                 let added = value.len() + if old.is_some() { 0 } else { key.len() };
-                Refusal::check_store(self.stored_bytes + added)?;
+                self.check_store(self.stored_bytes + added)?;
                 self.data.entry(key.clone()).or_default().push_str(value);
                 self.stored_bytes += added;
                 KvResult::Done
             }
+            KvOp::Txn(steps) => KvResult::Reads(self.apply_txn(steps)?),
         })
+    }
+
+    /// What `steps` would read and write run on this state now, changing nothing: the values
+    /// of the reads (each sees the appends of the steps before it), and the new value of every
+    /// key appended to.
+    pub(crate) fn run_txn<'a>(
+        &self,
+        steps: &'a [TxnStep],
+    ) -> (Vec<String>, BTreeMap<&'a str, String>) {
+        let mut written: BTreeMap<&str, String> = BTreeMap::new();
+        let mut reads = Vec::new();
+        for step in steps {
+            match step {
+                TxnStep::Read(key) => reads.push(match written.get(key.as_str()) {
+                    Some(value) => value.clone(),
+                    None => self.get(key),
+                }),
+                TxnStep::Append(key, value) => written
+                    .entry(key.as_str())
+                    .or_insert_with(|| self.get(key))
+                    .push_str(value),
+            }
+        }
+        (reads, written)
+    }
+
+    /// Applies a transaction's steps at once: each read sees the appends of the steps before
+    /// it. Refused, changing nothing, if an append would grow a value past
+    /// [`super::MAX_VALUE_BYTES`], if its reads take more than that in all (they are one
+    /// reply), or if the store with the reads kept for a retry would pass its limit.
+    fn apply_txn(&mut self, steps: &[TxnStep]) -> Result<Vec<String>, Refusal> {
+        let (reads, written) = self.run_txn(steps);
+        for new in written.values() {
+            Refusal::check_value(new.len())?;
+        }
+        let read_bytes: usize = reads.iter().map(String::len).sum();
+        Refusal::check_value(read_bytes)?;
+        let stored = written
+            .iter()
+            .fold(self.stored_bytes, |stored, (key, new)| {
+                let old = self.data.get(*key).map_or(0, |old| key.len() + old.len());
+                stored - old + key.len() + new.len()
+            });
+        self.check_store(stored + read_bytes)?;
+        for (key, new) in written {
+            self.data.insert(key.to_string(), new);
+        }
+        self.stored_bytes = stored;
+        Ok(reads)
     }
 }
 
@@ -372,6 +440,100 @@ mod tests {
             Ok(Ok(KvResult::Done))
         );
         assert_eq!(machine.get("k"), "xx");
+    }
+
+    fn txn(steps: &[(&str, Option<&str>)]) -> KvOp {
+        KvOp::Txn(
+            steps
+                .iter()
+                .map(|(key, value)| match value {
+                    None => TxnStep::Read(key.to_string()),
+                    Some(value) => TxnStep::Append(key.to_string(), value.to_string()),
+                })
+                .collect(),
+        )
+    }
+
+    fn reads(values: &[&str]) -> Outcome {
+        Ok(KvResult::Reads(
+            values.iter().map(|v| v.to_string()).collect(),
+        ))
+    }
+
+    #[test]
+    fn a_transaction_reads_its_own_appends_and_its_retry_gets_its_first_reads() {
+        let mut machine = with_clients(2);
+        let first = txn(&[
+            ("x", None),
+            ("x", Some("1 ")),
+            ("y", Some("1 ")),
+            ("x", None),
+        ]);
+        assert_eq!(apply(&mut machine, 1, 1, &first), reads(&["", "1 "]));
+        let second = txn(&[("x", Some("2 ")), ("y", None)]);
+        assert_eq!(apply(&mut machine, 2, 1, &second), reads(&["1 "]));
+        // Client 1's retry: its appends are not applied again and it gets the reads of its
+        // position in the log, not of now.
+        assert_eq!(apply(&mut machine, 1, 1, &first), reads(&["", "1 "]));
+        assert_eq!(machine.get("x"), "1 2 ");
+        assert_eq!(machine.get("y"), "1 ");
+        let restored = KvStateMachine::restore(&machine.snapshot()).expect("restores");
+        assert_eq!(restored, machine);
+    }
+
+    #[test]
+    fn a_transaction_over_a_limit_changes_nothing_and_kept_reads_count_against_the_store() {
+        use super::super::{Part, MAX_STORE_BYTES, MAX_TXN_STEPS, MAX_VALUE_BYTES};
+        let mut machine = with_clients(2);
+        let half = "v".repeat(MAX_VALUE_BYTES / 2 + 1);
+        // The first append fits; the second would pass the value limit: nothing is applied.
+        let over = txn(&[("a", Some(&half)), ("b", Some("1")), ("a", Some(&half))]);
+        let refusal = apply(&mut machine, 1, 1, &over).unwrap_err();
+        assert_eq!(refusal.part, Part::Value);
+        assert!(machine.data().is_empty(), "nothing applied");
+        let too_many = KvOp::Txn(vec![TxnStep::Read("a".into()); MAX_TXN_STEPS + 1]);
+        let refusal = apply(&mut machine, 1, 2, &too_many).unwrap_err();
+        assert_eq!(refusal.part, Part::Steps);
+        assert_eq!(
+            refusal.to_string(),
+            format!(
+                "refused: a transaction of {} steps is over the limit of {MAX_TXN_STEPS} steps",
+                MAX_TXN_STEPS + 1
+            )
+        );
+        // Reads of more than a value's limit in all are one reply too many.
+        apply(&mut machine, 1, 3, &txn(&[("a", Some(&half))])).expect("fits");
+        let twice = txn(&[("a", None), ("a", None)]);
+        assert_eq!(
+            apply(&mut machine, 2, 1, &twice).unwrap_err().part,
+            Part::Value
+        );
+        // Kept reads are bytes the store holds: fill the store to just under its limit with
+        // them counted, and a put that fits without them is refused.
+        let read = txn(&[("a", None)]);
+        assert_eq!(apply(&mut machine, 2, 2, &read), reads(&[&half]));
+        assert_eq!(machine.sessions.kept_bytes(), half.len());
+        let mut seq = 3;
+        loop {
+            let room = MAX_STORE_BYTES - machine.stored_bytes - machine.sessions.kept_bytes();
+            if room < 1000 {
+                break;
+            }
+            seq += 1;
+            let put = KvOp::Put(
+                format!("f{seq:05}"),
+                "f".repeat((room - 100).min(MAX_VALUE_BYTES)),
+            );
+            apply(&mut machine, 1, seq, &put).expect("fits with the kept reads");
+        }
+        let left = MAX_STORE_BYTES - machine.stored_bytes;
+        let fits_only_without_kept = KvOp::Put("z".into(), "z".repeat(left - 1));
+        let refusal = apply(&mut machine, 1, seq + 1, &fits_only_without_kept).unwrap_err();
+        assert_eq!(refusal.part, Part::Store);
+        // Client 2's next operation drops its kept reads, and the put fits.
+        apply(&mut machine, 2, 3, &KvOp::Get("a".into())).expect("a get");
+        assert_eq!(machine.sessions.kept_bytes(), 0);
+        apply(&mut machine, 1, seq + 2, &fits_only_without_kept).expect("room again");
     }
 
     #[test]

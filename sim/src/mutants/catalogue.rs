@@ -4,9 +4,10 @@
 
 use super::detector::Detector;
 use super::detector::{
-    chaos_kv, chaos_kv_misses, chaos_kv_snapshots, CHAOS_RAFT, CHAOS_RAFT_CORRUPTION,
-    CHAOS_RAFT_LIVENESS, CHAOS_RAFT_MISDIRECTED_WRITES, CHAOS_RAFT_MISSES, CHAOS_RAFT_POWER_LOSS,
-    CHAOS_RAFT_READ_ERRORS, CHAOS_RAFT_SNAPSHOTS_MISSES, CHAOS_RAFT_TORN_WRITES,
+    chaos_kv, chaos_kv_misses, chaos_kv_snapshots, CHAOS_LIST_APPEND, CHAOS_RAFT,
+    CHAOS_RAFT_CORRUPTION, CHAOS_RAFT_LIVENESS, CHAOS_RAFT_MISDIRECTED_WRITES, CHAOS_RAFT_MISSES,
+    CHAOS_RAFT_POWER_LOSS, CHAOS_RAFT_READ_ERRORS, CHAOS_RAFT_SNAPSHOTS_MISSES,
+    CHAOS_RAFT_TORN_WRITES,
 };
 use crate::runner::Sim;
 use crate::scenarios;
@@ -339,6 +340,12 @@ pub fn catalogue() -> Vec<Variant> {
             models: "the state file is synced but its directory never is: a power loss takes the file's entry and the node comes back empty (fsync of the file does not make its name durable; Pillai et al., OSDI '14)",
             detectors: vec![CHAOS_RAFT_POWER_LOSS, CHAOS_RAFT_MISSES],
             signature: &["invariant violated"],
+        },
+        Variant {
+            broken: node(Mutation::TxnReadsAtProposal),
+            models: "a transaction's reads served from the leader's state when it is proposed, not at its position in the log: a transaction committed in between is missed by the reads, not by the appends (reads outside the transaction's snapshot; Elle's G-single)",
+            detectors: vec![Transactions { seeds: 5 }, CHAOS_LIST_APPEND],
+            signature: &["transactions not-serializable"],
         },
     ]
 }

@@ -79,6 +79,12 @@ pub enum Detector {
         /// Seeds to try.
         seeds: u64,
     },
+    /// The key-value workload's clients running list-append transactions on seeds
+    /// 1..=`seeds`; a history that is not strictly serializable kills.
+    Transactions {
+        /// Seeds to try.
+        seeds: u64,
+    },
     /// A loom test that passes only if loom rejects the variant.
     Loom {
         /// The test binary (`loom-tests/tests/NAME.rs`).
@@ -140,6 +146,8 @@ pub enum ChaosWorkload {
     /// [`ChaosWorkload::Raft`] with misdirected writes: half of the crashes come right after a
     /// save that wrote one copy over the other.
     RaftMisdirectedWrites,
+    /// The key-value store's list-append transactions, checked for strict serializability.
+    ListAppend,
 }
 
 /// The snapshot threshold of the chaos workloads with snapshots: small, so that compaction,
@@ -157,7 +165,8 @@ impl ChaosWorkload {
             | ChaosWorkload::RaftReadErrors
             | ChaosWorkload::RaftTornWrites
             | ChaosWorkload::RaftCorruption
-            | ChaosWorkload::RaftMisdirectedWrites => None,
+            | ChaosWorkload::RaftMisdirectedWrites
+            | ChaosWorkload::ListAppend => None,
             ChaosWorkload::Kv(read_mode) | ChaosWorkload::KvSnapshots(read_mode) => Some(read_mode),
         }
     }
@@ -173,6 +182,7 @@ impl ChaosWorkload {
     /// How the kill matrix and the benchmarks name it (`raft`, `kv, lease, snapshots`).
     pub fn describe(self) -> String {
         let mut text = match self.read_mode() {
+            None if self == ChaosWorkload::ListAppend => "list-append".to_string(),
             None => "raft".to_string(),
             Some(read_mode) => format!("kv, {read_mode}"),
         };
@@ -211,6 +221,9 @@ impl ChaosWorkload {
                 (Some(Broken::UnsafeLocalReads), _) => ReadMode::UnsafeLocal,
                 _ => read_mode,
             };
+        }
+        if self == ChaosWorkload::ListAppend {
+            spec.workload = Workload::ListAppend;
         }
         if self.snapshots() {
             spec.snapshot_threshold = Some(CHAOS_SNAPSHOT_THRESHOLD);
@@ -303,6 +316,12 @@ pub(super) const fn chaos_kv_snapshots(read_mode: ReadMode) -> Detector {
         kills: true,
     }
 }
+/// List-append chaos, which must find the variant.
+pub(super) const CHAOS_LIST_APPEND: Detector = Detector::Chaos {
+    workload: ChaosWorkload::ListAppend,
+    seeds: CHAOS_KV_SEEDS,
+    kills: true,
+};
 pub(super) const fn chaos_kv(read_mode: ReadMode) -> Detector {
     Detector::Chaos {
         workload: ChaosWorkload::Kv(read_mode),
@@ -316,9 +335,10 @@ impl Detector {
     pub fn column(&self) -> Column {
         match self {
             Detector::Scenario { .. } => Column::Invariants,
-            Detector::Kv { .. } | Detector::LeaseHunt { .. } | Detector::SessionChurn { .. } => {
-                Column::Linearizability
-            }
+            Detector::Kv { .. }
+            | Detector::LeaseHunt { .. }
+            | Detector::SessionChurn { .. }
+            | Detector::Transactions { .. } => Column::Linearizability,
             Detector::Loom { .. } => Column::Loom,
             Detector::Shuttle { .. } => Column::Shuttle,
             Detector::Chaos { .. } => Column::Chaos,

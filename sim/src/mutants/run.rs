@@ -166,6 +166,18 @@ pub fn run_detector(
             };
             sweep_kv(&config, seeds, sweep, started)
         }
+        Detector::Transactions { seeds } => {
+            let config = KvWorkloadConfig {
+                mutations,
+                ..KvWorkloadConfig::list_append()
+            };
+            sweep_seeds(seeds, sweep, started, |seed| {
+                match simulate_kv(seed, &config) {
+                    Err(failure) => Some(first_line(&failure.message)),
+                    Ok(run) => crate::txn_client::failure(&run.transactions),
+                }
+            })
+        }
         Detector::Loom { binary, test } => {
             let selected = if broken.is_some() { Some(test) } else { None };
             run_cargo_test(workspace, "loom", "loom-tests", binary, selected, started)

@@ -290,6 +290,12 @@ fn print_header(
                 .duration
                 .map_or_else(|| "27".to_string(), |d| d.as_secs_f64().to_string())
         ),
+        Workload::ListAppend => format!(
+            "list-append transactions ({} s per seed, strict serializability checked)",
+            workload
+                .duration
+                .map_or_else(|| "27".to_string(), |d| d.as_secs_f64().to_string())
+        ),
     };
     let mutations = if workload.mutations.is_empty() {
         String::new()
@@ -348,6 +354,7 @@ mod tests {
             trace: trace.take(),
             schedule: None,
             kv: None,
+            transactions: None,
             schedule_events: sim::schedule::Schedule::default(),
             coverage: Default::default(),
             faults_fired: Default::default(),

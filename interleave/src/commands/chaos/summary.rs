@@ -221,7 +221,7 @@ fn print_summary(
             println!("replay: {line}");
         }
     }
-    print_verdict(tally);
+    print_verdict(tally, run.spec.workload);
 }
 
 /// Per kind of fault on the leader, how long the commits stopped after it.
@@ -263,7 +263,7 @@ fn unavailability_json(windows: &FaultWindows) -> serde_json::Value {
 }
 
 /// The last line: what was found.
-fn print_verdict(tally: &Tally) {
+fn print_verdict(tally: &Tally, workload: runspec::Workload) {
     if !tally.failures.is_empty() {
         println!(
             "found {} failing seed(s): {:?}",
@@ -273,8 +273,12 @@ fn print_verdict(tally: &Tally) {
         return;
     }
     if tally.totals.operations_checked > 0 {
+        let (what, verdict) = match workload {
+            runspec::Workload::ListAppend => ("transactions", "strictly serializable"),
+            _ => ("client operations", "linearizable"),
+        };
         println!(
-            "{} client operations checked: every history was linearizable",
+            "{} {what} checked: every history was {verdict}",
             tally.totals.operations_checked
         );
     }

@@ -195,6 +195,7 @@ fn junit_case(
     let classname = match spec.workload {
         Workload::Raft => "chaos raft",
         Workload::Kv => "chaos kv",
+        Workload::ListAppend => "chaos list-append",
     };
     let case = junit::Case {
         name: format!("seed {}", outcome.seed),

@@ -50,6 +50,7 @@ pub(super) fn correct_build_key(detector: &Detector) -> String {
         Detector::Kv { read_mode, .. } => format!("kv {read_mode}"),
         Detector::LeaseHunt { .. } => "kv lease hunt".to_string(),
         Detector::SessionChurn { .. } => "kv session churn".to_string(),
+        Detector::Transactions { .. } => "list-append".to_string(),
         Detector::Loom { binary, .. } => format!("loom {binary}"),
         Detector::Shuttle { .. } => "shuttle cluster".to_string(),
         // The correct build serves the unsafe mode's reads by ReadIndex.
