@@ -219,7 +219,7 @@ pub struct ReplayArgs {
 
 /// The settings of a run's configuration, as clap names them: giving any of them pins the
 /// configuration of every seed (`chaos` runs the swarm only without them).
-pub const CONFIGURATION_FLAGS: [&str; 17] = [
+pub const CONFIGURATION_FLAGS: [&str; 18] = [
     "nodes",
     "reliable",
     "no_crashes",
@@ -234,6 +234,7 @@ pub const CONFIGURATION_FLAGS: [&str; 17] = [
     "corruption",
     "misdirected_writes",
     "session_churn",
+    "membership",
     "clock_skew",
     "snapshot_threshold",
     "read_mode",

@@ -92,6 +92,12 @@ pub struct WorkloadArgs {
     /// comes back with the stale copy.
     #[arg(long)]
     pub misdirected_writes: bool,
+    /// Fault mix (raft workload): membership changes. The cluster starts with three voters
+    /// and the other nodes outside; now and then the leader is asked to add a learner,
+    /// promote one, demote a voter or remove a node (one server at a time, each waiting for
+    /// the one before and for an entry of the leader's term to commit).
+    #[arg(long)]
+    pub membership: bool,
     /// Fault mix (key-value workload): session churn. The store keeps at most 20 client
     /// sessions for the 30 clients and expires one unused for 2 s of the log's clock; a retry
     /// that finds its session gone must be answered "session expired", never applied again.
@@ -152,6 +158,7 @@ impl WorkloadArgs {
                 corruption: self.corruption,
                 misdirected_writes: self.misdirected_writes,
                 session_churn: self.session_churn,
+                membership: self.membership,
             },
             read_mode: self.read_mode,
             snapshot_threshold: self.snapshot_threshold,

@@ -35,6 +35,7 @@ pub fn model_node(
     let node = Node::new(NodeParams {
         id,
         peers,
+        membership: None,
         transport: Arc::new(NoNetwork),
         persister,
         clock,

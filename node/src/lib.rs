@@ -34,6 +34,7 @@
 //!     let node = Node::new(NodeParams {
 //!         id,
 //!         peers: ids.iter().copied().filter(|&p| p != id).collect(),
+//!         membership: None,
 //!         transport: network.clone(),
 //!         persister: Arc::new(MemoryPersister::new()),
 //!         clock: clock.clone(),
@@ -84,7 +85,9 @@ pub mod transport;
 pub mod types;
 
 pub use config::Config;
-pub use core::{ProposeError, ReadIndexError};
+pub use core::{
+    ChangeRefused, Membership, MembershipChange, NotLeader, ProposeError, ReadIndexError,
+};
 pub use local_network::LocalNetwork;
 pub use mutation::{Mutation, MutationSet, MUTATIONS_AVAILABLE};
 pub use observer::{LoggedEntry, NoObserver, NodeEvent, Observer, Role};

@@ -20,6 +20,9 @@ pub struct RaftLog {
     removals: u64,
     /// The bytes of the commands in `entries`, kept as they change.
     command_bytes: usize,
+    /// The indices of the entries that carry a configuration
+    /// ([`crate::core::membership::is_membership`]), in order, kept as they change.
+    configurations: Vec<LogIndex>,
 }
 
 /// Two logs are equal when they cover the same prefix and hold the same entries after it
@@ -62,13 +65,46 @@ impl RaftLog {
             "the empty prefix has term 0, not {snapshot_term}"
         );
         let command_bytes = entries.iter().map(|entry| entry.command.0.len()).sum();
-        RaftLog {
+        let mut log = RaftLog {
             snapshot_index,
             snapshot_term,
-            entries,
+            entries: Vec::new(),
             removals: 0,
             command_bytes,
+            configurations: Vec::new(),
+        };
+        log.note_configurations(snapshot_index.next(), &entries);
+        log.entries = entries;
+        log
+    }
+
+    /// Records the configuration entries among `entries`, placed from `first` on.
+    fn note_configurations(&mut self, first: LogIndex, entries: &[Entry]) {
+        for (offset, entry) in entries.iter().enumerate() {
+            if crate::core::membership::is_membership(&entry.command) {
+                self.configurations.push(LogIndex(first.0 + offset as u64));
+            }
         }
+    }
+
+    /// The last entry at or before `index` that carries a configuration, and its index.
+    pub fn last_configuration_at(&self, index: LogIndex) -> Option<(LogIndex, &Entry)> {
+        let position = self.configurations.partition_point(|&at| at <= index);
+        let at = *self.configurations[..position].last()?;
+        Some((
+            at,
+            self.entry(at).expect("a configuration entry the log holds"),
+        ))
+    }
+
+    /// The last entry that carries a configuration, and its index.
+    pub fn last_configuration(&self) -> Option<(LogIndex, &Entry)> {
+        let index = *self.configurations.last()?;
+        Some((
+            index,
+            self.entry(index)
+                .expect("a configuration entry the log holds"),
+        ))
     }
 
     /// How many times entries were removed from this log: while it stays the same, the log has
@@ -171,6 +207,7 @@ impl RaftLog {
     /// Appends one entry and returns its index.
     pub fn append(&mut self, entry: Entry) -> LogIndex {
         self.command_bytes += entry.command.0.len();
+        self.note_configurations(self.last_index().next(), std::slice::from_ref(&entry));
         self.entries.push(entry);
         self.last_index()
     }
@@ -182,6 +219,7 @@ impl RaftLog {
         if position < self.entries.len() {
             self.command_bytes -= Self::bytes_of(&self.entries[position..]);
             self.entries.truncate(position);
+            self.configurations.retain(|&at| at < from);
             self.removals += 1;
         }
     }
@@ -215,6 +253,7 @@ impl RaftLog {
                 None => {}
             }
             self.command_bytes += Self::bytes_of(&entries[offset..]);
+            self.note_configurations(index, &entries[offset..]);
             self.entries.extend_from_slice(&entries[offset..]);
             outcome.appended_from = Some(index);
             outcome.changed = true;
@@ -233,6 +272,7 @@ impl RaftLog {
         let position = self.position(index);
         self.command_bytes -= Self::bytes_of(&self.entries[..=position]);
         self.entries.drain(..=position);
+        self.configurations.retain(|&at| at > index);
         self.snapshot_index = index;
         self.snapshot_term = term;
         self.removals += 1;
@@ -250,6 +290,7 @@ impl RaftLog {
             self.compact_to(index);
         } else {
             self.entries.clear();
+            self.configurations.clear();
             self.command_bytes = 0;
             self.snapshot_index = index;
             self.snapshot_term = term;

@@ -33,6 +33,8 @@ pub enum NodeEvent {
         truncated_from: Option<LogIndex>,
         /// The entries added, in index order.
         appended: Vec<LoggedEntry>,
+        /// The configurations among them, with their indices (see [`crate::Membership`]).
+        configurations: Vec<(LogIndex, crate::Membership)>,
     },
     /// The node's commit index advanced.
     CommitAdvanced {

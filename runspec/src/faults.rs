@@ -54,6 +54,11 @@ pub struct FaultMix {
     /// 30 clients and expires one unused for 2 s of the log's clock, so retries keep meeting
     /// sessions that are gone and must be answered "session expired", never applied again.
     pub session_churn: bool,
+    /// Membership changes (raft workload): the cluster starts with three voters (the rest of
+    /// its nodes outside the configuration), and now and then the leader is asked to add a
+    /// node as a learner, promote a learner, demote a voter or remove a node, one server at a
+    /// time. Off by default: it changes who votes, and what every seed draws.
+    pub membership: bool,
 }
 
 impl FaultMix {
@@ -72,6 +77,7 @@ impl FaultMix {
         corruption: false,
         misdirected_writes: false,
         session_churn: false,
+        membership: false,
     };
 }
 

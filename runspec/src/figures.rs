@@ -63,6 +63,8 @@ pub struct RunFigures {
     pub snapshots_taken: u64,
     /// Snapshots followers installed from a leader.
     pub snapshots_installed: u64,
+    /// Configuration changes a leader appended (learners added, promoted, demoted, removed).
+    pub membership_changes: u64,
     /// How long each fault on the leader stopped the commits, by kind.
     pub fault_windows: FaultWindows,
 }
@@ -98,6 +100,7 @@ impl AddAssign<&RunFigures> for RunFigures {
             lease_reads,
             snapshots_taken,
             snapshots_installed,
+            membership_changes,
             fault_windows,
         } = seed;
         self.simulated += *simulated;
@@ -128,6 +131,7 @@ impl AddAssign<&RunFigures> for RunFigures {
             (&mut self.operations_unknown, operations_unknown),
             (&mut self.sessions_expired, sessions_expired),
             (&mut self.local_reads, local_reads),
+            (&mut self.membership_changes, membership_changes),
             (&mut self.reads_by_deposed_leaders, reads_by_deposed_leaders),
             (&mut self.lease_reads, lease_reads),
             (&mut self.snapshots_taken, snapshots_taken),
@@ -174,6 +178,7 @@ mod tests {
             lease_reads: 18,
             snapshots_taken: 19,
             snapshots_installed: 20,
+            membership_changes: 21,
             fault_windows: FaultWindows::default(),
         };
         let mut one = one;
@@ -184,6 +189,7 @@ mod tests {
         totals += &one;
         assert_eq!(totals.simulated, Duration::from_secs(4));
         assert_eq!(totals.snapshots_installed, 40);
+        assert_eq!(totals.membership_changes, 42);
         assert_eq!(totals.leaders_elected, 2);
         assert_eq!(totals.operations_unknown, 28);
         assert_eq!(totals.refused_starts, 44);

@@ -119,6 +119,17 @@ pub enum Mutation {
     /// committed in between is missed by the reads but not by the appends (a read served
     /// outside its transaction's snapshot; Elle's G-single and G2).
     TxnReadsAtProposal,
+    /// A leader starts a configuration change before an entry of its own term is committed:
+    /// an earlier leader's uncommitted change and this one can form two configurations whose
+    /// majorities do not overlap (the single-server change bug, raft-dev 2015).
+    ChangeBeforeOwnTermCommit,
+    /// A leader starts a configuration change while an earlier one is uncommitted: two
+    /// single-server changes in flight add up to a change of two voters at once.
+    TwoChangesInFlight,
+    /// A learner's copy, vote and answers count toward majorities as a voter's do.
+    LearnerCounted,
+    /// A node no longer in the configuration still counts toward majorities.
+    RemovedVotesCounted,
     /// A new leader drops the entries of its log past its commit index, as if what it does not
     /// know committed were the old leader's business (Raft Figure 3, Leader Append-Only: a
     /// leader never overwrites or deletes entries in its log): entries a majority holds, which
@@ -162,7 +173,7 @@ pub enum Mutation {
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 38] = [
+    pub const ALL: [Mutation; 42] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -201,6 +212,10 @@ impl Mutation {
         Mutation::ReadFirstGoodCopy,
         Mutation::DirNotSynced,
         Mutation::TxnReadsAtProposal,
+        Mutation::ChangeBeforeOwnTermCommit,
+        Mutation::TwoChangesInFlight,
+        Mutation::LearnerCounted,
+        Mutation::RemovedVotesCounted,
     ];
 
     /// The mutation's command-line name.
@@ -244,6 +259,10 @@ impl Mutation {
             Mutation::ReadFirstGoodCopy => "read-first-good-copy",
             Mutation::DirNotSynced => "dir-not-synced",
             Mutation::TxnReadsAtProposal => "txn-reads-at-proposal",
+            Mutation::ChangeBeforeOwnTermCommit => "change-before-own-term-commit",
+            Mutation::TwoChangesInFlight => "two-changes-in-flight",
+            Mutation::LearnerCounted => "learner-counted",
+            Mutation::RemovedVotesCounted => "removed-votes-counted",
         }
     }
 }

@@ -64,6 +64,7 @@ impl RunSpec {
             corruption: false,
             misdirected_writes: false,
             session_churn: false,
+            membership: false,
         };
         let snapshot_threshold = draws.one_in(2).then(|| {
             SWARM_SNAPSHOT_THRESHOLDS[draws.below(SWARM_SNAPSHOT_THRESHOLDS.len() as u64) as usize]

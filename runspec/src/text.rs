@@ -101,6 +101,9 @@ impl RunSpec {
         if self.faults.misdirected_writes {
             push("--misdirected-writes".into());
         }
+        if self.faults.membership {
+            push("--membership".into());
+        }
         if self.faults.session_churn {
             push("--session-churn".into());
         }
@@ -148,6 +151,7 @@ impl RunSpec {
                 "--torn-writes" => spec.faults.torn_writes = true,
                 "--corruption" => spec.faults.corruption = true,
                 "--misdirected-writes" => spec.faults.misdirected_writes = true,
+                "--membership" => spec.faults.membership = true,
                 "--session-churn" => spec.faults.session_churn = true,
                 "--nodes" => spec.nodes = number(flag, value()?)?,
                 "--rounds" => spec.rounds = number(flag, value()?)?,
@@ -270,6 +274,7 @@ mod tests {
                     corruption: false,
                     misdirected_writes: false,
                     session_churn: false,
+                    membership: false,
                 },
                 snapshot_threshold: Some(1024),
                 mutations: vec![Mutation::ForgetVote, Mutation::HalfIsMajority],
@@ -289,6 +294,7 @@ mod tests {
                 faults: FaultMix {
                     corruption: true,
                     misdirected_writes: true,
+                    membership: true,
                     ..FaultMix::DEFAULT
                 },
                 ..base.clone()

@@ -7,6 +7,7 @@
 
 use crate::cluster::{Cluster, ClusterConfig, Restarted};
 use crate::leader_faults::{LeaderFaultKind, LeaderFaults};
+use crate::membership_changes;
 use crate::runner::Sim;
 use crate::schedule::{Event, Schedule, ScheduleRecorder};
 use crate::skew::SkewDraws;
@@ -116,6 +117,9 @@ pub fn run_chaos_with(
     cluster_config.snapshot_threshold = config.snapshot_threshold;
     cluster_config.power_loss_on_crash = config.faults.power_loss;
     cluster_config.read_error_after_crash = config.faults.read_errors;
+    if config.faults.membership {
+        cluster_config.membership = Some(membership_changes::bootstrap(config.nodes));
+    }
     let cluster = Cluster::new(sim, cluster_config);
     let started = cluster.clock().now();
     let ids = cluster.ids();
@@ -193,14 +197,21 @@ pub fn run_chaos_with(
         }
     }
     let live = config.nodes - failed_for_good.len();
-    cluster.one(Command::from_text("after-chaos"), live, true);
+    if config.faults.membership {
+        // Only members get the log: a node outside the configuration applies nothing.
+        cluster.one_on_every_member(Command::from_text("after-chaos"));
+    } else {
+        cluster.one(Command::from_text("after-chaos"), live, true);
+    }
     if let Some(threshold) = config.snapshot_threshold {
         cluster.check_log_bounded(threshold);
     }
     // In liveness mode a minority is already down for good: one more fault could leave no
     // majority at all.
     let mut probed = FaultWindows::default();
-    if !config.faults.liveness && ids.len() >= 3 {
+    // (The probes cut nodes off by their ids, as if every node voted: not with membership
+    // changes, whose voters are some of the nodes.)
+    if !config.faults.liveness && !config.faults.membership && ids.len() >= 3 {
         non_disruption_probe::probe(sim, &cluster);
         availability_probe::probe(sim, &cluster, &mut probed);
     }
@@ -386,6 +397,10 @@ impl Timeline for Rounds<'_> {
 /// One random fault (or repair) for a cluster as `snapshot` shows it.
 fn choose_fault(cluster: &Cluster, snapshot: &Snapshot, faults: FaultMix) -> Option<Event> {
     let ids = cluster.ids();
+    // Drawn only with membership changes on, so every other run draws what it did before.
+    if faults.membership && cluster.random(4) == 0 {
+        return membership_changes::choose(cluster, snapshot);
+    }
     let pick = |nodes: &[NodeId]| nodes[cluster.random(nodes.len())];
     match cluster.random(10) {
         0 | 1 if faults.crashes && snapshot.running.len() > 1 => {

@@ -31,6 +31,7 @@ pub mod invariants;
 pub mod kv_online;
 pub mod kv_workload;
 pub mod leader_faults;
+pub mod membership_changes;
 pub mod mutants;
 pub mod network;
 pub mod non_disruption_probe;

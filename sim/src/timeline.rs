@@ -12,9 +12,9 @@
 use crate::cluster::{Cluster, Restarted};
 use crate::leader_faults::{LeaderFaultKind, LeaderFaults};
 use crate::schedule::{Event, Schedule, ScheduleRecorder, Timed};
-use node::{Command, NodeId};
+use node::{Command, Membership, MembershipChange, NodeId};
 use runspec::RunFigures;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 /// The cluster as a timeline sees it when it decides the next events.
@@ -30,6 +30,8 @@ pub struct Snapshot {
     pub leader: Option<NodeId>,
     /// Running nodes whose log holds entries not yet known committed.
     pub uncommitted: BTreeSet<NodeId>,
+    /// The configuration each running node follows.
+    pub memberships: BTreeMap<NodeId, Membership>,
 }
 
 impl Snapshot {
@@ -49,6 +51,7 @@ impl Snapshot {
                     if status.last_log_index > status.commit_index {
                         snapshot.uncommitted.insert(id);
                     }
+                    snapshot.memberships.insert(id, status.membership);
                 }
                 None => snapshot.crashed.push(id),
             }
@@ -187,7 +190,19 @@ pub fn apply(cluster: &Cluster, event: &Event, counts: &mut RunFigures) {
         Event::Unreliable(on) => cluster.set_unreliable(*on),
         Event::ClockRate(node, rate) => cluster.set_clock_rate(*node, *rate),
         Event::ClockJump(node, by) => cluster.jump_clock(*node, *by),
+        Event::AddLearner(node) => change(cluster, MembershipChange::AddLearner(*node), counts),
+        Event::Promote(node) => change(cluster, MembershipChange::Promote(*node), counts),
+        Event::Demote(node) => change(cluster, MembershipChange::Demote(*node), counts),
+        Event::RemoveMember(node) => change(cluster, MembershipChange::Remove(*node), counts),
         Event::End => {}
+    }
+}
+
+/// Asks the leader to make `change`, counting it if taken (a refusal, or no leader, is
+/// nothing: the timeline asks again another time).
+fn change(cluster: &Cluster, change: MembershipChange, counts: &mut RunFigures) {
+    if cluster.change_membership(change).is_some() {
+        counts.membership_changes += 1;
     }
 }
 

@@ -113,3 +113,27 @@ fn chaos_with_snapshots_compacts_installs_and_restores() {
         },
     );
 }
+
+/// Membership changes under the other faults, on real threads: learners added and promoted,
+/// voters demoted and removed, with every invariant on (configuration overlap among them).
+/// On real threads seeds 1-3 appended 5-6 changes each (release build, 2 cores); the guard asks
+/// for 3.
+#[test]
+fn chaos_with_membership_changes_grows_and_shrinks_the_voters() {
+    run_seeds(
+        "chaos::chaos_with_membership_changes_grows_and_shrinks_the_voters",
+        &[1, 2, 3],
+        |sim| {
+            let config = ChaosConfig {
+                faults: sim::FaultMix {
+                    membership: true,
+                    ..sim::FaultMix::DEFAULT
+                },
+                ..ChaosConfig::default()
+            };
+            let report = run_chaos(sim, &config);
+            eprintln!("seed {}: {report:?}", sim.seed());
+            assert!(report.membership_changes >= 3, "{report:?}");
+        },
+    );
+}

@@ -2,7 +2,11 @@
 //! §5.3 needs a majority. Safe (every majority is among the holders), not live: one node down for
 //! good and nothing commits again.
 
-/// Whether an entry `replicas` nodes of `nodes` hold may commit: all of them must hold it.
-pub fn committable(replicas: usize, nodes: usize) -> bool {
-    replicas == nodes
+use crate::core::Quorum;
+use crate::NodeId;
+
+/// Whether an entry `holders` hold may commit: every voter must hold it.
+pub fn committable(quorum: &Quorum, holders: impl IntoIterator<Item = NodeId>) -> bool {
+    let holders: std::collections::BTreeSet<NodeId> = holders.into_iter().collect();
+    quorum.voters().is_subset(&holders)
 }

@@ -54,7 +54,7 @@ impl RaftCore {
         };
         self.reset_election_timer(now, &mut effects);
         effects.push(Effect::RoleChanged(Role::PreCandidate));
-        if self.quorum.is_majority(1) {
+        if self.quorum().counts([self.id]) {
             effects.extend(self.start_election(now));
         } else {
             effects.push(Effect::WakePeers);
@@ -81,7 +81,7 @@ impl RaftCore {
         effects.push(Effect::Persist);
         self.reset_election_timer(now, &mut effects);
         effects.push(Effect::RoleChanged(Role::Candidate));
-        if self.quorum.is_majority(1) {
+        if self.quorum().counts([self.id]) {
             self.become_leader(now, &mut effects);
         } else {
             effects.push(Effect::WakePeers);
@@ -207,13 +207,13 @@ impl RaftCore {
         if args.term != asked_for || !reply.vote_granted {
             return effects;
         }
-        let quorum = self.quorum;
+        let quorum = self.quorum();
         let won = match &mut self.role {
             RoleState::Candidate {
                 votes, pre_vote, ..
             } if *pre_vote == args.pre_vote => {
                 votes.insert(peer);
-                quorum.is_majority(votes.len())
+                quorum.counts(votes.iter().copied())
             }
             _ => false,
         };

@@ -19,7 +19,7 @@
 //! As with ReadIndex, a read also needs an entry of the leader's own term committed, and is
 //! served once the state machine has applied the commit index it saw.
 
-use super::{RaftCore, RoleState};
+use super::{Quorum, RaftCore, RoleState};
 use crate::core::{NotLeader, ReadIndexError};
 use crate::coverage::{reached, sometimes, Point};
 use crate::mutation::Mutation;
@@ -88,14 +88,18 @@ impl RaftCore {
         } else {
             sent_at
         };
-        let needed = peers_for_majority(self);
+        let quorum = self.quorum();
+        let needed = peers_for_majority(&quorum, self.id);
         let duration = self.lease_duration();
         let RoleState::Leader(leader) = &mut self.role else {
             return;
         };
         let latest = leader.lease_acks.entry(peer).or_insert(start);
         *latest = (*latest).max(start);
-        let mut acks: Vec<Instant> = leader.lease_acks.values().copied().collect();
+        let mut acks: Vec<Instant> = (leader.lease_acks.iter())
+            .filter(|(&peer, _)| quorum.is_counted(peer))
+            .map(|(_, &at)| at)
+            .collect();
         acks.sort_unstable_by(|a, b| b.cmp(a));
         // The `needed`-th latest answer: every one of `needed` peers answered at or after it.
         if let Some(&confirmed) = acks.get(needed - 1) {
@@ -105,11 +109,11 @@ impl RaftCore {
     }
 }
 
-/// How many peers must answer for a majority, this node counted.
-fn peers_for_majority(core: &RaftCore) -> usize {
-    let quorum = core.quorum;
-    let needed = (0..=core.peers.len())
-        .find(|&peers| quorum.is_majority(peers + 1))
-        .expect("every node together is a majority");
+/// How many peers that count must answer for a majority, this node counted if it does.
+fn peers_for_majority(quorum: &Quorum, id: NodeId) -> usize {
+    let itself = usize::from(quorum.is_counted(id));
+    let needed = (0..=quorum.cluster_size())
+        .find(|&peers| quorum.is_majority(peers + itself))
+        .expect("every voter together is a majority");
     needed.max(1)
 }

@@ -14,19 +14,24 @@
 //! - `read_index.rs`: ReadIndex rounds, batched (thesis §6.4);
 //! - `lease.rs`: lease reads, safe while clocks drift within the configured bound (§6.4.1);
 //! - `snapshot.rs`: compaction and InstallSnapshot (§7);
-//! - `quorum.rs`: majority arithmetic.
+//! - `quorum.rs`: majority arithmetic, over the voters of the configuration in force;
+//! - `membership.rs`: configurations in the log, and changing them one server at a time
+//!   (thesis §4).
 
 mod election;
 mod lease;
+pub mod membership;
 mod own_sync;
 mod quorum;
 mod read_index;
+mod reconfiguration;
 mod replication;
 mod snapshot;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests;
 mod timing;
 
+pub use membership::{ChangeRefused, Membership, MembershipChange};
 pub use quorum::Quorum;
 pub use read_index::{ReadIndexError, ReadOutcome, ReadTicket};
 pub use timing::HeartbeatDue;
@@ -199,14 +204,21 @@ pub enum ProposeError {
         /// The limit.
         limit: usize,
     },
+    /// The command starts with [`membership::MEMBERSHIP_PREFIX`], which only the node's own
+    /// configuration entries may ([`RaftCore::change_membership`] makes them).
+    #[error("a command may not start with the bytes reserved for configuration entries")]
+    Reserved,
 }
 
 /// The protocol state of one node, and the Raft rules.
 #[derive(Clone, Debug)]
 pub struct RaftCore {
     id: NodeId,
+    /// Every other node this one may ever talk to (a configuration picks among them).
     peers: Vec<NodeId>,
-    quorum: Quorum,
+    /// The configuration before the first entry, the same on every node: in force while
+    /// neither the log nor a snapshot holds one.
+    bootstrap: Membership,
     state: PersistentState,
     role: RoleState,
     commit_index: LogIndex,
@@ -227,10 +239,25 @@ pub struct RaftCore {
 
 impl RaftCore {
     /// A follower restored from `state` at time `now`, with every volatile field at its initial
-    /// value and an election deadline drawn from `config`'s seed.
+    /// value and an election deadline drawn from `config`'s seed; this node and every one of
+    /// its peers vote until the log says otherwise.
     pub fn new(
         id: NodeId,
         peers: Vec<NodeId>,
+        state: PersistentState,
+        config: Config,
+        now: Instant,
+    ) -> RaftCore {
+        let everyone = Membership::of_voters(peers.iter().copied().chain([id]));
+        RaftCore::with_membership(id, peers, everyone, state, config, now)
+    }
+
+    /// [`RaftCore::new`] for a cluster that starts in `bootstrap` (the configuration before
+    /// the first entry, the same on every node: only nodes among `peers` and this one).
+    pub fn with_membership(
+        id: NodeId,
+        peers: Vec<NodeId>,
+        bootstrap: Membership,
         state: PersistentState,
         config: Config,
         now: Instant,
@@ -244,16 +271,18 @@ impl RaftCore {
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), peers.len(), "duplicate peer ids in {peers:?}");
+        assert!(
+            bootstrap
+                .members()
+                .all(|member| member == id || unique.contains(&member)),
+            "{bootstrap} names a node that is not among {id}'s peers {unique:?}"
+        );
         let timers = Timers::new(&config, now);
-        let mut quorum = Quorum::of_peers(unique.len());
-        if config.mutations.has(Mutation::HalfIsMajority) {
-            quorum = quorum.with_half_as_majority();
-        }
         // What a snapshot covers was committed before it was taken.
         let commit_index = state.log.snapshot_index();
         RaftCore {
             id,
-            quorum,
+            bootstrap,
             peers: unique,
             state,
             role: RoleState::Follower,
@@ -306,9 +335,21 @@ impl RaftCore {
         self.leader()
             .and_then(|leader| leader.progress.get(&peer).copied())
     }
-    /// The cluster's majority arithmetic.
+    /// The cluster's majority arithmetic, under the configuration in force.
     pub fn quorum(&self) -> Quorum {
-        self.quorum
+        let membership = self.membership();
+        let mut quorum = Quorum::of_voters(membership.voters());
+        if self.has(Mutation::HalfIsMajority) {
+            quorum = quorum.with_half_as_majority();
+        }
+        if self.has(Mutation::LearnerCounted) {
+            quorum = quorum.also_counting(membership.learners().iter().copied());
+        }
+        if self.has(Mutation::RemovedVotesCounted) {
+            let removed = (self.peers.iter().copied()).filter(|&peer| !membership.contains(peer));
+            quorum = quorum.also_counting(removed);
+        }
+        quorum
     }
 
     fn leader(&self) -> Option<&LeaderState> {
@@ -357,8 +398,8 @@ impl RaftCore {
     }
 
     /// Appends `command` if leader; returns its index and term, and what to do. The new entry is
-    /// written before any follower receives it (see [`RaftCore::next_request`]); a node alone
-    /// commits it at once, so it is written now. A command over
+    /// written before any follower receives it (see [`RaftCore::next_request`]); a node whose
+    /// own copy is a majority commits it at once, so it is written now. A command over
     /// [`crate::persist::MAX_COMMAND_BYTES`] is refused whatever the role.
     pub fn propose(&mut self, command: Command) -> Result<(LogIndex, Term, Effects), ProposeError> {
         let limit = crate::persist::MAX_COMMAND_BYTES;
@@ -368,6 +409,14 @@ impl RaftCore {
                 limit,
             });
         }
+        if membership::is_membership(&command) {
+            return Err(ProposeError::Reserved);
+        }
+        self.append_own(command)
+    }
+
+    /// Appends `command` as leader (see [`RaftCore::propose`]).
+    fn append_own(&mut self, command: Command) -> Result<(LogIndex, Term, Effects), ProposeError> {
         if self.leader().is_none() {
             return Err(ProposeError::NotLeader(NotLeader {
                 leader_hint: self.leader_hint,
@@ -380,7 +429,9 @@ impl RaftCore {
             truncated_from: None,
             appended_from: Some(index),
         });
-        if self.peers.is_empty() {
+        if self.peers.is_empty() || self.quorum().counts([self.id]) {
+            // Its own copy is a majority (a node alone, or the only voter among learners): it
+            // commits at once, so it is written now.
             effects.push(Effect::Persist);
         } else {
             self.own_entries_unsaved = true;

@@ -169,7 +169,8 @@ impl RaftCore {
     /// `peer` answered round `number` in the current term: a majority decides the round, and
     /// the reads waiting for the next one start it.
     pub(super) fn read_round_answered(&mut self, peer: NodeId, number: u64, effects: &mut Effects) {
-        let quorum = self.quorum;
+        let quorum = self.quorum();
+        let id = self.id;
         let RoleState::Leader(leader) = &mut self.role else {
             return;
         };
@@ -178,7 +179,7 @@ impl RaftCore {
             return;
         };
         round.acknowledged.insert(peer);
-        if !quorum.is_majority(round.acknowledged.len() + 1) {
+        if !quorum.counts(round.acknowledged.iter().copied().chain([id])) {
             return;
         }
         let confirmed = reads.in_flight.take().expect("the round just acknowledged");

@@ -24,8 +24,16 @@ impl RaftCore {
             "{peer} is not a peer of {}",
             self.id
         );
-        if let Some(args) = self.next_vote_request(peer) {
-            return Some((Effects::default(), Request::RequestVote(args)));
+        let membership = self.membership();
+        // Votes are asked of voters (and of whoever a broken count counts).
+        if self.quorum().is_counted(peer) {
+            if let Some(args) = self.next_vote_request(peer) {
+                return Some((Effects::default(), Request::RequestVote(args)));
+            }
+        }
+        if !membership.contains(peer) {
+            // Not in the configuration: it gets nothing (a learner gets the log).
+            return None;
         }
         let RoleState::Leader(leader) = &mut self.role else {
             return None;
@@ -215,6 +223,7 @@ impl RaftCore {
             entry.match_index = entry.match_index.max(matched);
             entry.next_index = entry.next_index.max(entry.match_index.next());
             self.advance_commit(&mut effects);
+            self.step_down_if_removed(now, &mut effects);
         } else if let Some(conflict) = reply.conflict {
             let log = &self.state.log;
             let suggested = match conflict.term.and_then(|term| log.last_index_of_term(term)) {
@@ -270,19 +279,21 @@ impl RaftCore {
         };
         let term = self.term();
         let log = &self.state.log;
+        let quorum = self.quorum();
         let mut candidate = log.last_index();
         while candidate > self.commit_index {
             let entry_term = log.term_at(candidate).expect("candidate within the log");
-            let replicas = usize::from(self.counts_itself_toward(leader, candidate))
-                + leader
-                    .progress
-                    .values()
-                    .filter(|p| p.match_index >= candidate)
-                    .count();
+            let itself = self
+                .counts_itself_toward(leader, candidate)
+                .then_some(self.id);
+            let holders = (leader.progress.iter())
+                .filter(|(_, p)| p.match_index >= candidate)
+                .map(|(&peer, _)| peer)
+                .chain(itself);
             let on_majority = if self.has(Mutation::CommitNeedsEveryNode) {
-                broken::commit_needs_every_node::committable(replicas, self.peers.len() + 1)
+                broken::commit_needs_every_node::committable(&quorum, holders)
             } else {
-                self.quorum.is_majority(replicas)
+                quorum.counts(holders)
             };
             if entry_term != term && !self.has(Mutation::CommitOldTermByCounting) {
                 sometimes(on_majority, Point::OldTermEntryOnMajorityNotCounted);

@@ -52,8 +52,11 @@ impl RaftCore {
             return effects;
         }
         crate::coverage::reached(crate::coverage::Point::LogCompacted);
+        // The configuration in force at `index` goes with the snapshot: the entry that carried
+        // it may be compacted away.
+        let membership = self.membership_at(index);
         self.state.log.compact_to(index);
-        self.state.snapshot = snapshot;
+        self.state.snapshot = membership.wrap_snapshot(&snapshot);
         effects.push(Effect::Persist);
         effects.push(Effect::LogCompacted {
             index,

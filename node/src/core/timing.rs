@@ -129,14 +129,16 @@ impl RaftCore {
     /// starts a pre-vote.
     pub fn tick(&mut self, now: Instant) -> Effects {
         let mut effects = Effects::default();
+        self.step_down_if_removed(now, &mut effects);
         if let RoleState::Leader(leader) = &self.role {
             let window = self.config.leader_quorum_timeout;
             let answered = leader
                 .answered_at
-                .values()
-                .filter(|&&at| now < at + window)
-                .count();
-            if self.quorum.is_majority(answered + 1) || self.has(Mutation::NoCheckQuorum) {
+                .iter()
+                .filter(|&(_, &at)| now < at + window)
+                .map(|(&peer, _)| peer);
+            let heard_from_majority = self.quorum().counts(answered.chain([self.id]));
+            if heard_from_majority || self.has(Mutation::NoCheckQuorum) {
                 self.timers.leader_contact_at = Some(now);
                 return effects;
             }
@@ -146,6 +148,10 @@ impl RaftCore {
         }
         if self.has(Mutation::TickerLockstep) {
             effects.extend(broken::ticker_lockstep::tick(self, now));
+        } else if self.election_due(now) && !self.may_campaign() {
+            // A learner, or a node outside the configuration, does not campaign: it waits for
+            // a leader to reach it (or to add it).
+            self.reset_election_timer(now, &mut effects);
         } else if self.election_due(now) {
             effects.extend(self.start_pre_vote(now));
         }
@@ -173,9 +179,14 @@ impl RaftCore {
     /// the read round in flight.
     pub fn heartbeat(&mut self, peer: NodeId, now: Instant) -> HeartbeatDue {
         let interval = self.config.heartbeat_interval;
+        let member = self.membership().contains(peer);
         let RoleState::Leader(leader) = &mut self.role else {
             return HeartbeatDue::WaitUntil(None);
         };
+        if !member {
+            // Not in the configuration: nothing to send until a change adds it.
+            return HeartbeatDue::WaitUntil(Some(now + interval));
+        }
         let due = leader.heartbeat_due.get(&peer).copied().unwrap_or(now);
         let read_round_waits = leader.reads.waits_for(peer);
         if now < due && !read_round_waits {

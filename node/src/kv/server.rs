@@ -256,6 +256,9 @@ impl ServerShared {
             Err(too_large @ ProposeError::TooLarge { .. }) => {
                 unreachable!("a request within the size limits made a command: {too_large}")
             }
+            Err(ProposeError::Reserved) => {
+                unreachable!("a key-value command starts with a tag of its own, never 0xFF")
+            }
         };
         Some(Ok(self.register(&mut state, index, expect(term))))
     }
@@ -506,8 +509,13 @@ impl ServerShared {
     /// Applies one committed entry and settles the waiters it decides.
     fn apply(&self, applied: Applied) {
         self.observer.on_applied(self.id, &applied);
-        let command = KvCommand::decode(&applied.command)
-            .unwrap_or_else(|error| panic!("{}: entry {}: {error}", self.id, applied.index));
+        // A configuration entry is the node's own: for the store, a no-op.
+        let command = if applied.is_membership() {
+            KvCommand::Noop
+        } else {
+            KvCommand::decode(&applied.command)
+                .unwrap_or_else(|error| panic!("{}: entry {}: {error}", self.id, applied.index))
+        };
         let suppress = !self.config.mutations.has(Mutation::NoDuplicateSuppression);
         let mut state = self.state.lock();
         let index = applied.index;

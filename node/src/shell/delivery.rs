@@ -31,10 +31,12 @@ impl Shell {
                 log.snapshot_index(),
                 locked.last_applied
             );
+            let (_, service) = crate::core::Membership::unwrap_snapshot(&state.snapshot)
+                .expect("a snapshot the node stored carries its configuration");
             batch.push(Delivery::Snapshot {
                 index: log.snapshot_index(),
                 term: log.snapshot_term(),
-                data: state.snapshot.clone(),
+                data: service.to_vec(),
             });
             locked.last_applied = log.snapshot_index();
         }

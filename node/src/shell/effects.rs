@@ -21,11 +21,15 @@ impl Shell {
             return;
         }
         let log = &locked.core.persistent().log;
+        let mut configurations = Vec::new();
         let appended = appended_from.map_or_else(Vec::new, |from| {
             (from.0..=log.last_index().0)
                 .map(|index| {
                     let index = LogIndex(index);
                     let entry = log.entry(index).expect("an appended entry");
+                    if let Some(Ok(membership)) = crate::Membership::decode(&entry.command) {
+                        configurations.push((index, membership));
+                    }
                     let mut digest = threadsim::Digest::default();
                     digest.write(&entry.command.0);
                     LoggedEntry {
@@ -41,6 +45,7 @@ impl Shell {
             &NodeEvent::LogChanged {
                 truncated_from,
                 appended,
+                configurations,
             },
         );
     }

@@ -30,7 +30,9 @@ mod ticker;
 
 use crate::broken;
 use crate::config::{Config, ConfigError};
-use crate::core::{ProposeError, RaftCore, ReadIndexError};
+use crate::core::{
+    ChangeRefused, Membership, MembershipChange, ProposeError, RaftCore, ReadIndexError,
+};
 use crate::fault_points::{self, FaultPoint};
 use crate::mutation::Mutation;
 use crate::observer::{Observer, Role};
@@ -51,6 +53,14 @@ pub struct Applied {
     pub term: Term,
     /// The command.
     pub command: Command,
+}
+
+impl Applied {
+    /// Whether it carries a configuration, the node's own entry, which the service only counts
+    /// as applied ([`crate::core::Membership`]).
+    pub fn is_membership(&self) -> bool {
+        crate::core::membership::is_membership(&self.command)
+    }
 }
 
 /// What a node hands its service through the apply channel, in log order with no gaps:
@@ -86,8 +96,11 @@ impl Delivery {
 pub struct NodeParams {
     /// This node.
     pub id: NodeId,
-    /// Every other node of the cluster.
+    /// Every other node of the cluster: every node it may ever talk to.
     pub peers: Vec<NodeId>,
+    /// The configuration before the first entry, the same on every node (`None`: this node and
+    /// every peer vote).
+    pub membership: Option<Membership>,
     /// How it reaches its peers.
     pub transport: Arc<dyn Transport>,
     /// Where its term, vote and log live; read at start to restore them.
@@ -119,6 +132,7 @@ impl NodeParams {
         NodeParams {
             id,
             peers: members.iter().copied().filter(|&p| p != id).collect(),
+            membership: None,
             transport,
             persister,
             clock,
@@ -210,7 +224,7 @@ fn drive(wake: &threadsim::clock::Signal, mut pass: impl FnMut() -> Pass) {
 }
 
 /// A snapshot of a node's volatile and persistent counters, for tests and tools.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeStatus {
     /// Current term.
     pub term: Term,
@@ -226,6 +240,8 @@ pub struct NodeStatus {
     pub snapshot_index: LogIndex,
     /// What its replicators have sent (as leader, in any term).
     pub sent: ReplicationStats,
+    /// The configuration it follows.
+    pub membership: Membership,
 }
 
 /// The AppendEntries with entries that a node's replicators sent since it started (heartbeats
@@ -299,9 +315,13 @@ impl Node {
     pub fn new(params: NodeParams) -> Result<Node, NodeError> {
         params.config.validate()?;
         let state = restored_state(&params)?;
-        let core = RaftCore::new(
+        let bootstrap = params.membership.clone().unwrap_or_else(|| {
+            Membership::of_voters(params.peers.iter().copied().chain([params.id]))
+        });
+        let core = RaftCore::with_membership(
             params.id,
             params.peers.clone(),
+            bootstrap,
             state,
             params.config.clone(),
             params.clock.now(),
@@ -399,6 +419,21 @@ impl Node {
     /// command over [`crate::persist::MAX_COMMAND_BYTES`] is refused.
     pub fn start(&self, command: Command) -> Result<(LogIndex, Term), ProposeError> {
         self.shell.start(command)
+    }
+
+    /// As leader, appends the configuration `change` makes of the one in force (one server at
+    /// a time; see [`crate::core::RaftCore::change_membership`] for when it is refused).
+    /// Returns the index and term the configuration entry will have if committed.
+    pub fn change_membership(
+        &self,
+        change: MembershipChange,
+    ) -> Result<(LogIndex, Term), ChangeRefused> {
+        self.shell.change_membership(change)
+    }
+
+    /// The configuration this node follows: the latest in its log.
+    pub fn membership(&self) -> Membership {
+        self.shell.lock().core.membership()
     }
 
     /// ReadIndex (Raft thesis §6.4): as leader with an entry of its own term committed, waits

@@ -3,7 +3,10 @@
 
 use super::{Delivery, NodeParams, NodeStatus, ReplicationStats};
 use crate::config::Config;
-use crate::core::{NotLeader, ProposeError, RaftCore, ReadOutcome, ReadTicket};
+use crate::core::{
+    ChangeRefused, Effects, MembershipChange, NotLeader, ProposeError, RaftCore, ReadOutcome,
+    ReadTicket,
+};
 use crate::mutation::Mutation;
 use crate::observer::Observer;
 use crate::persist::{Persister, StateEncoder, WriteTicket};
@@ -175,14 +178,40 @@ impl Shell {
     }
 
     pub fn start(&self, command: Command) -> Result<(LogIndex, Term), ProposeError> {
+        self.append(|core| core.propose(command))
+            .unwrap_or(Err(ProposeError::NotLeader(NotLeader {
+                leader_hint: None,
+            })))
+    }
+
+    /// As [`Shell::start`], for a change of the configuration.
+    pub fn change_membership(
+        &self,
+        change: MembershipChange,
+    ) -> Result<(LogIndex, Term), ChangeRefused> {
+        self.append(|core| core.change_membership(change))
+            .unwrap_or(Err(ChangeRefused::NotLeader(NotLeader {
+                leader_hint: None,
+            })))
+    }
+
+    /// Appends what `append` makes the core append as leader, and carries out its effects:
+    /// `None` when the node is stopped or paused.
+    fn append<E>(
+        &self,
+        append: impl FnOnce(&mut RaftCore) -> Result<(LogIndex, Term, Effects), E>,
+    ) -> Option<Result<(LogIndex, Term), E>> {
         if self.config.mutations.has(Mutation::LostApplierWakeup) {
             broken::lost_applier_wakeup::wake_too_early(&self.applier_wake);
         }
         let mut locked = self.lock();
         if locked.stopped || locked.paused {
-            return Err(ProposeError::NotLeader(NotLeader { leader_hint: None }));
+            return None;
         }
-        let (index, term, effects) = locked.core.propose(command)?;
+        let (index, term, effects) = match append(&mut locked.core) {
+            Ok(appended) => appended,
+            Err(refused) => return Some(Err(refused)),
+        };
         self.execute(&mut locked, effects);
         if self.persister.shares_fsyncs() && !locked.stopped {
             // Written now, sent by the replicators at once, and made durable by the node's
@@ -196,7 +225,7 @@ impl Shell {
                 self.owe_own_sync(&mut locked);
             }
         }
-        Ok((index, term))
+        Some(Ok((index, term)))
     }
 
     pub fn status(&self) -> NodeStatus {
@@ -209,6 +238,7 @@ impl Shell {
             last_log_index: locked.core.persistent().log.last_index(),
             snapshot_index: locked.core.persistent().log.snapshot_index(),
             sent: locked.sent,
+            membership: locked.core.membership(),
         }
     }
 

@@ -120,6 +120,7 @@ fn rig(
     let node = Node::new(NodeParams {
         id: NodeId(0),
         peers: (1..size).map(NodeId).collect(),
+        membership: None,
         transport: Arc::new(ScriptedNetwork {
             journal: journal.clone(),
             answer: Box::new(answer),

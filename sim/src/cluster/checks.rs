@@ -89,6 +89,31 @@ impl Cluster {
     /// its index. If `retry` is false, gives up after the first leader that accepted it.
     /// Fails after 10 s of simulated time.
     pub fn one(&self, command: Command, expected: usize, retry: bool) -> LogIndex {
+        self.one_on(command, |_| expected, retry)
+    }
+
+    /// [`Cluster::one`] on every member of the configuration the leader that takes the command
+    /// follows (voters and learners: a node outside it gets nothing).
+    pub fn one_on_every_member(&self, command: Command) -> LogIndex {
+        self.one_on(
+            command,
+            |leader| {
+                self.membership(leader)
+                    .map_or(self.ids().len(), |membership| membership.members().count())
+            },
+            true,
+        )
+    }
+
+    /// [`Cluster::one`] with the nodes that must apply the command counted by `expected` from
+    /// the leader that took it.
+    fn one_on(
+        &self,
+        command: Command,
+        expected: impl Fn(NodeId) -> usize,
+        retry: bool,
+    ) -> LogIndex {
+        let mut expected_on = 0;
         let started = self.clock.now();
         let ids = self.ids();
         let mut next = 0;
@@ -98,6 +123,7 @@ impl Cluster {
                 let id = ids[(next + offset) % ids.len()];
                 if self.is_connected(id) {
                     if let Some((index, _)) = self.start(id, command.clone()) {
+                        expected_on = expected(id);
                         accepted = Some(index);
                         next = (next + offset + 1) % ids.len();
                         break;
@@ -108,21 +134,21 @@ impl Cluster {
                 let submitted = self.clock.now();
                 while self.clock.now() - submitted < Duration::from_secs(2) {
                     let (count, applied) = self.applied_at(index);
-                    if count >= expected && applied.as_ref() == Some(&command) {
+                    if count >= expected_on && applied.as_ref() == Some(&command) {
                         return index;
                     }
                     self.sleep(Duration::from_millis(20));
                 }
                 assert!(
                     retry,
-                    "one({command}) failed to reach agreement on {expected} nodes"
+                    "one({command}) failed to reach agreement on {expected_on} nodes"
                 );
             } else {
                 self.sleep(Duration::from_millis(50));
             }
         }
         panic!(
-            "one({command}) failed to reach agreement on {expected} nodes within 10 s; {}",
+            "one({command}) failed to reach agreement on {expected_on} nodes within 10 s; {}",
             self.progress_of_every_node()
         );
     }

@@ -46,6 +46,8 @@ pub struct ClusterConfig {
     /// After a crash, the node's disk fails its next read ([`crate::disk::Disk::fail_next_read`]):
     /// the restart after the crash must be refused, and the one after that reads the state.
     pub read_error_after_crash: bool,
+    /// The configuration before the first entry (`None`: every node votes).
+    pub membership: Option<node::Membership>,
 }
 
 /// The apply-channel capacities a run draws from when its configuration leaves it open.
@@ -73,6 +75,7 @@ impl ClusterConfig {
             snapshot_threshold: None,
             power_loss_on_crash: false,
             read_error_after_crash: false,
+            membership: None,
         }
     }
 }
@@ -196,6 +199,9 @@ impl Cluster {
             tears_armed: std::sync::atomic::AtomicU64::new(0),
             config,
         };
+        let bootstrap = (cluster.config.membership.clone())
+            .unwrap_or_else(|| node::Membership::of_voters(cluster.ids()));
+        cluster.invariants.set_bootstrap(bootstrap);
         for id in cluster.ids() {
             cluster
                 .start_node(id)
@@ -298,6 +304,7 @@ impl Cluster {
         let node = Arc::new(Node::new(NodeParams {
             id,
             peers: self.ids().into_iter().filter(|&peer| peer != id).collect(),
+            membership: self.config.membership.clone(),
             transport: port.clone(),
             persister: self.disks[id.0 as usize].clone(),
             clock: node_clock.clone(),
@@ -389,6 +396,62 @@ impl Cluster {
                 .debug(format!("{offered}: refused (not the leader)")),
         }
         accepted
+    }
+
+    /// Asks the running node that leads in the highest term to make `change`; the index and
+    /// term of its configuration entry if it took it (none when no node leads, or the leader
+    /// refused: a change in flight, no entry of its term committed yet, or one that does not
+    /// apply to its configuration).
+    pub fn change_membership(&self, change: node::MembershipChange) -> Option<(LogIndex, Term)> {
+        let leader = {
+            let running = self.running.lock();
+            let leaders = running.iter().filter_map(|(&id, instance)| {
+                let status = instance.node.status();
+                (status.role == node::Role::Leader).then_some((status.term, id))
+            });
+            leaders.max()
+        };
+        let Some((_, leader)) = leader else {
+            self.events.debug(format!("{change}: no leader"));
+            return None;
+        };
+        self.change_membership_at(leader, change).ok()
+    }
+
+    /// Asks `node` to make `change` as leader: the index and term of its configuration entry,
+    /// or why not (a node that is down does not lead).
+    pub fn change_membership_at(
+        &self,
+        node: NodeId,
+        change: node::MembershipChange,
+    ) -> Result<(LogIndex, Term), node::ChangeRefused> {
+        let outcome = {
+            let running = self.running.lock();
+            match running.get(&node) {
+                Some(instance) => instance.node.change_membership(change),
+                None => Err(node::ChangeRefused::NotLeader(node::NotLeader {
+                    leader_hint: None,
+                })),
+            }
+        };
+        match &outcome {
+            Ok((index, term)) => self.events.info(format!(
+                "{node} appends the change {change} as #{} in t{}",
+                index.0, term.0
+            )),
+            Err(refused) => self
+                .events
+                .debug(format!("{node} refuses {change}: {refused}")),
+        }
+        outcome
+    }
+
+    /// The configuration `node` follows (None when it is down).
+    pub fn membership(&self, node: NodeId) -> Option<node::Membership> {
+        let running = self.running.lock();
+        running
+            .get(&node)
+            .map(|instance| instance.node.membership())
     }
 
     /// `node`'s term and whether it believes it leads (None when it is down).

@@ -47,6 +47,18 @@ impl LeaderCompleteness {
         }
     }
 
+    /// The highest index known committed, and the entry there.
+    pub fn highest(&self) -> Option<(LogIndex, Mirrored)> {
+        let (_, entry) = *self.committed.last()?;
+        Some((LogIndex(self.committed.len() as u64), entry))
+    }
+
+    /// The committed entry at `index`, if known.
+    pub fn committed_at(&self, index: LogIndex) -> Option<Mirrored> {
+        let position = usize::try_from(index.0.checked_sub(1)?).ok()?;
+        self.committed.get(position).map(|&(_, entry)| entry)
+    }
+
     /// The committed entries from index 1 up to `index`, if every one of them is known.
     pub fn committed_upto(&self, index: LogIndex) -> Option<Vec<Mirrored>> {
         let len = usize::try_from(index.0).ok()?;

@@ -14,6 +14,8 @@
 //!   for the entries it covers and never taking the state back (§7);
 //! - `snapshot_agreement`: every snapshot taken or restored at an index holds the same state
 //!   (§7), compared by digest;
+//! - `configuration_overlap`: two configurations in use never have majorities that share no
+//!   node (thesis §4), on every change of a log and every commit;
 //! - `vote_durability`: a vote granted is never given to another candidate of its term, nor
 //!   forgotten by a restart (Figure 2: persist before answering), on every vote and restart;
 //! - across compacted logs, Log Matching and Leader Completeness hold for the entries a snapshot
@@ -24,6 +26,7 @@
 //! A violation is recorded with the index or term and the nodes involved, written to the run's
 //! trace at once, and turned into a failure by the harness at its next step.
 
+mod configuration_overlap;
 mod election_safety;
 mod in_order_apply;
 mod leader_append_only;
@@ -36,6 +39,7 @@ mod vote_durability;
 
 use crate::commit_timeline::CommitTimeline;
 use crate::events::Events;
+use configuration_overlap::ConfigurationOverlap;
 use election_safety::ElectionSafety;
 use in_order_apply::InOrderApply;
 use leader_append_only::LeaderAppendOnly;
@@ -85,6 +89,7 @@ struct Checks {
     in_order_apply: InOrderApply,
     snapshot_agreement: SnapshotAgreement,
     vote_durability: VoteDurability,
+    configuration_overlap: ConfigurationOverlap,
     logs: LogMirrors,
     /// Each node's current term, as its role changes reported it.
     terms: BTreeMap<NodeId, Term>,
@@ -95,6 +100,17 @@ struct Checks {
 }
 
 impl Checks {
+    /// Configuration overlap, over what the logs and commits show now.
+    fn configurations_overlap(&self) -> Result<(), String> {
+        let Some((commit, _)) = self.leader_completeness.highest() else {
+            return self.configuration_overlap.check(LogIndex(0), |_, _| true);
+        };
+        self.configuration_overlap.check(commit, |node, index| {
+            index == LogIndex(0)
+                || self.logs.entry(node, index) == self.leader_completeness.committed_at(index)
+        })
+    }
+
     /// The committed entries a snapshot up to `index` of `term` on `node` covers: a snapshot
     /// holds committed entries only, so every one must be known committed, the last of `term`.
     fn committed_snapshot(
@@ -227,12 +243,22 @@ impl Invariants {
         }
     }
 
+    /// The cluster starts in `bootstrap` (the configuration before the first entry): from now
+    /// on, configurations are checked for overlap.
+    pub fn set_bootstrap(&self, bootstrap: node::Membership) {
+        self.checks
+            .lock()
+            .configuration_overlap
+            .set_bootstrap(bootstrap);
+    }
+
     /// A new instance of `node` starts: nothing applied, an empty log until it reports the log
     /// it restored, not a leader. Call it before the instance is created.
     pub fn on_restart(&self, node: NodeId) {
         let mut checks = self.checks.lock();
         checks.in_order_apply.on_restart(node);
         checks.logs.on_restart(node);
+        checks.configuration_overlap.on_restart(node);
         checks.leader_completeness.on_not_leader(node);
         checks.leader_append_only.on_restart(node);
     }
@@ -332,6 +358,7 @@ impl Observer for Invariants {
             NodeEvent::LogChanged {
                 truncated_from,
                 appended,
+                configurations,
             } => {
                 let append_only = checks
                     .leader_append_only
@@ -341,6 +368,20 @@ impl Observer for Invariants {
                     let matching = checks.log_matching.on_appended(node, index, entry);
                     self.verdict(checks, matching);
                 }
+                let with_terms: Vec<_> = (configurations.iter())
+                    .map(|(index, membership)| {
+                        let term = (appended.iter())
+                            .find(|entry| entry.index == *index)
+                            .map(|entry| entry.term)
+                            .expect("a configuration among the appended entries");
+                        (*index, term, membership.clone())
+                    })
+                    .collect();
+                checks
+                    .configuration_overlap
+                    .on_log_changed(node, *truncated_from, &with_terms);
+                let overlap = checks.configurations_overlap();
+                self.verdict(checks, overlap);
             }
             NodeEvent::CommitAdvanced { commit_index } => {
                 let term = checks.terms.get(&node).copied().unwrap_or_default();
@@ -349,6 +390,9 @@ impl Observer for Invariants {
                         .leader_completeness
                         .on_commit(node, term, *commit_index, &checks.logs);
                 self.verdict(checks, complete);
+                checks.configuration_overlap.on_commit(node, *commit_index);
+                let overlap = checks.configurations_overlap();
+                self.verdict(checks, overlap);
                 if let Some(events) = &self.events {
                     checks
                         .commits
@@ -356,6 +400,7 @@ impl Observer for Invariants {
                 }
             }
             NodeEvent::LogCompacted { index, term } => {
+                checks.configuration_overlap.on_compacted(node, *index);
                 let compacted = checks
                     .committed_snapshot(node, *index, *term)
                     .and_then(|committed| checks.logs.on_compacted(node, *index, &committed));
@@ -367,6 +412,9 @@ impl Observer for Invariants {
                 kept_suffix,
             } => {
                 checks.observed.snapshots_installed += 1;
+                if !*kept_suffix {
+                    (checks.configuration_overlap).on_log_replaced_by_snapshot(node, *index);
+                }
                 let installed =
                     checks
                         .committed_snapshot(node, *index, *term)

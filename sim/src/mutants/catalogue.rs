@@ -5,9 +5,9 @@
 use super::detector::Detector;
 use super::detector::{
     chaos_kv, chaos_kv_misses, chaos_kv_snapshots, CHAOS_LIST_APPEND, CHAOS_RAFT,
-    CHAOS_RAFT_CORRUPTION, CHAOS_RAFT_LIVENESS, CHAOS_RAFT_MISDIRECTED_WRITES, CHAOS_RAFT_MISSES,
-    CHAOS_RAFT_POWER_LOSS, CHAOS_RAFT_READ_ERRORS, CHAOS_RAFT_SNAPSHOTS_MISSES,
-    CHAOS_RAFT_TORN_WRITES,
+    CHAOS_RAFT_CORRUPTION, CHAOS_RAFT_LIVENESS, CHAOS_RAFT_MEMBERSHIP,
+    CHAOS_RAFT_MISDIRECTED_WRITES, CHAOS_RAFT_MISSES, CHAOS_RAFT_POWER_LOSS,
+    CHAOS_RAFT_READ_ERRORS, CHAOS_RAFT_SNAPSHOTS_MISSES, CHAOS_RAFT_TORN_WRITES,
 };
 use crate::runner::Sim;
 use crate::scenarios;
@@ -72,6 +72,9 @@ fn long_reordering(sim: &Sim, mutations: &MutationSet) {
 }
 fn repeated_leader_crashes(sim: &Sim, mutations: &MutationSet) {
     scenarios::repeated_leader_crashes(sim, 20, mutations);
+}
+fn change_before_an_own_term_commit(sim: &Sim, mutations: &MutationSet) {
+    scenarios::change_before_an_own_term_commit(sim, mutations);
 }
 fn torn_persistence(sim: &Sim, mutations: &MutationSet) {
     scenarios::torn_persistence(sim, mutations);
@@ -346,6 +349,33 @@ pub fn catalogue() -> Vec<Variant> {
             models: "a transaction's reads served from the leader's state when it is proposed, not at its position in the log: a transaction committed in between is missed by the reads, not by the appends (reads outside the transaction's snapshot; Elle's G-single)",
             detectors: vec![Transactions { seeds: 5 }, CHAOS_LIST_APPEND],
             signature: &["transactions not-serializable"],
+        },
+        Variant {
+            broken: node(Mutation::ChangeBeforeOwnTermCommit),
+            models: "a configuration change started before an entry of the leader's term commits: an uncommitted change of an earlier leader and this one are two voters apart, and their majorities need not meet (the single-server change bug, Ongaro, raft-dev 2015)",
+            detectors: vec![
+                Scenario { name: "single-server change bug", run: change_before_an_own_term_commit, seeds: 3 },
+                CHAOS_RAFT_MEMBERSHIP,
+            ],
+            signature: &["Configuration overlap", "Election Safety", "Leader Completeness"],
+        },
+        Variant {
+            broken: node(Mutation::TwoChangesInFlight),
+            models: "a second configuration change started while the first is uncommitted: together they move two voters at once (Raft thesis §4.1: one change at a time)",
+            detectors: vec![CHAOS_RAFT_MEMBERSHIP],
+            signature: &["Configuration overlap", "Election Safety", "Leader Completeness"],
+        },
+        Variant {
+            broken: node(Mutation::LearnerCounted),
+            models: "a learner's copy and vote counted toward majorities as a voter's (etcd and TiKV learners count in no quorum)",
+            detectors: vec![CHAOS_RAFT_MEMBERSHIP],
+            signature: &["Leader Completeness", "Election Safety", "State Machine Safety", "Configuration overlap"],
+        },
+        Variant {
+            broken: node(Mutation::RemovedVotesCounted),
+            models: "a node outside the configuration still asked for its vote and counted (a stale peer list after a removal)",
+            detectors: vec![CHAOS_RAFT_MEMBERSHIP],
+            signature: &["Leader Completeness", "Election Safety", "State Machine Safety", "Configuration overlap"],
         },
     ]
 }

@@ -148,6 +148,9 @@ pub enum ChaosWorkload {
     RaftMisdirectedWrites,
     /// The key-value store's list-append transactions, checked for strict serializability.
     ListAppend,
+    /// [`ChaosWorkload::Raft`] with membership changes: three voters at first, and learners
+    /// added, promoted, demoted and removed while the other faults go on.
+    RaftMembership,
 }
 
 /// The snapshot threshold of the chaos workloads with snapshots: small, so that compaction,
@@ -166,6 +169,7 @@ impl ChaosWorkload {
             | ChaosWorkload::RaftTornWrites
             | ChaosWorkload::RaftCorruption
             | ChaosWorkload::RaftMisdirectedWrites
+            | ChaosWorkload::RaftMembership
             | ChaosWorkload::ListAppend => None,
             ChaosWorkload::Kv(read_mode) | ChaosWorkload::KvSnapshots(read_mode) => Some(read_mode),
         }
@@ -207,6 +211,9 @@ impl ChaosWorkload {
         if self == ChaosWorkload::RaftMisdirectedWrites {
             text.push_str(", misdirected writes");
         }
+        if self == ChaosWorkload::RaftMembership {
+            text.push_str(", membership");
+        }
         text
     }
 
@@ -234,6 +241,7 @@ impl ChaosWorkload {
         spec.faults.torn_writes = self == ChaosWorkload::RaftTornWrites;
         spec.faults.corruption = self == ChaosWorkload::RaftCorruption;
         spec.faults.misdirected_writes = self == ChaosWorkload::RaftMisdirectedWrites;
+        spec.faults.membership = self == ChaosWorkload::RaftMembership;
         if let Some(Broken::Node(mutation)) = broken {
             spec.mutations = vec![mutation];
         }
@@ -316,6 +324,12 @@ pub(super) const fn chaos_kv_snapshots(read_mode: ReadMode) -> Detector {
         kills: true,
     }
 }
+/// Raft chaos with membership changes, which must find the variant.
+pub(super) const CHAOS_RAFT_MEMBERSHIP: Detector = Detector::Chaos {
+    workload: ChaosWorkload::RaftMembership,
+    seeds: CHAOS_RAFT_SEEDS,
+    kills: true,
+};
 /// List-append chaos, which must find the variant.
 pub(super) const CHAOS_LIST_APPEND: Detector = Detector::Chaos {
     workload: ChaosWorkload::ListAppend,

@@ -67,6 +67,14 @@ pub enum Event {
     ClockRate(NodeId, RatePpm),
     /// The node's clock jumps forward by this much.
     ClockJump(NodeId, Duration),
+    /// The leader is asked to add the node to the configuration as a learner.
+    AddLearner(NodeId),
+    /// The leader is asked to make the learner a voter.
+    Promote(NodeId),
+    /// The leader is asked to make the voter a learner.
+    Demote(NodeId),
+    /// The leader is asked to take the node out of the configuration.
+    RemoveMember(NodeId),
     /// The timeline ends here (the workload then heals and checks recovery).
     End,
 }
@@ -181,7 +189,11 @@ impl Schedule {
                 | Event::Pause(node)
                 | Event::Resume(node)
                 | Event::ClockRate(node, _)
-                | Event::ClockJump(node, _) => vec![*node],
+                | Event::ClockJump(node, _)
+                | Event::AddLearner(node)
+                | Event::Promote(node)
+                | Event::Demote(node)
+                | Event::RemoveMember(node) => vec![*node],
                 Event::Cut(from, to) => vec![*from, *to],
                 Event::Partition(groups) => {
                     let stray = groups

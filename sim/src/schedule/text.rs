@@ -46,6 +46,10 @@ impl fmt::Display for Event {
             Event::Unreliable(false) => write!(f, "network reliable"),
             Event::ClockRate(node, rate) => write!(f, "clock {node} runs at {}", rate_text(*rate)),
             Event::ClockJump(node, by) => write!(f, "clock {node} jumps {}", format_time(*by)),
+            Event::AddLearner(node) => write!(f, "add learner {node}"),
+            Event::Promote(node) => write!(f, "promote {node}"),
+            Event::Demote(node) => write!(f, "demote {node}"),
+            Event::RemoveMember(node) => write!(f, "remove {node}"),
             Event::End => write!(f, "end"),
         }
     }
@@ -220,10 +224,17 @@ fn parse_event(text: &str) -> Result<Event, String> {
             }
             _ => Err("expected `clock nN runs at 1.1x` or `clock nN jumps 0.250000s`".into()),
         },
+        Some("add") => match words[1..] {
+            ["learner", node] => Ok(Event::AddLearner(parse_node(node)?)),
+            _ => Err("expected `add learner nN`".into()),
+        },
+        Some("promote") => one_node(Event::Promote),
+        Some("demote") => one_node(Event::Demote),
+        Some("remove") => one_node(Event::RemoveMember),
         Some("end") if words.len() == 1 => Ok(Event::End),
         Some(other) => Err(format!(
             "unknown event {other:?} (offer, crash, restart, tear, pause, resume, partition, \
-             cut, heal, network, clock, end)"
+             cut, heal, network, clock, add, promote, demote, remove, end)"
         )),
         None => Err("an event is missing after the time".into()),
     }
@@ -314,6 +325,10 @@ mod tests {
             Event::ClockRate(NodeId(2), RatePpm(1_100_000)),
             Event::ClockRate(NodeId(0), RatePpm(925_500)),
             Event::ClockJump(NodeId(1), Duration::from_millis(250)),
+            Event::AddLearner(NodeId(3)),
+            Event::Promote(NodeId(3)),
+            Event::Demote(NodeId(1)),
+            Event::RemoveMember(NodeId(4)),
             Event::End,
         ];
         let schedule = Schedule {

@@ -166,6 +166,12 @@ fn print_summary(
             totals.refused_starts
         );
     }
+    if totals.membership_changes > 0 {
+        println!(
+            "{} configuration changes appended (learners added, promoted, demoted, removed)",
+            totals.membership_changes
+        );
+    }
     if run.spec.snapshot_threshold.is_some() || totals.snapshots_taken > 0 {
         println!(
             "{} snapshots taken, {} installed from a leader (every one checked against the state it claims)",

@@ -3,6 +3,7 @@
 mod election;
 mod invariants;
 mod lease;
+mod membership;
 mod own_sync;
 mod read_index;
 mod replication;
