@@ -76,6 +76,7 @@ pub mod fault_points;
 pub mod kv;
 pub mod local_network;
 pub mod log;
+pub mod membership;
 pub mod messages;
 pub mod mutation;
 pub mod observer;

@@ -21,7 +21,7 @@ pub struct RaftLog {
     /// The bytes of the commands in `entries`, kept as they change.
     command_bytes: usize,
     /// The indices of the entries that carry a configuration
-    /// ([`crate::core::membership::is_membership`]), in order, kept as they change.
+    /// ([`crate::membership::is_membership`]), in order, kept as they change.
     configurations: Vec<LogIndex>,
 }
 
@@ -81,7 +81,7 @@ impl RaftLog {
     /// Records the configuration entries among `entries`, placed from `first` on.
     fn note_configurations(&mut self, first: LogIndex, entries: &[Entry]) {
         for (offset, entry) in entries.iter().enumerate() {
-            if crate::core::membership::is_membership(&entry.command) {
+            if crate::membership::is_membership(&entry.command) {
                 self.configurations.push(LogIndex(first.0 + offset as u64));
             }
         }

@@ -28,7 +28,8 @@ impl RunSpec {
     /// ([`SWARM_NODES`]), message loss, the key-value workload's read mode
     /// ([`SWARM_READ_MODES`]; a deliberately broken one is kept), which kinds of fault are on
     /// (each one half the time, crashes as power losses too; the key-value workload's session
-    /// churn one time in three), the clock skew, and snapshots
+    /// churn one time in three; the raft workload's membership changes half the time it is not
+    /// in liveness mode), the clock skew, and snapshots
     /// ([`SWARM_SNAPSHOT_THRESHOLDS`], half the time). The workload, broken variants, scheduler, rounds and duration stay as
     /// they are. Clocks beyond their bound are drawn only where nothing depends on them (not
     /// for lease reads, which are deliberately unsafe then).
@@ -96,6 +97,12 @@ impl RunSpec {
         };
         let faults = FaultMix {
             misdirected_writes: draws.one_in(2) && self.workload == Workload::Raft,
+            ..faults
+        };
+        // The raft workload's membership changes, drawn after every other draw (and not with
+        // liveness mode, whose minority failed for good could be a majority of the voters).
+        let faults = FaultMix {
+            membership: draws.one_in(2) && self.workload == Workload::Raft && !faults.liveness,
             ..faults
         };
         let drawn = RunSpec {
@@ -197,6 +204,10 @@ mod tests {
                 runs.iter()
                     .filter(|run| run.faults.misdirected_writes)
                     .count(),
+            ),
+            (
+                "membership changes",
+                runs.iter().filter(|run| run.faults.membership).count(),
             ),
             (
                 "snapshots",

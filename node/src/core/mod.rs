@@ -15,12 +15,11 @@
 //! - `lease.rs`: lease reads, safe while clocks drift within the configured bound (§6.4.1);
 //! - `snapshot.rs`: compaction and InstallSnapshot (§7);
 //! - `quorum.rs`: majority arithmetic, over the voters of the configuration in force;
-//! - `membership.rs`: configurations in the log, and changing them one server at a time
-//!   (thesis §4).
+//! - `reconfiguration.rs`: the configuration in force, and changing it one server at a time
+//!   (thesis §4; the configuration itself is `crate::membership`).
 
 mod election;
 mod lease;
-pub mod membership;
 mod own_sync;
 mod quorum;
 mod read_index;
@@ -31,9 +30,10 @@ mod snapshot;
 mod tests;
 mod timing;
 
-pub use membership::{ChangeRefused, Membership, MembershipChange};
+pub use crate::membership::{Membership, MembershipChange};
 pub use quorum::Quorum;
 pub use read_index::{ReadIndexError, ReadOutcome, ReadTicket};
+pub use reconfiguration::ChangeRefused;
 pub use timing::HeartbeatDue;
 
 use crate::config::Config;
@@ -204,7 +204,7 @@ pub enum ProposeError {
         /// The limit.
         limit: usize,
     },
-    /// The command starts with [`membership::MEMBERSHIP_PREFIX`], which only the node's own
+    /// The command starts with [`crate::membership::MEMBERSHIP_PREFIX`], which only the node's own
     /// configuration entries may ([`RaftCore::change_membership`] makes them).
     #[error("a command may not start with the bytes reserved for configuration entries")]
     Reserved,
@@ -409,7 +409,7 @@ impl RaftCore {
                 limit,
             });
         }
-        if membership::is_membership(&command) {
+        if crate::membership::is_membership(&command) {
             return Err(ProposeError::Reserved);
         }
         self.append_own(command)

@@ -2,11 +2,32 @@
 //! after it): which configuration is in force, which changes a leader takes, and what a node
 //! outside the voters does not do (campaign, or keep leading once its removal is committed).
 
-use super::membership::{ChangeRefused, Membership, MembershipChange};
 use super::{Effects, NotLeader, RaftCore};
+use crate::membership::{InvalidChange, Membership, MembershipChange};
 use crate::mutation::Mutation;
-use crate::{LogIndex, Term};
+use crate::{LogIndex, NodeId, Term};
 use threadsim::Instant;
+
+/// Why a leader refused a change.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ChangeRefused {
+    /// This node does not lead.
+    #[error(transparent)]
+    NotLeader(#[from] NotLeader),
+    /// An entry of the leader's own term is not committed yet: a change now could be
+    /// overwritten by a leader of an earlier configuration (raft-dev, 2015). Try again shortly.
+    #[error("no entry of this leader's term is committed yet")]
+    NoCommitInTerm,
+    /// A change is already in flight: its entry at this index is not committed.
+    #[error("the change at {0} is not committed yet")]
+    ChangeInFlight(LogIndex),
+    /// The change makes no sense for the current configuration.
+    #[error(transparent)]
+    Invalid(#[from] InvalidChange),
+    /// The node is not one this cluster may have (not among the nodes every node knows).
+    #[error("{0} is not a node of this cluster")]
+    UnknownNode(NodeId),
+}
 
 impl RaftCore {
     /// The configuration in force: the latest in the log, committed or not; else the one the

@@ -59,7 +59,7 @@ impl Applied {
     /// Whether it carries a configuration, the node's own entry, which the service only counts
     /// as applied ([`crate::core::Membership`]).
     pub fn is_membership(&self) -> bool {
-        crate::core::membership::is_membership(&self.command)
+        crate::membership::is_membership(&self.command)
     }
 }
 

@@ -263,6 +263,9 @@ fn mutant(parent: &RunSpec, fresh: RunSpec, choices: &mut DetRng) -> RunSpec {
     if redraw() {
         spec.snapshot_threshold = fresh.snapshot_threshold;
     }
+    // Membership changes come from the parent (the swarm drew them); liveness mode, redrawn
+    // above, does not go with them.
+    spec.faults.membership &= !spec.faults.liveness;
     debug_assert!(spec.check().is_ok(), "a mutant is a valid run");
     spec
 }

@@ -2,7 +2,8 @@
 //! takes, and how voters, learners and nodes outside the configuration are counted.
 
 use super::*;
-use crate::core::membership::{ChangeRefused, Membership, MembershipChange};
+use crate::core::ChangeRefused;
+use crate::membership::{Membership, MembershipChange};
 
 /// Node `id` of a cluster whose nodes are n0..n`universe`, which starts with `voters` voting.
 fn member(id: u32, universe: u32, voters: &[u32], mutations: MutationSet) -> RaftCore {
