@@ -38,9 +38,10 @@ fn three_entries_two_committed() -> Request {
     })
 }
 
-/// The leader's snapshot up to 3, whole in one chunk.
+/// The leader's snapshot up to 3, whole in one chunk: as a node sends one, the configuration
+/// first (the follower's two-node cluster), then the service's bytes.
 fn snapshot_up_to_three() -> Request {
-    let data = b"state at 3".to_vec();
+    let data = node::Membership::of_voters([NodeId(0), NodeId(1)]).wrap_snapshot(b"state at 3");
     Request::InstallSnapshot(InstallSnapshotArgs {
         term: Term(1),
         leader: NodeId(0),

@@ -33,25 +33,7 @@ pub fn run(
             outcome.figures = figures;
             outcome
         }
-        Workload::ListAppend => {
-            let config = engine_sim::KvWorkloadConfig::from_spec(spec);
-            let recording = recorder.clone();
-            let run = engine_sim::runner::simulate_on(spec.seed, &how, move |sim| {
-                engine_sim::run_kv_workload_with(sim, &config, following.as_ref(), &recording)
-            });
-            let (kv_run, mut outcome) = record(spec.seed, run);
-            if let Some(kv_run) = kv_run {
-                let report = models::check_list_append(&kv_run.transactions);
-                outcome.failure = engine_sim::txn_client::failure_of(&kv_run.transactions, &report);
-                outcome.figures = Some(kv_run.figures);
-                outcome.transactions = Some(TxnEvidence {
-                    history: kv_run.transactions,
-                    report,
-                });
-            }
-            outcome
-        }
-        Workload::Kv => {
+        Workload::Kv | Workload::ListAppend => {
             let config = engine_sim::KvWorkloadConfig::from_spec(spec);
             let recording = recorder.clone();
             let run = engine_sim::runner::simulate_on(spec.seed, &how, move |sim| {
@@ -60,13 +42,20 @@ pub fn run(
             let (kv_run, mut outcome) = record(spec.seed, run);
             if let Some(kv_run) = kv_run {
                 // Checked outside the run: the checker's threads are real threads.
-                let report = engine_sim::check_kv_history(&kv_run.history);
-                outcome.failure = kv_failure(&report, &kv_run);
+                if spec.workload == Workload::ListAppend {
+                    let history = kv_run.transactions;
+                    let report = models::check_list_append(&history);
+                    outcome.failure = engine_sim::txn_client::failure_of(&history, &report);
+                    outcome.transactions = Some(TxnEvidence { history, report });
+                } else {
+                    let report = engine_sim::check_kv_history(&kv_run.history);
+                    outcome.failure = kv_failure(&report, &kv_run);
+                    outcome.kv = Some(KvEvidence {
+                        history: kv_run.history,
+                        report,
+                    });
+                }
                 outcome.figures = Some(kv_run.figures);
-                outcome.kv = Some(KvEvidence {
-                    history: kv_run.history,
-                    report,
-                });
             }
             outcome
         }

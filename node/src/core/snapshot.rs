@@ -166,6 +166,13 @@ impl RaftCore {
             effects.push(reply(self, self.snapshot_received(args)));
             return effects;
         };
+        if crate::membership::Membership::unwrap_snapshot(&snapshot).is_err() {
+            // Whole and matching its checksum, but without the configuration a snapshot starts
+            // with (a leader of an older version, or a bug): not installed, and the leader
+            // starts it over.
+            effects.push(reply(self, 0));
+            return effects;
+        }
         let kept_suffix = self.state.log.term_at(index) == Some(args.last_included_term);
         crate::coverage::reached(if kept_suffix {
             crate::coverage::Point::SnapshotInstalledKeptSuffix

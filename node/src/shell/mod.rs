@@ -315,6 +315,14 @@ impl Node {
     pub fn new(params: NodeParams) -> Result<Node, NodeError> {
         params.config.validate()?;
         let state = restored_state(&params)?;
+        if !state.snapshot.is_empty() {
+            if let Err(bad) = Membership::unwrap_snapshot(&state.snapshot) {
+                return Err(NodeError::Storage(StorageError::Corrupt(format!(
+                    "the stored snapshot does not start with its configuration ({bad}): written \
+                     by a version from before membership changes, or damaged"
+                ))));
+            }
+        }
         let bootstrap = params.membership.clone().unwrap_or_else(|| {
             Membership::of_voters(params.peers.iter().copied().chain([params.id]))
         });

@@ -491,3 +491,35 @@ fn a_local_invariant_the_core_breaks_is_reported_after_the_step() {
         "{violations:?}"
     );
 }
+
+#[test]
+fn a_stored_snapshot_without_its_configuration_is_refused_at_start_with_the_reason() {
+    let clock: ClockRef = Arc::new(ManualClock::new());
+    let (apply_sender, _applied) = channel(&clock, 8, "apply");
+    let network = ScriptedNetwork {
+        journal: Arc::new(Journal::default()),
+        answer: Box::new(|_, _| None),
+    };
+    let mut state = PersistentState::default();
+    state.log = crate::log::RaftLog::after_snapshot(LogIndex(3), Term(1), Vec::new());
+    state.snapshot = b"a service state from an older version".to_vec();
+    let persister = Arc::new(crate::persist::MemoryPersister::new());
+    persister.save(&state.encode()).expect("in memory");
+    let params = NodeParams::with_defaults(
+        NodeId(0),
+        &[NodeId(0), NodeId(1)],
+        Arc::new(network),
+        persister,
+        clock,
+        apply_sender,
+    );
+    let Err(refused) = Node::new(params) else {
+        panic!("started from a snapshot without its configuration");
+    };
+    assert!(
+        refused
+            .to_string()
+            .contains("does not start with its configuration"),
+        "{refused}"
+    );
+}

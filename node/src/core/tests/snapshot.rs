@@ -33,7 +33,13 @@ fn four_committed_by(mut leader: RaftCore, peers: &[u32]) -> RaftCore {
 }
 
 fn install(term: u64, index: u64, last_term: u64) -> Request {
-    Request::InstallSnapshot(chunk(term, index, last_term, b"state", 0, 5))
+    let whole = stored(b"state");
+    Request::InstallSnapshot(chunk(term, index, last_term, &whole, 0, whole.len()))
+}
+
+/// A snapshot as a node stores and sends it: a three-voter configuration, then `service`.
+fn stored(service: &[u8]) -> Vec<u8> {
+    crate::core::Membership::of_voters([n(0), n(1), n(2)]).wrap_snapshot(service)
 }
 
 /// The chunk of `whole` from `offset`, `len` bytes long, of the snapshot up to `index`.
@@ -168,14 +174,15 @@ fn a_lagging_follower_takes_the_snapshot_in_place_of_its_log() {
             kept_suffix: false
         }
     );
-    assert_eq!(reply_of(&effects), snapshot_reply(Term(6), 5));
+    let total = stored(b"state").len() as u64;
+    assert_eq!(reply_of(&effects), snapshot_reply(Term(6), total));
     let state = follower.persistent();
     assert_eq!(
         state.log,
         RaftLog::after_snapshot(LogIndex(4), Term(6), Vec::new()),
         "its own entry 3 of term 5 conflicted: the whole log gave way"
     );
-    assert_eq!(state.snapshot, b"state");
+    assert_eq!(service_bytes(&state.snapshot), b"state");
     assert_eq!(follower.commit_index(), LogIndex(4));
     follower.check_invariants().expect("invariants");
 }
@@ -371,4 +378,21 @@ fn service_bytes(snapshot: &[u8]) -> &[u8] {
     crate::core::Membership::unwrap_snapshot(snapshot)
         .expect("a snapshot with its configuration")
         .1
+}
+
+#[test]
+fn a_whole_snapshot_without_its_configuration_is_not_installed() {
+    let mut follower = follower_with(&[1], 2);
+    let whole = b"state without a configuration";
+    let args = chunk(2, 4, 2, whole, 0, whole.len());
+    let effects = follower.handle_request(t(10), &Request::InstallSnapshot(args));
+    assert!(
+        !effects
+            .as_slice()
+            .iter()
+            .any(|e| matches!(e, Effect::SnapshotInstalled { .. })),
+        "{effects:?}"
+    );
+    assert_eq!(reply_of(&effects), snapshot_reply(Term(2), 0), "start over");
+    assert!(follower.persistent().snapshot.is_empty());
 }
