@@ -500,9 +500,11 @@ fn a_stored_snapshot_without_its_configuration_is_refused_at_start_with_the_reas
         journal: Arc::new(Journal::default()),
         answer: Box::new(|_, _| None),
     };
-    let mut state = PersistentState::default();
-    state.log = crate::log::RaftLog::after_snapshot(LogIndex(3), Term(1), Vec::new());
-    state.snapshot = b"a service state from an older version".to_vec();
+    let state = PersistentState {
+        log: crate::log::RaftLog::after_snapshot(LogIndex(3), Term(1), Vec::new()),
+        snapshot: b"a service state from an older version".to_vec(),
+        ..PersistentState::default()
+    };
     let persister = Arc::new(crate::persist::MemoryPersister::new());
     persister.save(&state.encode()).expect("in memory");
     let params = NodeParams::with_defaults(

@@ -128,6 +128,9 @@ impl ConfigurationOverlap {
             .collect();
         for (position, (a, a_entry, a_config)) in in_use.iter().enumerate() {
             for (b, b_entry, b_config) in &in_use[position + 1..] {
+                if a_config == b_config {
+                    continue;
+                }
                 if let Some((left, right)) = disjoint_majorities(a_config, b_config) {
                     let at = |entry: &Option<&Entry>| {
                         entry.map_or_else(
