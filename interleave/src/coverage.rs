@@ -37,6 +37,8 @@ pub struct Reachable {
     pub pauses: bool,
     /// The key-value service serves reads by lease.
     pub lease_reads: bool,
+    /// Membership changes and leadership transfers are among the faults.
+    pub membership: bool,
 }
 
 impl Reachable {
@@ -50,6 +52,7 @@ impl Reachable {
             // The key-value workload pauses leaders as part of its isolations.
             pauses: swarm || kv || spec.faults.pauses,
             lease_reads: gets && (swarm || spec.read_mode == runspec::ReadMode::Lease),
+            membership: spec.workload == Workload::Raft && (swarm || spec.faults.membership),
         }
     }
 
@@ -59,6 +62,7 @@ impl Reachable {
             && (self.snapshots || !point.needs_snapshots())
             && (self.pauses || !point.needs_pauses())
             && (self.lease_reads || !point.needs_lease_reads())
+            && (self.membership || !point.needs_membership())
     }
 }
 

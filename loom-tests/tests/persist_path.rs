@@ -38,6 +38,7 @@ fn vote_request(candidate: u32) -> Request {
         last_log_index: LogIndex(0),
         last_log_term: Term(0),
         pre_vote: false,
+        transfer: false,
     })
 }
 
@@ -124,6 +125,7 @@ fn vote_against_append(mutations: MutationSet) {
             last_log_index: LogIndex(0),
             last_log_term: Term(0),
             pre_vote: false,
+            transfer: false,
         });
         let append = Request::AppendEntries(AppendEntriesArgs {
             term: Term(2),

@@ -80,11 +80,13 @@ pub enum Point {
     DuplicateSuppressed,
     /// An operation of an expired client session refused.
     SessionExpiredRefused,
+    /// A voter started an election on a leader's TimeoutNow (a transfer of leadership).
+    TransferElectionStarted,
 }
 
 impl Point {
     /// Every point, in a fixed order.
-    pub const ALL: [Point; 35] = [
+    pub const ALL: [Point; 36] = [
         Point::PreVoteRefusedByLease,
         Point::VoteRefusedByLease,
         Point::VoteRefusedLogBehind,
@@ -120,6 +122,7 @@ impl Point {
         Point::ReplyHandledAfterPause,
         Point::DuplicateSuppressed,
         Point::SessionExpiredRefused,
+        Point::TransferElectionStarted,
     ];
 
     /// The point's name in reports: where it is, then what holds.
@@ -166,6 +169,7 @@ impl Point {
             Point::ReplyHandledAfterPause => "shell: reply handled after a pause",
             Point::DuplicateSuppressed => "kv: retry answered from its session",
             Point::SessionExpiredRefused => "kv: operation of an expired session refused",
+            Point::TransferElectionStarted => "transfer: election started by TimeoutNow",
         }
     }
 
@@ -190,6 +194,11 @@ impl Point {
             self,
             Point::LeaseReadServed | Point::LeaseReadInLastMillisecond | Point::LeaseReadExpired
         )
+    }
+
+    /// Whether only a run that changes membership (and hands leadership over) reaches it.
+    pub fn needs_membership(self) -> bool {
+        self == Point::TransferElectionStarted
     }
 
     /// Whether only a run that pauses nodes reaches the point.

@@ -88,6 +88,7 @@ pub mod types;
 pub use config::Config;
 pub use core::{
     ChangeRefused, Membership, MembershipChange, NotLeader, ProposeError, ReadIndexError,
+    TransferRefused,
 };
 pub use local_network::LocalNetwork;
 pub use mutation::{Mutation, MutationSet, MUTATIONS_AVAILABLE};

@@ -16,6 +16,10 @@ pub struct RequestVoteArgs {
     /// A pre-vote (Raft thesis §9.6): "would you vote for me in `term`?", asked before starting
     /// an election. Answering changes nothing, so a node that cannot win never bumps terms.
     pub pre_vote: bool,
+    /// The election was started by a [`TimeoutNowArgs`] from the leader of the term before:
+    /// the leader hands over, so a voter that heard from it lately votes all the same (its
+    /// lease is the leader's, and the leader gave it up; thesis §3.10).
+    pub transfer: bool,
 }
 
 /// The answer to [`RequestVoteArgs`].
@@ -116,6 +120,27 @@ pub struct InstallSnapshotReply {
     pub read_round: u64,
 }
 
+/// A leader hands its leadership to a follower whose log holds all of its own: "start an
+/// election now" (Raft thesis §3.10, TimeoutNow).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimeoutNowArgs {
+    /// The leader's term.
+    pub term: Term,
+    /// The leader.
+    pub leader: NodeId,
+    /// Index of the leader's last log entry when it sent this: the target's log holds it.
+    pub last_log_index: LogIndex,
+    /// Term of that entry.
+    pub last_log_term: Term,
+}
+
+/// The answer to [`TimeoutNowArgs`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimeoutNowReply {
+    /// The target's current term (after it started its election, if it did).
+    pub term: Term,
+}
+
 /// A request from one node to another.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Request {
@@ -125,6 +150,8 @@ pub enum Request {
     AppendEntries(AppendEntriesArgs),
     /// See [`InstallSnapshotArgs`].
     InstallSnapshot(InstallSnapshotArgs),
+    /// See [`TimeoutNowArgs`].
+    TimeoutNow(TimeoutNowArgs),
 }
 
 /// The answer to a [`Request`].
@@ -136,6 +163,8 @@ pub enum Response {
     AppendEntries(AppendEntriesReply),
     /// See [`InstallSnapshotReply`].
     InstallSnapshot(InstallSnapshotReply),
+    /// See [`TimeoutNowReply`].
+    TimeoutNow(TimeoutNowReply),
 }
 
 impl Request {
@@ -145,6 +174,7 @@ impl Request {
             Request::RequestVote(args) => args.term,
             Request::AppendEntries(args) => args.term,
             Request::InstallSnapshot(args) => args.term,
+            Request::TimeoutNow(args) => args.term,
         }
     }
 }
@@ -156,6 +186,7 @@ impl Response {
             Response::RequestVote(reply) => reply.term,
             Response::AppendEntries(reply) => reply.term,
             Response::InstallSnapshot(reply) => reply.term,
+            Response::TimeoutNow(reply) => reply.term,
         }
     }
 }

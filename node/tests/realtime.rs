@@ -127,6 +127,7 @@ fn a_killed_node_persists_applies_and_answers_nothing() {
     assert_eq!(cluster.applied[victim].recv(), None, "applied after kill");
     let request = node::messages::Request::RequestVote(node::messages::RequestVoteArgs {
         pre_vote: false,
+        transfer: false,
         term: node::Term(1000),
         candidate: NodeId(0),
         last_log_index: LogIndex(0),

@@ -65,6 +65,8 @@ pub struct RunFigures {
     pub snapshots_installed: u64,
     /// Configuration changes a leader appended (learners added, promoted, demoted, removed).
     pub membership_changes: u64,
+    /// Transfers of leadership a leader started.
+    pub leadership_transfers: u64,
     /// How long each fault on the leader stopped the commits, by kind.
     pub fault_windows: FaultWindows,
 }
@@ -101,6 +103,7 @@ impl AddAssign<&RunFigures> for RunFigures {
             snapshots_taken,
             snapshots_installed,
             membership_changes,
+            leadership_transfers,
             fault_windows,
         } = seed;
         self.simulated += *simulated;
@@ -132,6 +135,7 @@ impl AddAssign<&RunFigures> for RunFigures {
             (&mut self.sessions_expired, sessions_expired),
             (&mut self.local_reads, local_reads),
             (&mut self.membership_changes, membership_changes),
+            (&mut self.leadership_transfers, leadership_transfers),
             (&mut self.reads_by_deposed_leaders, reads_by_deposed_leaders),
             (&mut self.lease_reads, lease_reads),
             (&mut self.snapshots_taken, snapshots_taken),
@@ -179,6 +183,7 @@ mod tests {
             snapshots_taken: 19,
             snapshots_installed: 20,
             membership_changes: 21,
+            leadership_transfers: 27,
             fault_windows: FaultWindows::default(),
         };
         let mut one = one;
@@ -190,6 +195,7 @@ mod tests {
         assert_eq!(totals.simulated, Duration::from_secs(4));
         assert_eq!(totals.snapshots_installed, 40);
         assert_eq!(totals.membership_changes, 42);
+        assert_eq!(totals.leadership_transfers, 54);
         assert_eq!(totals.leaders_elected, 2);
         assert_eq!(totals.operations_unknown, 28);
         assert_eq!(totals.refused_starts, 44);

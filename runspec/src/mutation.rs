@@ -130,6 +130,10 @@ pub enum Mutation {
     LearnerCounted,
     /// A node no longer in the configuration still counts toward majorities.
     RemovedVotesCounted,
+    /// A leader handing over sends TimeoutNow at once, without bringing the target's log up
+    /// to its own first (thesis §3.10): a target behind campaigns, cannot win, and has
+    /// deposed the leader; the cluster waits an election timeout with no leader.
+    TransferToBehind,
     /// A new leader drops the entries of its log past its commit index, as if what it does not
     /// know committed were the old leader's business (Raft Figure 3, Leader Append-Only: a
     /// leader never overwrites or deletes entries in its log): entries a majority holds, which
@@ -173,7 +177,7 @@ pub enum Mutation {
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 42] = [
+    pub const ALL: [Mutation; 43] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -216,6 +220,7 @@ impl Mutation {
         Mutation::TwoChangesInFlight,
         Mutation::LearnerCounted,
         Mutation::RemovedVotesCounted,
+        Mutation::TransferToBehind,
     ];
 
     /// The mutation's command-line name.
@@ -263,6 +268,7 @@ impl Mutation {
             Mutation::TwoChangesInFlight => "two-changes-in-flight",
             Mutation::LearnerCounted => "learner-counted",
             Mutation::RemovedVotesCounted => "removed-votes-counted",
+            Mutation::TransferToBehind => "transfer-to-behind",
         }
     }
 }

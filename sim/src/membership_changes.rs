@@ -7,7 +7,7 @@
 //! promoted (three times in four) or removed; a voter is demoted or removed while at least as
 //! many would still vote as at the start. The leader takes it only if it has committed an entry of
 //! its term and nothing else is in flight; else the event does nothing, and a later one tries
-//! again.
+//! again. One time in four, the leader is asked instead to hand its leadership to another voter.
 
 use crate::cluster::Cluster;
 use crate::schedule::Event;
@@ -34,8 +34,20 @@ pub fn choose(cluster: &Cluster, snapshot: &Snapshot) -> Option<Event> {
     let node = ids[cluster.random(ids.len())];
     // From the snapshot, which every run takes, not from the node: asking it would take its
     // lock, a step a run that follows the schedule would not take, and the two would diverge.
-    let membership = snapshot.memberships.get(&snapshot.leader?)?;
+    let leader = snapshot.leader?;
+    let membership = snapshot.memberships.get(&leader)?;
     let voters = membership.voters().len();
+    if cluster.random(4) == 0 {
+        let others: Vec<NodeId> = (membership.voters().iter().copied())
+            .filter(|&voter| voter != leader)
+            .collect();
+        if others.is_empty() {
+            return None;
+        }
+        return Some(Event::TransferLeadership(
+            others[cluster.random(others.len())],
+        ));
+    }
     Some(if membership.is_voter(node) {
         if voters <= bootstrap_voters(ids.len()) {
             return None;

@@ -194,6 +194,11 @@ pub fn apply(cluster: &Cluster, event: &Event, counts: &mut RunFigures) {
         Event::Promote(node) => change(cluster, MembershipChange::Promote(*node), counts),
         Event::Demote(node) => change(cluster, MembershipChange::Demote(*node), counts),
         Event::RemoveMember(node) => change(cluster, MembershipChange::Remove(*node), counts),
+        Event::TransferLeadership(node) => {
+            if cluster.transfer_leadership(*node) {
+                counts.leadership_transfers += 1;
+            }
+        }
         Event::End => {}
     }
 }

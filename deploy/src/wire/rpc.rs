@@ -4,7 +4,7 @@
 use super::{Reader, WireError, Writer};
 use node::messages::{
     AppendEntriesArgs, AppendEntriesReply, Conflict, InstallSnapshotArgs, InstallSnapshotReply,
-    Request, RequestVoteArgs, RequestVoteReply, Response,
+    Request, RequestVoteArgs, RequestVoteReply, Response, TimeoutNowArgs, TimeoutNowReply,
 };
 use node::{Command, Entry, LogIndex, NodeId, Term};
 use std::time::Duration;
@@ -12,6 +12,7 @@ use std::time::Duration;
 const REQUEST_VOTE: u8 = 1;
 const APPEND_ENTRIES: u8 = 2;
 const INSTALL_SNAPSHOT: u8 = 3;
+const TIMEOUT_NOW: u8 = 4;
 /// An entry's smallest encoding: its term and an empty command's length.
 const MIN_ENTRY_LEN: usize = 8 + 4;
 
@@ -27,7 +28,8 @@ pub fn encode_request(id: u64, request: &Request) -> Vec<u8> {
                 .u32(args.candidate.0)
                 .u64(args.last_log_index.0)
                 .u64(args.last_log_term.0)
-                .flag(args.pre_vote);
+                .flag(args.pre_vote)
+                .flag(args.transfer);
         }
         Request::AppendEntries(args) => {
             writer
@@ -59,6 +61,14 @@ pub fn encode_request(id: u64, request: &Request) -> Vec<u8> {
                 .u64(args.read_round)
                 .u64(micros(args.sent_at.since_epoch()));
         }
+        Request::TimeoutNow(args) => {
+            writer
+                .u8(TIMEOUT_NOW)
+                .u64(args.term.0)
+                .u32(args.leader.0)
+                .u64(args.last_log_index.0)
+                .u64(args.last_log_term.0);
+        }
     }
     writer.finish()
 }
@@ -74,6 +84,7 @@ pub fn decode_request(frame: &[u8]) -> Result<(u64, Request), WireError> {
             last_log_index: LogIndex(reader.u64("last log index")?),
             last_log_term: Term(reader.u64("last log term")?),
             pre_vote: reader.flag("pre-vote")?,
+            transfer: reader.flag("transfer")?,
         }),
         APPEND_ENTRIES => {
             let term = Term(reader.u64("term")?);
@@ -112,6 +123,12 @@ pub fn decode_request(frame: &[u8]) -> Result<(u64, Request), WireError> {
             data: reader.bytes("snapshot chunk")?.to_vec(),
             read_round: reader.u64("read round")?,
             sent_at: threadsim::Instant::from_epoch(Duration::from_micros(reader.u64("sent at")?)),
+        }),
+        TIMEOUT_NOW => Request::TimeoutNow(TimeoutNowArgs {
+            term: Term(reader.u64("term")?),
+            leader: NodeId(reader.u32("leader")?),
+            last_log_index: LogIndex(reader.u64("last log index")?),
+            last_log_term: Term(reader.u64("last log term")?),
         }),
         kind => {
             return Err(WireError::Bad {
@@ -156,6 +173,9 @@ pub fn encode_response(id: u64, response: &Response) -> Vec<u8> {
                 .u64(reply.received)
                 .u64(reply.read_round);
         }
+        Response::TimeoutNow(reply) => {
+            writer.u8(TIMEOUT_NOW).u64(reply.term.0);
+        }
     }
     writer.finish()
 }
@@ -194,6 +214,9 @@ pub fn decode_response(frame: &[u8]) -> Result<(u64, Response), WireError> {
             received: reader.u64("snapshot bytes received")?,
             read_round: reader.u64("read round")?,
         }),
+        TIMEOUT_NOW => Response::TimeoutNow(TimeoutNowReply {
+            term: Term(reader.u64("term")?),
+        }),
         kind => {
             return Err(WireError::Bad {
                 field: "response kind",
@@ -222,6 +245,7 @@ mod tests {
                 last_log_index: LogIndex(40),
                 last_log_term: Term(6),
                 pre_vote: true,
+                transfer: true,
             }),
             Request::AppendEntries(AppendEntriesArgs {
                 term: Term(9),
@@ -254,6 +278,12 @@ mod tests {
                 read_round: 6,
                 sent_at: threadsim::Instant::from_epoch(Duration::from_micros(7)),
             }),
+            Request::TimeoutNow(TimeoutNowArgs {
+                term: Term(12),
+                leader: NodeId(3),
+                last_log_index: LogIndex(77),
+                last_log_term: Term(11),
+            }),
         ]
     }
 
@@ -285,6 +315,7 @@ mod tests {
                 received: 4096,
                 read_round: 6,
             }),
+            Response::TimeoutNow(TimeoutNowReply { term: Term(13) }),
         ]
     }
 

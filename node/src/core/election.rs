@@ -51,6 +51,7 @@ impl RaftCore {
             votes: BTreeSet::from([self.id]),
             requested: BTreeSet::new(),
             pre_vote: true,
+            transfer: false,
         };
         self.reset_election_timer(now, &mut effects);
         effects.push(Effect::RoleChanged(Role::PreCandidate));
@@ -64,6 +65,12 @@ impl RaftCore {
 
     /// Becomes a candidate in the next term and votes for itself.
     pub fn start_election(&mut self, now: Instant) -> Effects {
+        self.start_election_as(now, false)
+    }
+
+    /// [`RaftCore::start_election`], for a leader's transfer if `transfer` (its vote requests
+    /// say so, and voters do not refuse them for the leader's lease).
+    pub(super) fn start_election_as(&mut self, now: Instant, transfer: bool) -> Effects {
         assert!(
             !matches!(self.role, RoleState::Leader(_)),
             "{}: a leader does not start elections",
@@ -76,6 +83,7 @@ impl RaftCore {
             votes: BTreeSet::from([self.id]),
             requested: BTreeSet::new(),
             pre_vote: false,
+            transfer,
         };
         let mut effects = Effects::default();
         effects.push(Effect::Persist);
@@ -99,7 +107,9 @@ impl RaftCore {
 
     fn vote_request(&self) -> RequestVoteArgs {
         let pre_vote = matches!(self.role, RoleState::Candidate { pre_vote: true, .. });
+        let transfer = matches!(self.role, RoleState::Candidate { transfer: true, .. });
         RequestVoteArgs {
+            transfer,
             pre_vote,
             term: if pre_vote {
                 self.term().next()
@@ -155,7 +165,7 @@ impl RaftCore {
             effects.push(reply(self, grant));
             return effects;
         }
-        if args.term > self.term() && self.within_lease(now) {
+        if args.term > self.term() && self.within_lease(now) && !args.transfer {
             // Heard from a current leader less than a minimum election timeout ago: refuse
             // without adopting the term.
             reached(Point::VoteRefusedByLease);
@@ -248,14 +258,16 @@ impl RaftCore {
             match_index: LogIndex(0),
             snapshot_sent: None,
         };
-        self.role = RoleState::Leader(LeaderState {
+        self.role = RoleState::Leader(Box::new(LeaderState {
             progress: each_peer(&self.peers, progress),
             heartbeat_due: each_peer(&self.peers, now),
             answered_at: each_peer(&self.peers, now),
             reads: ReadRounds::default(),
             lease_acks: BTreeMap::new(),
             own_unsynced_from: None,
-        });
+            transfer: None,
+            lease_given_up: false,
+        }));
         self.leader_hint = Some(self.id);
         self.heard_from_leader(now);
         effects.push(Effect::RoleChanged(Role::Leader));

@@ -94,6 +94,9 @@ impl RaftCore {
         let RoleState::Leader(leader) = &mut self.role else {
             return;
         };
+        if leader.lease_given_up {
+            return;
+        }
         let latest = leader.lease_acks.entry(peer).or_insert(start);
         *latest = (*latest).max(start);
         let mut acks: Vec<Instant> = (leader.lease_acks.iter())

@@ -16,7 +16,8 @@
 //! - `snapshot.rs`: compaction and InstallSnapshot (§7);
 //! - `quorum.rs`: majority arithmetic, over the voters of the configuration in force;
 //! - `reconfiguration.rs`: the configuration in force, and changing it one server at a time
-//!   (thesis §4; the configuration itself is `crate::membership`).
+//!   (thesis §4; the configuration itself is `crate::membership`);
+//! - `transfer.rs`: handing leadership over (TimeoutNow, thesis §3.10).
 
 mod election;
 mod lease;
@@ -29,12 +30,14 @@ mod snapshot;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests;
 mod timing;
+mod transfer;
 
 pub use crate::membership::{Membership, MembershipChange};
 pub use quorum::Quorum;
 pub use read_index::{ReadIndexError, ReadOutcome, ReadTicket};
 pub use reconfiguration::ChangeRefused;
 pub use timing::HeartbeatDue;
+pub use transfer::TransferRefused;
 
 use crate::config::Config;
 use crate::messages::{Request, Response};
@@ -167,6 +170,10 @@ struct LeaderState {
     lease_acks: BTreeMap<NodeId, Instant>,
     /// Its own entries from this index on are written but not known durable (see `own_sync.rs`).
     own_unsynced_from: Option<LogIndex>,
+    /// A transfer of leadership in progress (see `transfer.rs`).
+    transfer: Option<transfer::Transfer>,
+    /// It sent TimeoutNow in this term: no lease any more (see `transfer.rs`).
+    lease_given_up: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -177,8 +184,10 @@ enum RoleState {
         requested: BTreeSet<NodeId>,
         /// Collecting pre-votes for `term + 1` rather than votes for `term`.
         pre_vote: bool,
+        /// Started by TimeoutNow (see `transfer.rs`).
+        transfer: bool,
     },
-    Leader(LeaderState),
+    Leader(Box<LeaderState>),
 }
 
 /// `start` was called on a node that does not believe it is leader.
@@ -416,11 +425,11 @@ impl RaftCore {
     }
 
     /// Appends `command` as leader (see [`RaftCore::propose`]).
+    /// While it hands leadership over, a leader refuses as if it did not lead, naming the
+    /// target (see `transfer.rs`).
     fn append_own(&mut self, command: Command) -> Result<(LogIndex, Term, Effects), ProposeError> {
-        if self.leader().is_none() {
-            return Err(ProposeError::NotLeader(NotLeader {
-                leader_hint: self.leader_hint,
-            }));
+        if let Some(refused) = self.refusal_as_leader() {
+            return Err(ProposeError::NotLeader(refused));
         }
         let term = self.term();
         let index = self.state.log.append(crate::Entry { term, command });
@@ -448,6 +457,7 @@ impl RaftCore {
             Request::RequestVote(args) => self.handle_request_vote(now, args),
             Request::AppendEntries(args) => self.handle_append_entries(now, args),
             Request::InstallSnapshot(args) => self.handle_install_snapshot(now, args),
+            Request::TimeoutNow(args) => self.handle_timeout_now(now, args),
         }
     }
 
@@ -464,7 +474,10 @@ impl RaftCore {
                 self.vote_request_lost(peer, args);
                 Effects::default()
             }
-            (Request::AppendEntries(_) | Request::InstallSnapshot(_), None) => Effects::default(),
+            (
+                Request::AppendEntries(_) | Request::InstallSnapshot(_) | Request::TimeoutNow(_),
+                None,
+            ) => Effects::default(),
             (Request::RequestVote(args), Some(Response::RequestVote(reply))) => {
                 self.handle_vote_reply(now, peer, args, reply)
             }
@@ -473,6 +486,14 @@ impl RaftCore {
             }
             (Request::InstallSnapshot(args), Some(Response::InstallSnapshot(reply))) => {
                 self.handle_install_snapshot_reply(now, peer, args, reply)
+            }
+            (Request::TimeoutNow(_), Some(Response::TimeoutNow(reply))) => {
+                // The target's election speaks for itself; a newer term deposes this node.
+                let mut effects = Effects::default();
+                if reply.term > self.term() {
+                    self.become_follower(reply.term, now, &mut effects);
+                }
+                effects
             }
             (request, Some(response)) => {
                 panic!("response {response:?} does not answer request {request:?}")

@@ -89,10 +89,8 @@ impl RaftCore {
         &mut self,
         change: MembershipChange,
     ) -> Result<(LogIndex, Term, Effects), ChangeRefused> {
-        if self.leader().is_none() {
-            return Err(ChangeRefused::NotLeader(NotLeader {
-                leader_hint: self.leader_hint,
-            }));
+        if let Some(refused) = self.refusal_as_leader() {
+            return Err(ChangeRefused::NotLeader(refused));
         }
         let node = match change {
             MembershipChange::AddLearner(node)

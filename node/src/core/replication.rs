@@ -35,6 +35,9 @@ impl RaftCore {
             // Not in the configuration: it gets nothing (a learner gets the log).
             return None;
         }
+        if let Some(timeout_now) = self.next_timeout_now(peer) {
+            return Some((Effects::default(), Request::TimeoutNow(timeout_now)));
+        }
         let RoleState::Leader(leader) = &mut self.role else {
             return None;
         };
@@ -234,6 +237,10 @@ impl RaftCore {
                 }
             };
             entry.next_index = backtrack(*entry, suggested);
+            effects.push(Effect::WakePeers);
+        }
+        if self.transfer_waits_for(peer) {
+            // The target may have caught up: TimeoutNow may be due.
             effects.push(Effect::WakePeers);
         }
         effects

@@ -130,6 +130,7 @@ impl RaftCore {
     pub fn tick(&mut self, now: Instant) -> Effects {
         let mut effects = Effects::default();
         self.step_down_if_removed(now, &mut effects);
+        self.end_transfer_if_expired(now);
         if let RoleState::Leader(leader) = &self.role {
             let window = self.config.leader_quorum_timeout;
             let answered = leader
@@ -163,7 +164,9 @@ impl RaftCore {
     /// Remembered, so a deadline drawn earlier later wakes the ticker ([`Effect::WakeTicker`]).
     pub fn next_tick(&mut self, now: Instant) -> Instant {
         let next = if self.leader().is_some() {
-            now + self.config.election_timeout_min
+            let check_quorum = now + self.config.election_timeout_min;
+            self.transfer_deadline()
+                .map_or(check_quorum, |until| until.min(check_quorum))
         } else if self.has(Mutation::TickerLockstep) {
             broken::ticker_lockstep::next_poll(now)
         } else {

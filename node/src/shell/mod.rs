@@ -32,6 +32,7 @@ use crate::broken;
 use crate::config::{Config, ConfigError};
 use crate::core::{
     ChangeRefused, Membership, MembershipChange, ProposeError, RaftCore, ReadIndexError,
+    TransferRefused,
 };
 use crate::fault_points::{self, FaultPoint};
 use crate::mutation::Mutation;
@@ -437,6 +438,14 @@ impl Node {
         change: MembershipChange,
     ) -> Result<(LogIndex, Term), ChangeRefused> {
         self.shell.change_membership(change)
+    }
+
+    /// As leader, starts handing leadership to the voter `target` (Raft thesis §3.10):
+    /// proposals are refused, naming `target`, while its log catches up; then it is told to
+    /// start an election at once. Returns when the transfer has started, not when it is done;
+    /// one that has not ended within a minimum election timeout is abandoned.
+    pub fn transfer_leadership(&self, target: NodeId) -> Result<(), TransferRefused> {
+        self.shell.transfer_leadership(target)
     }
 
     /// The configuration this node follows: the latest in its log.

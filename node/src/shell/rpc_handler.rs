@@ -17,8 +17,12 @@ impl RpcHandler for Shell {
         // A vote refused within the lease and a pre-vote leave the term as it is, by design: the
         // exceptions to Figure 2's rule that the shell checks below.
         let keeps_term = match &request {
-            Request::RequestVote(args) => args.pre_vote || locked.core.within_lease(now),
-            Request::AppendEntries(_) | Request::InstallSnapshot(_) => false,
+            Request::RequestVote(args) => {
+                args.pre_vote || (locked.core.within_lease(now) && !args.transfer)
+            }
+            Request::AppendEntries(_) | Request::InstallSnapshot(_) | Request::TimeoutNow(_) => {
+                false
+            }
         };
         let effects = locked.core.handle_request(now, &request);
         // (The apply-with-lock-held node delivers everything through its applier.)

@@ -5,7 +5,7 @@ use super::{Delivery, NodeParams, NodeStatus, ReplicationStats};
 use crate::config::Config;
 use crate::core::{
     ChangeRefused, Effects, MembershipChange, NotLeader, ProposeError, RaftCore, ReadOutcome,
-    ReadTicket,
+    ReadTicket, TransferRefused,
 };
 use crate::mutation::Mutation;
 use crate::observer::Observer;
@@ -193,6 +193,18 @@ impl Shell {
             .unwrap_or(Err(ChangeRefused::NotLeader(NotLeader {
                 leader_hint: None,
             })))
+    }
+
+    /// As leader, starts handing leadership to `target` (see
+    /// [`RaftCore::transfer_leadership`]).
+    pub fn transfer_leadership(&self, target: NodeId) -> Result<(), TransferRefused> {
+        let mut locked = self.lock();
+        if locked.stopped || locked.paused {
+            return Err(TransferRefused::NotLeader(NotLeader { leader_hint: None }));
+        }
+        let effects = locked.core.transfer_leadership(self.clock.now(), target)?;
+        self.execute(&mut locked, effects);
+        Ok(())
     }
 
     /// Appends what `append` makes the core append as leader, and carries out its effects:

@@ -43,6 +43,7 @@ impl Transport for ScriptedNetwork {
             Request::RequestVote(_) => "vote request".to_string(),
             Request::AppendEntries(args) => format!("append of {}", args.entries.len()),
             Request::InstallSnapshot(args) => format!("snapshot to {}", args.last_included_index),
+            Request::TimeoutNow(_) => "timeout-now".to_string(),
         };
         self.journal.push(format!("send {kind} to {to}"));
         (self.answer)(to, &request).ok_or(TransportError::NoReply(to))
@@ -171,6 +172,9 @@ fn agreeable(_: NodeId, request: &Request) -> Option<Response> {
                 read_round: args.read_round,
             })
         }
+        Request::TimeoutNow(args) => {
+            Response::TimeoutNow(crate::messages::TimeoutNowReply { term: args.term })
+        }
     })
 }
 
@@ -216,6 +220,7 @@ fn a_crashed_write_stops_the_node_before_any_reply() {
         last_log_index: LogIndex(0),
         last_log_term: Term(0),
         pre_vote: false,
+        transfer: false,
     });
     assert_eq!(handler.handle(vote), None, "no promise without the write");
     assert!(rig.node.is_stopped());

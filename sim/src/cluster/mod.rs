@@ -403,19 +403,62 @@ impl Cluster {
     /// refused: a change in flight, no entry of its term committed yet, or one that does not
     /// apply to its configuration).
     pub fn change_membership(&self, change: node::MembershipChange) -> Option<(LogIndex, Term)> {
-        let leader = {
-            let running = self.running.lock();
-            let leaders = running.iter().filter_map(|(&id, instance)| {
-                let status = instance.node.status();
-                (status.role == node::Role::Leader).then_some((status.term, id))
-            });
-            leaders.max()
-        };
-        let Some((_, leader)) = leader else {
+        let Some(leader) = self.leader_in_highest_term() else {
             self.events.debug(format!("{change}: no leader"));
             return None;
         };
         self.change_membership_at(leader, change).ok()
+    }
+
+    /// Asks the running node that leads in the highest term to hand its leadership to
+    /// `target`; whether it started (none when no node leads, or the leader refused: a
+    /// transfer in progress, or a target that does not vote).
+    pub fn transfer_leadership(&self, target: NodeId) -> bool {
+        match self.leader_in_highest_term() {
+            Some(leader) => self.transfer_leadership_at(leader, target).is_ok(),
+            None => {
+                self.events
+                    .debug(format!("transfer to {target}: no leader"));
+                false
+            }
+        }
+    }
+
+    /// Asks `node` to hand its leadership to `target` as leader: whether it started, or why not
+    /// (a node that is down does not lead).
+    pub fn transfer_leadership_at(
+        &self,
+        node: NodeId,
+        target: NodeId,
+    ) -> Result<(), node::TransferRefused> {
+        let outcome = {
+            let running = self.running.lock();
+            match running.get(&node) {
+                Some(instance) => instance.node.transfer_leadership(target),
+                None => Err(node::TransferRefused::NotLeader(node::NotLeader {
+                    leader_hint: None,
+                })),
+            }
+        };
+        match &outcome {
+            Ok(()) => self
+                .events
+                .info(format!("{node} hands its leadership to {target}")),
+            Err(refused) => self.events.debug(format!(
+                "{node} refuses to hand over to {target}: {refused}"
+            )),
+        }
+        outcome
+    }
+
+    /// The running node that leads in the highest term, if any.
+    fn leader_in_highest_term(&self) -> Option<NodeId> {
+        let running = self.running.lock();
+        let leaders = running.iter().filter_map(|(&id, instance)| {
+            let status = instance.node.status();
+            (status.role == node::Role::Leader).then_some((status.term, id))
+        });
+        leaders.max().map(|(_, id)| id)
     }
 
     /// Asks `node` to make `change` as leader: the index and term of its configuration entry,

@@ -55,6 +55,9 @@ impl Variant {
     }
 }
 
+fn transfer_to_a_follower_behind(sim: &Sim, mutations: &MutationSet) {
+    scenarios::transfer_to_a_follower_behind(sim, mutations);
+}
 fn deaf_leader_replaced_within_its_bound(sim: &Sim, mutations: &MutationSet) {
     scenarios::availability::deaf_leader_replaced_within_its_bound(sim, mutations);
 }
@@ -376,6 +379,15 @@ pub fn catalogue() -> Vec<Variant> {
             models: "a node outside the configuration still asked for its vote and counted (a stale peer list after a removal)",
             detectors: vec![CHAOS_RAFT_MEMBERSHIP],
             signature: &["Leader Completeness", "Election Safety", "State Machine Safety", "Configuration overlap"],
+        },
+        Variant {
+            broken: node(Mutation::TransferToBehind),
+            models: "TimeoutNow sent as soon as a transfer is asked for, before the target's log has caught up: the target campaigns behind, cannot win, and its term has deposed the leader (thesis §3.10: the leader brings the target up to date first)",
+            detectors: vec![
+                Scenario { name: "transfer to a follower behind", run: transfer_to_a_follower_behind, seeds: 3 },
+                CHAOS_RAFT_MEMBERSHIP,
+            ],
+            signature: &["told to take over", "did not land"],
         },
     ]
 }

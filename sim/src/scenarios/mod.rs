@@ -8,11 +8,13 @@ mod even_cluster;
 mod lease;
 mod membership;
 pub(crate) mod non_disruption;
+mod transfer;
 
 pub use even_cluster::halves_of_an_even_cluster;
 pub use lease::lease_after_a_step_down;
 pub use membership::change_before_an_own_term_commit;
 pub use non_disruption::{follower_cut_off_from_the_leader, rejoining_follower};
+pub use transfer::transfer_to_a_follower_behind;
 
 use crate::cluster::{Cluster, ClusterConfig};
 use crate::runner::Sim;

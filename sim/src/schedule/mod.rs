@@ -75,6 +75,8 @@ pub enum Event {
     Demote(NodeId),
     /// The leader is asked to take the node out of the configuration.
     RemoveMember(NodeId),
+    /// The leader is asked to hand its leadership to the voter.
+    TransferLeadership(NodeId),
     /// The timeline ends here (the workload then heals and checks recovery).
     End,
 }
@@ -193,7 +195,8 @@ impl Schedule {
                 | Event::AddLearner(node)
                 | Event::Promote(node)
                 | Event::Demote(node)
-                | Event::RemoveMember(node) => vec![*node],
+                | Event::RemoveMember(node)
+                | Event::TransferLeadership(node) => vec![*node],
                 Event::Cut(from, to) => vec![*from, *to],
                 Event::Partition(groups) => {
                     let stray = groups

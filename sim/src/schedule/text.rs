@@ -50,6 +50,7 @@ impl fmt::Display for Event {
             Event::Promote(node) => write!(f, "promote {node}"),
             Event::Demote(node) => write!(f, "demote {node}"),
             Event::RemoveMember(node) => write!(f, "remove {node}"),
+            Event::TransferLeadership(node) => write!(f, "transfer to {node}"),
             Event::End => write!(f, "end"),
         }
     }
@@ -231,10 +232,14 @@ fn parse_event(text: &str) -> Result<Event, String> {
         Some("promote") => one_node(Event::Promote),
         Some("demote") => one_node(Event::Demote),
         Some("remove") => one_node(Event::RemoveMember),
+        Some("transfer") => match words[1..] {
+            ["to", node] => Ok(Event::TransferLeadership(parse_node(node)?)),
+            _ => Err("expected `transfer to nN`".into()),
+        },
         Some("end") if words.len() == 1 => Ok(Event::End),
         Some(other) => Err(format!(
             "unknown event {other:?} (offer, crash, restart, tear, pause, resume, partition, \
-             cut, heal, network, clock, add, promote, demote, remove, end)"
+             cut, heal, network, clock, add, promote, demote, remove, transfer, end)"
         )),
         None => Err("an event is missing after the time".into()),
     }
@@ -329,6 +334,7 @@ mod tests {
             Event::Promote(NodeId(3)),
             Event::Demote(NodeId(1)),
             Event::RemoveMember(NodeId(4)),
+            Event::TransferLeadership(NodeId(2)),
             Event::End,
         ];
         let schedule = Schedule {

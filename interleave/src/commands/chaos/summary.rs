@@ -172,6 +172,12 @@ fn print_summary(
             totals.membership_changes
         );
     }
+    if totals.leadership_transfers > 0 {
+        println!(
+            "{} transfers of leadership started",
+            totals.leadership_transfers
+        );
+    }
     if run.spec.snapshot_threshold.is_some() || totals.snapshots_taken > 0 {
         println!(
             "{} snapshots taken, {} installed from a leader (every one checked against the state it claims)",

@@ -29,6 +29,7 @@ fn a_granted_vote_is_persisted_before_the_reply_and_never_given_twice_in_a_term(
     let ask = |candidate| {
         Request::RequestVote(RequestVoteArgs {
             pre_vote: false,
+            transfer: false,
             term: Term(1),
             candidate: n(candidate),
             last_log_index: LogIndex(0),
@@ -62,6 +63,7 @@ fn a_vote_needs_an_up_to_date_log_unless_the_check_is_mutated_away() {
     };
     let stale = Request::RequestVote(RequestVoteArgs {
         pre_vote: false,
+        transfer: false,
         term: Term(3),
         candidate: n(0),
         last_log_index: LogIndex(5),
@@ -213,6 +215,7 @@ fn a_leader_keeps_leading_when_a_stale_candidate_asks_for_a_vote_in_its_own_term
     let term = leader.term();
     let stale = Request::RequestVote(RequestVoteArgs {
         pre_vote: false,
+        transfer: false,
         term,
         candidate: n(2),
         last_log_index: LogIndex(0),
@@ -242,6 +245,7 @@ fn a_leader_refuses_pre_votes_and_votes_of_a_higher_term_and_keeps_its_own() {
     for pre_vote in [true, false] {
         let ask = Request::RequestVote(RequestVoteArgs {
             pre_vote,
+            transfer: false,
             term: term.next(),
             candidate: n(2),
             last_log_index,
@@ -265,6 +269,7 @@ fn a_pre_vote_is_granted_only_for_a_higher_term_and_only_outside_the_lease() {
     let ask = |term: u64| {
         Request::RequestVote(RequestVoteArgs {
             pre_vote: true,
+            transfer: false,
             term: Term(term),
             candidate: n(2),
             last_log_index: LogIndex(0),
@@ -360,6 +365,7 @@ fn a_lost_vote_request_is_asked_again_but_the_loss_of_another_candidacy_is_not()
         &mut candidate,
         RequestVoteArgs {
             pre_vote: true,
+            transfer: false,
             ..args.clone()
         },
     );
@@ -432,6 +438,7 @@ fn a_leader_deposed_by_a_higher_term_keeps_no_lease_against_the_next_election() 
     // Its own leadership is no leader it heard from: a candidate of term 3 gets its vote now.
     let ask = Request::RequestVote(RequestVoteArgs {
         pre_vote: false,
+        transfer: false,
         term: Term(3),
         candidate: n(1),
         last_log_index: node.persistent().log.last_index(),

@@ -9,6 +9,7 @@ mod read_index;
 mod replication;
 mod snapshot;
 mod timing;
+mod transfer;
 
 use super::*;
 use crate::log::RaftLog;

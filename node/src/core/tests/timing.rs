@@ -51,6 +51,7 @@ fn a_deadline_drawn_before_the_one_the_ticker_waits_for_wakes_it() {
     // within a few draws).
     let first_vote = Request::RequestVote(RequestVoteArgs {
         pre_vote: false,
+        transfer: false,
         term: Term(1),
         candidate: n(0),
         last_log_index: LogIndex(0),
@@ -64,6 +65,7 @@ fn a_deadline_drawn_before_the_one_the_ticker_waits_for_wakes_it() {
             t(300 + term),
             &Request::RequestVote(RequestVoteArgs {
                 pre_vote: false,
+                transfer: false,
                 term: Term(term),
                 candidate: n(0),
                 last_log_index: LogIndex(0),
@@ -89,6 +91,7 @@ fn a_vote_for_a_higher_term_within_the_lease_is_refused_without_adopting_the_ter
     let ask = |pre_vote| {
         Request::RequestVote(RequestVoteArgs {
             pre_vote,
+            transfer: false,
             term: Term(2),
             candidate: n(2),
             last_log_index: LogIndex(9),
