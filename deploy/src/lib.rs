@@ -35,6 +35,8 @@
 //! ```
 #![deny(missing_docs)]
 
+mod admin;
+mod administer;
 mod data_dir;
 mod fail_stop;
 mod file_persister;
@@ -60,6 +62,7 @@ mod transport;
 pub mod wal;
 pub mod wire;
 
+pub use administer::{administer, AdminError};
 pub use data_dir::OpenError;
 pub use fail_stop::{exit_on_panic, PANIC_EXIT};
 #[cfg(feature = "mutations")]

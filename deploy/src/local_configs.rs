@@ -27,6 +27,7 @@ pub fn local_configs(
             id: NodeId(i),
             members: members.clone(),
             client_address: addresses[(nodes + i) as usize],
+            voters: None,
             data_dir: root.join(i.to_string()),
             read_mode,
             allow_faults: false,

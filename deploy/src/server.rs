@@ -15,7 +15,7 @@ use node::kv::{KvObserver, KvServer, KvServerConfig, ReadMode};
 use node::{
     Applied, Node, NodeError, NodeEvent, NodeId, NodeParams, Observer, Role, RpcHandler, Term,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -36,6 +36,9 @@ pub struct ServerConfig {
     pub members: BTreeMap<NodeId, SocketAddr>,
     /// Where this node listens for clients.
     pub client_address: SocketAddr,
+    /// The members that vote when the cluster starts (`None`: every member); the others start
+    /// outside the configuration, for an administrator to add. The same on every node.
+    pub voters: Option<BTreeSet<NodeId>>,
     /// Where its state lives.
     pub data_dir: PathBuf,
     /// How it serves gets.
@@ -132,6 +135,7 @@ impl Answering {
             ClientRequest::Kv(request) => self.kv.handle(request).map(ClientReply::Kv),
             ClientRequest::Status if node.is_stopped() => None,
             ClientRequest::Status => Some(ClientReply::Status(self.status())),
+            ClientRequest::Admin(admin) => crate::admin::answer(&self.kv, admin),
             ClientRequest::SetClock(_) | ClientRequest::FailDisk if !self.faults_allowed => {
                 Some(ClientReply::Refused(
                     "fault injection is off: start the server with --allow-faults".into(),
@@ -303,6 +307,10 @@ impl Server {
             apply_sender,
         );
         params.observer = Arc::new(Logged);
+        params.membership = config
+            .voters
+            .as_ref()
+            .map(|voters| node::Membership::of_voters(voters.iter().copied()));
         if let Some(window) = config.check_quorum_after {
             params.config.leader_quorum_timeout = window;
         }

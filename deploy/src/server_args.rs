@@ -5,7 +5,7 @@ use crate::ServerConfig;
 use clap::Parser;
 use node::kv::ReadMode;
 use node::NodeId;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 
@@ -23,6 +23,11 @@ pub struct ServerArgs {
     /// where the nodes reach each other.
     #[arg(long, required = true, value_delimiter = ',', value_parser = parse_member)]
     pub members: Vec<(NodeId, SocketAddr)>,
+    /// The members that vote when the cluster starts, as ids separated by commas (default:
+    /// every member). The others start outside the configuration, and an administrator adds
+    /// them (`interleave admin`). Give every server the same list.
+    #[arg(long, value_delimiter = ',', value_name = "IDS")]
+    pub voters: Option<Vec<u32>>,
     /// Where this node listens for clients (HOST:PORT).
     #[arg(long, value_parser = parse_address)]
     pub client_address: SocketAddr,
@@ -121,6 +126,19 @@ impl ServerArgs {
                 self.id
             ));
         }
+        let voters = match &self.voters {
+            None => None,
+            Some(ids) => {
+                let voters: BTreeSet<NodeId> = ids.iter().copied().map(NodeId).collect();
+                if let Some(stray) = voters.iter().find(|id| !members.contains_key(id)) {
+                    return Err(format!("--voters names {stray}, which is not in --members"));
+                }
+                if voters.is_empty() {
+                    return Err("--voters names no node".to_string());
+                }
+                Some(voters)
+            }
+        };
         if addresses.contains(&self.client_address) {
             return Err(format!(
                 "--client-address {} is also a member's address",
@@ -131,6 +149,7 @@ impl ServerArgs {
             id,
             members,
             client_address: self.client_address,
+            voters,
             data_dir: self.data_dir.clone(),
             read_mode: self.read_mode,
             allow_faults: self.allow_faults,
@@ -187,6 +206,12 @@ mod tests {
         assert_eq!(config.members.len(), 3);
         assert_eq!(config.members[&NodeId(2)].port(), 7002);
         assert_eq!(config.read_mode, ReadMode::Lease);
+        assert_eq!(config.voters, None, "every member votes");
+        let some = parse(&format!(
+            "s --id 2 {MEMBERS} --client-address 127.0.0.1:7101 --data-dir /d --voters 0,1"
+        ))
+        .unwrap();
+        assert_eq!(some.voters, Some(BTreeSet::from([NodeId(0), NodeId(1)])));
     }
 
     #[test]
@@ -205,6 +230,14 @@ mod tests {
                 "also a member's address",
             ),
             ("--id 0 --client-address nowhere", "is not HOST:PORT"),
+            (
+                "--id 0 --client-address 127.0.0.1:7100 --voters 0,7",
+                "--voters names n7, which is not in --members",
+            ),
+            (
+                "--id 0 --client-address 127.0.0.1:7100 --voters 0,x",
+                "invalid value 'x'",
+            ),
         ];
         for (args, expected) in cases {
             let line = format!("s {MEMBERS} --data-dir /d {args}");

@@ -3,6 +3,7 @@
 
 use crate::real_time::{now, sleep_until};
 use crate::tcp::{Caller, ClientProtocol, Protocol, RaftRpc};
+use crate::wire::admin::AdminRequest;
 use crate::wire::kv::{ClientReply, ClientRequest, ClockChange, StatusReport};
 use node::kv::{KvReply, KvRequest, KvTransport};
 use node::messages::{Request, Response};
@@ -142,9 +143,24 @@ impl TcpKvTransport {
         match self.callers.call(server, fault, timeout) {
             Ok(ClientReply::Status(status)) => Ok(status),
             Ok(ClientReply::Refused(why)) => Err(why),
-            Ok(ClientReply::Kv(_)) => Err(format!("{server} answered with a key-value reply")),
+            Ok(ClientReply::Kv(_) | ClientReply::Membership(_)) => {
+                Err(format!("{server} answered with another kind of reply"))
+            }
             Err(_) => Err(format!("no answer from {server}")),
         }
+    }
+
+    /// Sends `server` an administrator's request; its answer, or `None` without one within
+    /// `timeout`.
+    pub fn admin(
+        &self,
+        server: NodeId,
+        request: AdminRequest,
+        timeout: Duration,
+    ) -> Option<ClientReply> {
+        self.callers
+            .call(server, &ClientRequest::Admin(request), timeout)
+            .ok()
     }
 
     /// Asks `server` for its node's state; `None` without an answer within `timeout`.
@@ -170,7 +186,7 @@ impl KvTransport for TcpKvTransport {
             ClientReply::Kv(reply) => Ok(reply),
             // A server that answers an operation with anything else does not speak this
             // protocol.
-            ClientReply::Status(_) | ClientReply::Refused(_) => {
+            ClientReply::Status(_) | ClientReply::Refused(_) | ClientReply::Membership(_) => {
                 Err(TransportError::NoReply(server))
             }
         }

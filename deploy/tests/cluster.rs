@@ -2,10 +2,12 @@
 //! file: they elect a leader and commit; the leader is stopped and the others go on; it comes
 //! back from its files; every acknowledged append is in the final value exactly once, in order.
 
-use deploy::{free_addresses, Server, ServerConfig, TcpKvTransport};
+use deploy::wire::admin::AdminRequest;
+use deploy::{administer, free_addresses, AdminError, Server, ServerConfig, TcpKvTransport};
 use node::kv::{Clerk, ClerkConfig, ReadMode};
 use node::{LogIndex, NodeId};
-use std::collections::BTreeMap;
+use node::{Membership, MembershipChange};
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,7 +24,7 @@ struct Deployment {
 
 impl Deployment {
     fn start(nodes: u32, read_mode: ReadMode, name: &str) -> Deployment {
-        Deployment::start_with(nodes, read_mode, name, None)
+        Deployment::start_with(nodes, read_mode, name, None, None)
     }
 
     fn start_with(
@@ -30,6 +32,7 @@ impl Deployment {
         read_mode: ReadMode,
         name: &str,
         snapshot_threshold: Option<usize>,
+        voters: Option<BTreeSet<NodeId>>,
     ) -> Deployment {
         let root = std::env::temp_dir().join(format!("interleave-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
@@ -49,6 +52,7 @@ impl Deployment {
                 id,
                 members: members.clone(),
                 client_address: clients[&id],
+                voters: voters.clone(),
                 data_dir: root.join(id.to_string()),
                 read_mode,
                 allow_faults: false,
@@ -151,8 +155,13 @@ fn three_servers_over_tcp_elect_commit_lose_the_leader_and_keep_every_append() {
 fn with_snapshots_a_restarted_leader_catches_up_from_the_new_leaders_snapshot_and_the_log_stays_small(
 ) {
     const THRESHOLD: usize = 600;
-    let mut deployment =
-        Deployment::start_with(3, ReadMode::ReadIndex, "tcp-snapshots", Some(THRESHOLD));
+    let mut deployment = Deployment::start_with(
+        3,
+        ReadMode::ReadIndex,
+        "tcp-snapshots",
+        Some(THRESHOLD),
+        None,
+    );
     let mut clerk = deployment.clerk();
     let mut appended = Vec::new();
     let mut append = |clerk: &mut Clerk, i: usize| {
@@ -228,4 +237,62 @@ fn with_snapshots_a_restarted_leader_catches_up_from_the_new_leaders_snapshot_an
     }
     let mut clerk = deployment.clerk();
     assert_eq!(clerk.get("k", None).expect("no deadline"), value);
+}
+
+/// An administrator grows a cluster that started with three voters of four members, hands the
+/// leadership to the newcomer, shrinks the cluster by the old leader, and is told why a change
+/// that makes no sense is refused; the data written before and between stays.
+#[test]
+fn an_administrator_grows_shrinks_and_hands_over_a_running_cluster() {
+    let first_three: BTreeSet<NodeId> = (0..3).map(NodeId).collect();
+    let deployment = Deployment::start_with(
+        4,
+        ReadMode::ReadIndex,
+        "tcp-admin",
+        None,
+        Some(first_three.clone()),
+    );
+    let admin = TcpKvTransport::new(&deployment.clients);
+    let patience = Duration::from_secs(20);
+    let ask = |request| administer(&admin, request, patience);
+    let (_, start) = ask(AdminRequest::Membership).expect("a leader answers");
+    assert_eq!(start, Membership::of_voters(first_three.iter().copied()));
+    let mut clerk = deployment.clerk();
+    clerk.append("k", "before;", None).expect("no deadline");
+
+    let newcomer = NodeId(3);
+    ask(AdminRequest::Change(MembershipChange::AddLearner(newcomer))).expect("added");
+    let (_, grown) =
+        ask(AdminRequest::Change(MembershipChange::Promote(newcomer))).expect("promoted");
+    assert_eq!(grown.voters().len(), 4);
+    ask(AdminRequest::Transfer(newcomer)).expect("handed over");
+    let leads = deployment.servers[3]
+        .as_ref()
+        .expect("running")
+        .node()
+        .state()
+        .1;
+    let (now_leading, _) = ask(AdminRequest::Membership).expect("a leader answers");
+    assert!(
+        leads || now_leading == newcomer,
+        "the leadership went to {now_leading}"
+    );
+
+    let (_, shrunk) =
+        ask(AdminRequest::Change(MembershipChange::Remove(NodeId(0)))).expect("removed");
+    assert_eq!(shrunk, Membership::of_voters((1..4).map(NodeId)));
+    clerk.append("k", "after;", None).expect("no deadline");
+    assert_eq!(clerk.get("k", None).expect("no deadline"), "before;after;");
+
+    let refused = ask(AdminRequest::Change(MembershipChange::Promote(NodeId(9))));
+    assert!(
+        matches!(&refused, Err(AdminError::Refused { why, .. }) if why.contains("n9 is not a node")),
+        "{refused:?}"
+    );
+    let refused = ask(AdminRequest::Transfer(NodeId(0)));
+    assert!(
+        matches!(&refused, Err(AdminError::Refused { why, .. }) if why.contains("not a voter")),
+        "{refused:?}"
+    );
+    admin.close();
 }

@@ -67,6 +67,10 @@ pub enum Command {
     /// Run one server of the replicated key-value store on real disks and TCP (the same as the
     /// `interleave-server` binary; `interleave deploy` starts its servers this way).
     Server(deploy::ServerArgs),
+    /// Change a running cluster's membership, or hand its leadership over: asks each server
+    /// in turn until the leader does it, and prints the configuration after it. Exit 0 done,
+    /// 1 refused, no leader, or done in part (it may still happen), 2 bad input.
+    Admin(AdminArgs),
     /// Print a shell completion script (`interleave completions bash > /etc/bash_completion.d/
     /// interleave`): subcommands, options, and the names of mutations, read modes and variants.
     Completions {
@@ -74,6 +78,71 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+/// `interleave admin`.
+#[derive(Args, Clone, Debug)]
+#[command(
+    after_help = "Examples (a cluster whose servers take clients on ports 7100-7102):\n  \
+    interleave admin --servers 127.0.0.1:7100,127.0.0.1:7101,127.0.0.1:7102 membership\n  \
+    interleave admin --servers 127.0.0.1:7100,127.0.0.1:7101 add-learner 3\n  \
+    interleave admin --servers 127.0.0.1:7100,127.0.0.1:7101 promote 3\n  \
+    interleave admin --servers 127.0.0.1:7100,127.0.0.1:7101 transfer 1"
+)]
+pub struct AdminArgs {
+    /// The servers' client addresses (HOST:PORT), separated by commas: each is asked in turn
+    /// until the one that leads answers.
+    #[arg(long, required = true, value_delimiter = ',', value_parser = parse_socket_address)]
+    pub servers: Vec<std::net::SocketAddr>,
+    /// How long to keep asking before giving up, in seconds (a new leader must commit an
+    /// entry of its term first, and one change waits for the one before it).
+    #[arg(long, default_value = "10", value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: u64,
+    /// What to do.
+    #[command(subcommand)]
+    pub action: AdminAction,
+}
+
+/// What `interleave admin` asks for.
+#[derive(Subcommand, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdminAction {
+    /// Print the configuration the cluster follows: its voters and learners.
+    Membership,
+    /// Add a node that is among every server's --members, as a learner: it gets the log and
+    /// does not vote.
+    AddLearner {
+        /// The node's id.
+        node: u32,
+    },
+    /// Make a learner a voter (once it has caught up).
+    Promote {
+        /// The node's id.
+        node: u32,
+    },
+    /// Make a voter a learner.
+    Demote {
+        /// The node's id.
+        node: u32,
+    },
+    /// Take a node out of the configuration.
+    Remove {
+        /// The node's id.
+        node: u32,
+    },
+    /// Hand the leadership to a voter: the leader brings its log up to date, then tells it to
+    /// start an election at once.
+    Transfer {
+        /// The node's id.
+        node: u32,
+    },
+}
+
+fn parse_socket_address(text: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    text.to_socket_addrs()
+        .map_err(|error| format!("{text:?} is not HOST:PORT ({error})"))?
+        .next()
+        .ok_or_else(|| format!("{text:?} resolves to no address"))
 }
 
 /// `interleave gather`.

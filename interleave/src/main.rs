@@ -4,7 +4,7 @@
 //! Exit status: 0 nothing found, 1 a violation found, 2 usage or input error.
 
 use interleave::cli::{Cli, Command};
-use interleave::commands::{chaos, deploy, gather, mutants, replay, shrink};
+use interleave::commands::{admin, chaos, deploy, gather, mutants, replay, shrink};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -70,6 +70,7 @@ fn main() -> ExitCode {
         Command::Shrink(args) => shrink::shrink(&args),
         Command::Gather(args) => gather::gather(&args),
         Command::Deploy(args) => deploy::deploy(&args),
+        Command::Admin(args) => admin::admin(&args),
         Command::Server(_) => unreachable!("served above"),
         Command::Completions { shell } => {
             use clap::CommandFactory;

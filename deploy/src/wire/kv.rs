@@ -2,11 +2,12 @@
 //! or [`ClientReply`], a tag byte first: a key-value operation and its reply, or a question
 //! about the node's state (for operators and the nemesis). Keys and values are UTF-8.
 
+use super::admin::{read_change, read_membership, write_change, write_membership, AdminRequest};
 use super::{Reader, WireError, Writer};
 use node::kv::{
     ClientId, KvOp, KvReply, KvRequest, KvResult, Part, Refusal, Seq, TxnStep, MAX_TXN_STEPS,
 };
-use node::{LogIndex, NodeId, Term};
+use node::{LogIndex, Membership, NodeId, Term};
 
 /// What a client asks a server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,6 +21,8 @@ pub enum ClientRequest {
     /// Makes every later write to the node's storage fail with EIO, as a dying disk would (a
     /// nemesis's fault; refused unless the server allows it). The node must stop.
     FailDisk,
+    /// An administrator's request: the configuration, a change of it, a transfer.
+    Admin(AdminRequest),
 }
 
 /// A change to a node's clock: its rate from now on, and a jump forward.
@@ -41,6 +44,8 @@ pub enum ClientReply {
     Status(StatusReport),
     /// The server would not do what was asked, and says why.
     Refused(String),
+    /// The configuration the node follows (the answer to an [`AdminRequest`]).
+    Membership(Membership),
 }
 
 /// A node's state as its server reports it.
@@ -63,6 +68,9 @@ const STATUS: u8 = 2;
 const SET_CLOCK: u8 = 3;
 const FAIL_DISK: u8 = 4;
 const REGISTER: u8 = 5;
+const ADMIN_MEMBERSHIP: u8 = 6;
+const ADMIN_CHANGE: u8 = 7;
+const ADMIN_TRANSFER: u8 = 8;
 
 /// The frame for call `id` carrying `request`.
 pub fn encode_client_request(id: u64, request: &ClientRequest) -> Vec<u8> {
@@ -77,6 +85,20 @@ pub fn encode_client_request(id: u64, request: &ClientRequest) -> Vec<u8> {
             .u64(u64::try_from(change.jump.as_micros()).unwrap_or(u64::MAX))
             .finish(),
         ClientRequest::FailDisk => Writer::new().u64(id).u8(FAIL_DISK).finish(),
+        ClientRequest::Admin(AdminRequest::Membership) => {
+            Writer::new().u64(id).u8(ADMIN_MEMBERSHIP).finish()
+        }
+        ClientRequest::Admin(AdminRequest::Change(change)) => {
+            let mut writer = Writer::new();
+            writer.u64(id).u8(ADMIN_CHANGE);
+            write_change(&mut writer, *change);
+            writer.finish()
+        }
+        ClientRequest::Admin(AdminRequest::Transfer(target)) => Writer::new()
+            .u64(id)
+            .u8(ADMIN_TRANSFER)
+            .u32(target.0)
+            .finish(),
     }
 }
 
@@ -97,6 +119,21 @@ pub fn decode_client_request(frame: &[u8]) -> Result<(u64, ClientRequest), WireE
                 jump: std::time::Duration::from_micros(reader.u64("clock jump")?),
             };
             reader.end().map(|()| (id, ClientRequest::SetClock(change)))
+        }
+        ADMIN_MEMBERSHIP => reader
+            .end()
+            .map(|()| (id, ClientRequest::Admin(AdminRequest::Membership))),
+        ADMIN_CHANGE => {
+            let change = read_change(&mut reader)?;
+            reader
+                .end()
+                .map(|()| (id, ClientRequest::Admin(AdminRequest::Change(change))))
+        }
+        ADMIN_TRANSFER => {
+            let target = NodeId(reader.u32("transfer target")?);
+            reader
+                .end()
+                .map(|()| (id, ClientRequest::Admin(AdminRequest::Transfer(target))))
         }
         kind => Err(WireError::Bad {
             field: "request kind",
@@ -123,6 +160,12 @@ pub fn encode_client_reply(id: u64, reply: &ClientReply) -> Vec<u8> {
             .u8(REFUSED)
             .bytes(why.as_bytes())
             .finish(),
+        ClientReply::Membership(membership) => {
+            let mut writer = Writer::new();
+            writer.u64(id).u8(MEMBERSHIP);
+            write_membership(&mut writer, membership);
+            writer.finish()
+        }
     }
 }
 
@@ -135,6 +178,12 @@ pub fn decode_client_reply(frame: &[u8]) -> Result<(u64, ClientReply), WireError
         REFUSED => {
             let why = reader.string("reason")?;
             return reader.end().map(|()| (id, ClientReply::Refused(why)));
+        }
+        MEMBERSHIP => {
+            let membership = read_membership(&mut reader)?;
+            return reader
+                .end()
+                .map(|()| (id, ClientReply::Membership(membership)));
         }
         _ => return decode_reply(frame).map(|(id, reply)| (id, ClientReply::Kv(reply))),
     }
@@ -165,6 +214,7 @@ const TOO_LARGE: u8 = 8;
 const REGISTERED: u8 = 9;
 const SESSION_EXPIRED: u8 = 10;
 const READS: u8 = 11;
+const MEMBERSHIP: u8 = 12;
 
 /// The frame for call `id` carrying the operation `request` (a registration has a kind of its
 /// own).
@@ -412,6 +462,20 @@ mod tests {
             ClientRequest::Status,
             ClientRequest::SetClock(change),
             ClientRequest::FailDisk,
+            ClientRequest::Admin(AdminRequest::Membership),
+            ClientRequest::Admin(AdminRequest::Transfer(NodeId(2))),
+            ClientRequest::Admin(AdminRequest::Change(node::MembershipChange::AddLearner(
+                NodeId(3),
+            ))),
+            ClientRequest::Admin(AdminRequest::Change(node::MembershipChange::Promote(
+                NodeId(3),
+            ))),
+            ClientRequest::Admin(AdminRequest::Change(node::MembershipChange::Demote(
+                NodeId(1),
+            ))),
+            ClientRequest::Admin(AdminRequest::Change(node::MembershipChange::Remove(
+                NodeId(4),
+            ))),
         ] {
             let frame = encode_client_request(4, &request);
             assert_eq!(decode_client_request(&frame), Ok((4, request)));
@@ -419,6 +483,32 @@ mod tests {
             longer.push(0);
             assert_eq!(decode_client_request(&longer), Err(WireError::Trailing(1)));
         }
+    }
+
+    #[test]
+    fn a_configuration_comes_back_as_sent_and_a_damaged_one_is_refused() {
+        let membership = Membership::new([NodeId(0), NodeId(1)], [NodeId(3)])
+            .expect("voters and learners apart");
+        let reply = ClientReply::Membership(membership);
+        let frame = encode_client_reply(5, &reply);
+        assert_eq!(decode_client_reply(&frame), Ok((5, reply)));
+        for len in 9..frame.len() {
+            assert!(decode_client_reply(&frame[..len]).is_err(), "cut at {len}");
+        }
+        let mut unknown_change = encode_client_request(
+            1,
+            &ClientRequest::Admin(AdminRequest::Change(node::MembershipChange::Remove(
+                NodeId(1),
+            ))),
+        );
+        unknown_change[9] = 9;
+        assert!(matches!(
+            decode_client_request(&unknown_change),
+            Err(WireError::Bad {
+                field: "change kind",
+                ..
+            })
+        ));
     }
 
     #[test]

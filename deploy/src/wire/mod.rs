@@ -1,9 +1,11 @@
 //! What travels over TCP: length-prefixed frames ([`frame`]) carrying node-to-node RPCs
-//! ([`rpc`]) and the key-value client protocol ([`kv`]), each tagged with a call id so that
+//! ([`rpc`]) and the key-value client protocol ([`kv`], with the administrator's requests of
+//! [`admin`]), each tagged with a call id so that
 //! many calls can share one connection. Every decoder checks every length and tag and refuses
 //! what it does not understand with a [`WireError`]; nothing a peer sends can make it panic or
 //! allocate more than the frame limit.
 
+pub mod admin;
 mod codec;
 pub mod frame;
 pub mod kv;

@@ -3,6 +3,7 @@
 //! says what came out; none holds a function of more than 80 lines. `check` is
 //! `models::cli`'s, `server` is `deploy::serve`'s.
 
+pub mod admin;
 pub mod chaos;
 pub mod deploy;
 pub mod gather;

@@ -182,6 +182,20 @@ impl KvServer {
         &self.shared.node
     }
 
+    /// An administrator's change of the configuration (see [`Node::change_membership`]). A
+    /// leader with no entry of its term committed proposes a no-op, as for a read, so that a
+    /// retry shortly after is taken: a cluster nobody writes to can still be changed.
+    pub fn change_membership(
+        &self,
+        change: crate::MembershipChange,
+    ) -> Result<(LogIndex, Term), crate::ChangeRefused> {
+        let outcome = self.shared.node.change_membership(change);
+        if outcome == Err(crate::ChangeRefused::NoCommitInTerm) {
+            let _ = self.shared.node.start(KvCommand::Noop.encode());
+        }
+        outcome
+    }
+
     /// Handles one request on the caller's thread. `None` (no answer) once killed.
     pub fn handle(&self, request: KvRequest) -> Option<KvReply> {
         self.shared.handle(request)
