@@ -1,8 +1,8 @@
 //! The administrator's requests ([`AdminRequest`]), as a server answers them: the configuration
 //! its node follows, if it leads; a change of it, answered once the change commits; a transfer of
 //! leadership, answered once the leader stepped down. A node that does not lead says which one
-//! does; a change refused for now (no entry of the leader's term committed yet, or another
-//! change in flight) is answered "retry"; one that makes no sense says why. An answer that did
+//! does; a change refused for now (no entry of the leader's term committed yet, another change
+//! in flight, a learner to promote that has not caught up) is answered "retry"; one that makes no sense says why. An answer that did
 //! not come in time says the outcome is unknown (the change or transfer may still happen).
 
 use crate::real_time::{now, sleep_until};
@@ -41,9 +41,11 @@ pub(crate) fn answer(kv: &KvServer, request: AdminRequest) -> Option<ClientReply
                 wait_for(node, |status| committed(status, index, term))
             }
             Err(ChangeRefused::NotLeader(not_leader)) => wrong_leader(not_leader.leader_hint),
-            Err(ChangeRefused::NoCommitInTerm | ChangeRefused::ChangeInFlight(_)) => {
-                ClientReply::Kv(KvReply::Retry)
-            }
+            Err(
+                ChangeRefused::NoCommitInTerm
+                | ChangeRefused::ChangeInFlight(_)
+                | ChangeRefused::NotCaughtUp { .. },
+            ) => ClientReply::Kv(KvReply::Retry),
             Err(refused) => ClientReply::Refused(refused.to_string()),
         },
         AdminRequest::Transfer(target) => match node.transfer_leadership(target) {

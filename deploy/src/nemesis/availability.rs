@@ -39,7 +39,8 @@ pub fn bound_on_leader(kind: FaultKind, nodes: usize) -> Option<Duration> {
         | FaultKind::Disk
         | FaultKind::PowerLoss
         | FaultKind::DiskFull
-        | FaultKind::Corrupt => node.commit_bound_leader_lost(),
+        | FaultKind::Corrupt
+        | FaultKind::Membership => node.commit_bound_leader_lost(),
     };
     let retries = clerk.call_timeout * u32::try_from(nodes).unwrap_or(u32::MAX) + clerk.retry_pause;
     Some(node_bound + retries)

@@ -55,6 +55,10 @@ pub enum FaultKind {
     /// A node stopped, a bit flipped or a sector zeroed in one of its files, the node started
     /// again: it must refuse the damage (or repair it), never serve it.
     Corrupt,
+    /// The configuration changed under the clients: a voter (the leader, often) removed and
+    /// added back, or demoted and promoted back, or the leadership handed to another voter
+    /// (through this project's administrator's requests).
+    Membership,
     /// Clocks far beyond the drift bound, the worst case for leases (the leader at 0.25x-0.5x,
     /// the others at 1.2x-1.5x), one clock jumped forward, through the fault that comes next:
     /// deliberately unsafe for lease reads, so not part of `all`.
@@ -63,7 +67,7 @@ pub enum FaultKind {
 
 impl FaultKind {
     /// Every kind.
-    pub const ALL: [FaultKind; 17] = [
+    pub const ALL: [FaultKind; 18] = [
         FaultKind::Partition,
         FaultKind::OneWay,
         FaultKind::Delay,
@@ -80,6 +84,7 @@ impl FaultKind {
         FaultKind::PowerLoss,
         FaultKind::DiskFull,
         FaultKind::Corrupt,
+        FaultKind::Membership,
         FaultKind::ClockBeyond,
     ];
 
@@ -124,11 +129,12 @@ impl FaultKind {
     }
 
     /// Whether the servers themselves must make it (at a client's request): clock rates and
-    /// jumps, and a disk that fails.
+    /// jumps, a disk that fails, and changes of the configuration (this project's
+    /// administrator's requests).
     pub fn needs_cooperation(self) -> bool {
         matches!(
             self,
-            FaultKind::Clock | FaultKind::ClockBeyond | FaultKind::Disk
+            FaultKind::Clock | FaultKind::ClockBeyond | FaultKind::Disk | FaultKind::Membership
         )
     }
 
@@ -151,6 +157,7 @@ impl FaultKind {
             FaultKind::PowerLoss => "power-loss",
             FaultKind::DiskFull => "disk-full",
             FaultKind::Corrupt => "corrupt",
+            FaultKind::Membership => "membership",
             FaultKind::ClockBeyond => "clock-beyond",
         }
     }
@@ -188,6 +195,10 @@ impl FaultKind {
             }
             FaultKind::DiskFull => "a node's disk full (ENOSPC): it must stop; then a restart",
             FaultKind::Corrupt => "a bit flipped or a sector zeroed in a file of a stopped node",
+            FaultKind::Membership => {
+                "a voter, often the leader, removed and added back or demoted and promoted back; \
+                 or the leadership handed over"
+            }
             FaultKind::ClockBeyond => {
                 "the leader's clock at 0.25x-0.5x, the others' 1.2x-1.5x (unsafe for leases)"
             }
@@ -243,6 +254,18 @@ pub enum Direction {
     Outgoing,
     /// The others' calls to the node fail; its calls to them go through.
     Incoming,
+}
+
+/// A change of the configuration, and what undoes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reconfiguration {
+    /// The target taken out of the configuration; added back as a learner and promoted when
+    /// the fault ends.
+    Remove(Target),
+    /// The target made a learner; promoted back when the fault ends.
+    Demote(Target),
+    /// The leadership handed to another voter, drawn when the fault comes.
+    Transfer,
 }
 
 /// One fault of a plan, with everything drawn from the seed that it needs.
@@ -368,6 +391,8 @@ pub enum Fault {
         /// A sector zeroed (else a bit flipped).
         zero_sector: bool,
     },
+    /// The configuration changed, and changed back when the fault ends.
+    Reconfigure(Reconfiguration),
 }
 
 impl Fault {
@@ -404,6 +429,7 @@ impl Fault {
             Fault::PowerLoss { .. } | Fault::PowerLossAll { .. } => FaultKind::PowerLoss,
             Fault::DiskFull { .. } => FaultKind::DiskFull,
             Fault::Corrupt { .. } => FaultKind::Corrupt,
+            Fault::Reconfigure(_) => FaultKind::Membership,
         }
     }
 }
@@ -487,6 +513,15 @@ impl fmt::Display for Fault {
                 target,
                 zero_sector: false,
             } => write!(f, "a bit flipped in a file of {target}"),
+            Fault::Reconfigure(Reconfiguration::Remove(target)) => {
+                write!(f, "membership: {target} removed, then added back")
+            }
+            Fault::Reconfigure(Reconfiguration::Demote(target)) => {
+                write!(f, "membership: {target} demoted, then promoted back")
+            }
+            Fault::Reconfigure(Reconfiguration::Transfer) => {
+                write!(f, "membership: the leadership handed to another voter")
+            }
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::system::{Connection, Unreachable};
 use crate::wire::kv::ClockChange;
 use crate::{LinkFault, LocalCluster, TcpKvTransport};
 use node::NodeId;
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 use threadsim::DetRng;
 
@@ -34,6 +35,8 @@ pub enum Injected {
     /// This node's disk was made to fail (or full) at this time: it must exit; start it again
     /// on a working disk.
     Disk(NodeId, Instant),
+    /// The configuration was changed: make these changes to undo it.
+    Reconfigured(Vec<node::MembershipChange>),
 }
 
 /// The cluster a nemesis works on, and the means it works with.
@@ -50,6 +53,8 @@ pub struct Nemesis<'a> {
     /// The leader the last fault injected was aimed at, when it was aimed at the leader and
     /// one led.
     pub hit_leader: Option<NodeId>,
+    /// The nodes a membership fault took out of the voters and has not made voters again.
+    pub reconfigured: BTreeSet<NodeId>,
 }
 
 impl Nemesis<'_> {
@@ -62,10 +67,11 @@ impl Nemesis<'_> {
     }
 
     /// The servers' own fault requests: an error for a system that does not cooperate.
-    fn control(&self) -> Result<&TcpKvTransport, String> {
-        self.connection
-            .control()
-            .ok_or_else(|| "the system does not make clock or disk faults itself".to_string())
+    pub(super) fn control(&self) -> Result<&TcpKvTransport, String> {
+        self.connection.control().ok_or_else(|| {
+            "the system does not make clock or disk faults, or change its membership, itself"
+                .to_string()
+        })
     }
 
     /// Whether a node other than `old` says it leads.
@@ -77,7 +83,7 @@ impl Nemesis<'_> {
     }
 
     /// The node `target` names now, and how to say which it was.
-    fn resolve(&mut self, target: Target) -> (NodeId, String) {
+    pub(super) fn resolve(&mut self, target: Target) -> (NodeId, String) {
         match target {
             Target::Node(node) => (node, node.to_string()),
             Target::Leader { otherwise } => match self.leader() {
@@ -329,6 +335,7 @@ impl Nemesis<'_> {
                     Injected::Disk(node, now()),
                 ))
             }
+            Fault::Reconfigure(change) => self.reconfigure(change),
         }
     }
 
@@ -408,6 +415,7 @@ impl Nemesis<'_> {
                 }
             }
             Injected::Corrupted(node, corruption) => self.after_corruption(node, corruption),
+            Injected::Reconfigured(changes) => self.reconfigure_back(&changes),
             Injected::Disk(node, since) => {
                 let exited = self
                     .cluster
@@ -514,6 +522,7 @@ impl Nemesis<'_> {
             // A node just started runs true already and may not answer yet.
             let _ = self.set_true_clock(node);
         }
+        problems.extend(self.restore_voters());
         problems
     }
 

@@ -3,7 +3,7 @@
 //! filters or behind a TCP proxy on every link; clients that record a history with real times;
 //! and faults drawn from a seed (partitions of every shape, lost and duplicated packets, delays,
 //! `kill -9`, SIGSTOP, power cuts, full and corrupted disks, and for a server that cooperates
-//! clock skew and a failing disk) injected one after another while they run; then everything is
+//! clock skew, a failing disk and changes of the configuration) injected one after another while they run; then everything is
 //! healed and the cluster must recover.
 //! The history goes to the linearizability checker (the caller's part: `interleave deploy`).
 //!
@@ -16,12 +16,13 @@ mod clients;
 mod fault;
 mod inject;
 mod plan;
+mod reconfigure;
 mod recovery;
 mod run;
 
 pub use availability::{bound_on_leader, writes_stopped_for, FaultGroup, WritesStopped};
 pub use clients::{Clients, Workload, KEY_LIFETIME, OPERATION_DEADLINE};
-pub use fault::{Direction, Fault, FaultKind, Target};
+pub use fault::{Direction, Fault, FaultKind, Reconfiguration, Target};
 pub use plan::{plan, Step};
 pub use recovery::RECOVERY_BOUND;
 pub use run::{run, FaultRecord, NemesisConfig, NemesisRun};

@@ -2,7 +2,7 @@
 //! one seed before the run starts. The same seed, kinds, node count and duration give the same
 //! plan; which node leads when a fault aimed at the leader comes is the run's to decide.
 
-use super::fault::{Direction, Fault, FaultKind, Target};
+use super::fault::{Direction, Fault, FaultKind, Reconfiguration, Target};
 use crate::lossy_fs::LossMode;
 use node::NodeId;
 use std::time::Duration;
@@ -171,6 +171,14 @@ fn draw(rng: &mut DetRng, kind: FaultKind, nodes: u32) -> (Fault, Duration) {
                 },
                 seconds(rng, 2000, 4000),
             )
+        }
+        FaultKind::Membership => {
+            let change = match rng.index(3) {
+                0 => Reconfiguration::Remove(target),
+                1 => Reconfiguration::Demote(target),
+                _ => Reconfiguration::Transfer,
+            };
+            (Fault::Reconfigure(change), seconds(rng, 1000, 4000))
         }
     }
 }

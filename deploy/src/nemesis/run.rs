@@ -131,6 +131,7 @@ pub fn run(
         writers_cut: &writers_cut,
         rng: DetRng::new(config.seed).split(2),
         hit_leader: None,
+        reconfigured: Default::default(),
     };
     let waiting_since = now();
     while nemesis.leader().is_none() {

@@ -27,6 +27,17 @@ pub enum ChangeRefused {
     /// The node is not one this cluster may have (not among the nodes every node knows).
     #[error("{0} is not a node of this cluster")]
     UnknownNode(NodeId),
+    /// The learner to promote does not hold every committed entry yet: as a voter it would
+    /// hold back commits until it caught up. Try again once it has.
+    #[error("{node} has not caught up: it holds up to {matched}, and {commit} is committed")]
+    NotCaughtUp {
+        /// The learner.
+        node: NodeId,
+        /// The last index it is known to hold.
+        matched: LogIndex,
+        /// The leader's commit index.
+        commit: LogIndex,
+    },
 }
 
 impl RaftCore {
@@ -110,10 +121,29 @@ impl RaftCore {
                 return Err(ChangeRefused::ChangeInFlight(index));
             }
         }
+        if let MembershipChange::Promote(learner) = change {
+            self.refuse_unless_caught_up(learner)?;
+        }
         let next = self.membership().after(change)?;
         Ok(self
             .append_own(next.encode())
             .expect("a leader appends its own configuration"))
+    }
+
+    /// As leader, refuses to promote `learner` while it lacks a committed entry (etcd refuses
+    /// a learner that is not ready in the same way). The leader itself is never behind.
+    fn refuse_unless_caught_up(&self, learner: NodeId) -> Result<(), ChangeRefused> {
+        let Some(progress) = self.progress(learner) else {
+            return Ok(());
+        };
+        if progress.match_index >= self.commit_index {
+            return Ok(());
+        }
+        Err(ChangeRefused::NotCaughtUp {
+            node: learner,
+            matched: progress.match_index,
+            commit: self.commit_index,
+        })
     }
 
     /// A leader that is no longer a voter of the configuration in force, once that

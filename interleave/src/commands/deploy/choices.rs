@@ -55,7 +55,11 @@ pub(super) fn injectable(
         .partition(|kind| kind.needs_cooperation() && !system.cooperates());
     if !own.is_empty() {
         let names: Vec<&str> = own.iter().map(|kind| kind.name()).collect();
-        let why = format!("{} makes no clock or disk faults of its own", system.name());
+        let why = format!(
+            "{} makes no clock or disk faults of its own, and takes no membership changes \
+             through this project's administrator's requests",
+            system.name()
+        );
         if !faults.all {
             return Err(format!("{} cannot be made: {why}", names.join(" and ")));
         }

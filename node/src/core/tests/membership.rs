@@ -78,9 +78,19 @@ fn a_change_waits_for_an_own_term_commit_and_for_the_change_before_it() {
     );
     replicate_to(&mut leader, 1, t(1_002));
     assert_eq!(leader.commit_index(), LogIndex(2));
+    assert_eq!(
+        leader.change_membership(MembershipChange::Promote(n(3))),
+        Err(ChangeRefused::NotCaughtUp {
+            node: n(3),
+            matched: LogIndex(0),
+            commit: LogIndex(2)
+        }),
+        "a learner that lacks committed entries waits"
+    );
+    replicate_to(&mut leader, 3, t(1_003));
     leader
         .change_membership(MembershipChange::Promote(n(3)))
-        .expect("the change before it committed");
+        .expect("the change before it committed, and the learner caught up");
 }
 
 #[test]
@@ -100,7 +110,7 @@ fn the_broken_variants_skip_the_waits() {
         .change_membership(MembershipChange::AddLearner(n(3)))
         .expect("the first");
     twice
-        .change_membership(MembershipChange::Promote(n(3)))
+        .change_membership(MembershipChange::Remove(n(2)))
         .expect("two-changes-in-flight takes the second");
 }
 
