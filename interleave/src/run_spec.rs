@@ -98,6 +98,11 @@ pub struct WorkloadArgs {
     /// the one before and for an entry of the leader's term to commit).
     #[arg(long)]
     pub membership: bool,
+    /// With --membership: the Configuration overlap invariant off, so the run goes on past two
+    /// configurations whose majorities share no node (to see what the invariant prevents: two
+    /// leaders of one term, lost commits). Every other invariant still holds the run to account.
+    #[arg(long)]
+    pub without_overlap_check: bool,
     /// Fault mix (key-value workload): session churn. The store keeps at most 20 client
     /// sessions for the 30 clients and expires one unused for 2 s of the log's clock; a retry
     /// that finds its session gone must be answered "session expired", never applied again.
@@ -165,6 +170,7 @@ impl WorkloadArgs {
             mutations,
             scheduler: engine.scheduler,
             pct_depth: engine.pct_depth,
+            overlap_unchecked: self.without_overlap_check,
         }
     }
 }

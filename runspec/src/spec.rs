@@ -89,6 +89,10 @@ pub struct RunSpec {
     pub scheduler: SchedulerKind,
     /// PCT's bug depth (with [`SchedulerKind::Pct`]).
     pub pct_depth: u64,
+    /// With membership changes, the Configuration overlap invariant is off: the run goes on past
+    /// two configurations whose majorities share no node, to show what that leads to (two
+    /// leaders of one term, lost commits). Never on by default, never drawn by the swarm.
+    pub overlap_unchecked: bool,
 }
 
 impl Default for RunSpec {
@@ -108,6 +112,7 @@ impl Default for RunSpec {
             mutations: Vec::new(),
             scheduler: SchedulerKind::Random,
             pct_depth: 3,
+            overlap_unchecked: false,
         }
     }
 }
@@ -203,6 +208,13 @@ impl RunSpec {
             return Err(
                 "--membership and --liveness do not go together yet: liveness mode fails a \
                  minority of every node for good, which may be a majority of the voters"
+                    .into(),
+            );
+        }
+        if self.overlap_unchecked && !self.faults.membership {
+            return Err(
+                "--without-overlap-check goes with --membership (the invariant it turns off \
+                 checks configurations)"
                     .into(),
             );
         }

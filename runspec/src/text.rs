@@ -104,6 +104,9 @@ impl RunSpec {
         if self.faults.membership {
             push("--membership".into());
         }
+        if self.overlap_unchecked {
+            push("--without-overlap-check".into());
+        }
         if self.faults.session_churn {
             push("--session-churn".into());
         }
@@ -152,6 +155,7 @@ impl RunSpec {
                 "--corruption" => spec.faults.corruption = true,
                 "--misdirected-writes" => spec.faults.misdirected_writes = true,
                 "--membership" => spec.faults.membership = true,
+                "--without-overlap-check" => spec.overlap_unchecked = true,
                 "--session-churn" => spec.faults.session_churn = true,
                 "--nodes" => spec.nodes = number(flag, value()?)?,
                 "--rounds" => spec.rounds = number(flag, value()?)?,
@@ -297,6 +301,7 @@ mod tests {
                     membership: true,
                     ..FaultMix::DEFAULT
                 },
+                overlap_unchecked: true,
                 ..base.clone()
             },
             RunSpec {

@@ -2,7 +2,7 @@
 //! the schedule alone decides the run.
 
 use models::Verdict;
-use node::{Command, MutationSet};
+use node::{Command, Membership, MembershipChange, MutationSet, NodeId, Term};
 use shuttle::rand::{thread_rng, RngCore};
 use sim::{
     check_kv_history, run_kv_workload, Cluster, ClusterConfig, KvRun, KvWorkloadConfig, Sim,
@@ -49,6 +49,67 @@ pub fn elections_and_replication(nodes: usize, mutations: MutationSet) {
         cluster.heal();
         cluster.one(cmd(3), nodes, true);
     });
+}
+
+/// Membership changes while a leader runs (its replicators, heartbeaters and ticker, and
+/// proposals), on an unreliable network: a node outside the configuration joins as a learner
+/// and must get the log (its replicator starts sending to it), is promoted once caught up, the
+/// leadership is handed to it (TimeoutNow), and the first leader is removed (every replicator
+/// stops sending to it); every continuous invariant on, configuration overlap among them.
+pub fn membership_changes(mutations: MutationSet) {
+    let mut config = ClusterConfig::new(4);
+    config.net.unreliable = true;
+    config.node.mutations = mutations;
+    let first_three: Vec<NodeId> = (0..3).map(NodeId).collect();
+    config.membership = Some(Membership::of_voters(first_three.iter().copied()));
+    with_cluster(config, |cluster| {
+        let (first_leader, _) =
+            cluster.leader_among(&first_three, Term(0), Duration::from_secs(10));
+        cluster.one_on_every_member(cmd(1));
+        let newcomer = NodeId(3);
+        reconfigure(cluster, MembershipChange::AddLearner(newcomer), |m| {
+            m.contains(newcomer)
+        });
+        // Four members now: the learner must apply it too.
+        cluster.one_on_every_member(cmd(2));
+        reconfigure(cluster, MembershipChange::Promote(newcomer), |m| {
+            m.is_voter(newcomer)
+        });
+        for attempt in 0.. {
+            if cluster.current_leader() == Some(newcomer) {
+                break;
+            }
+            assert!(
+                attempt < 50,
+                "liveness: the leadership never went to {newcomer}"
+            );
+            cluster.transfer_leadership(newcomer);
+            cluster.sleep(Duration::from_millis(200));
+        }
+        reconfigure(cluster, MembershipChange::Remove(first_leader), |m| {
+            !m.contains(first_leader)
+        });
+        cluster.one_on_every_member(cmd(3));
+    });
+}
+
+/// Asks the leader for `change` until the configuration it follows, committed, satisfies `done`.
+fn reconfigure(cluster: &Cluster, change: MembershipChange, done: impl Fn(&Membership) -> bool) {
+    for attempt in 0.. {
+        let leader = cluster.current_leader();
+        let membership = leader.and_then(|leader| cluster.membership(leader));
+        let committed = leader
+            .and_then(|leader| cluster.status(leader))
+            .is_some_and(|status| status.commit_index >= status.last_log_index);
+        if membership.as_ref().is_some_and(&done) && committed {
+            return;
+        }
+        assert!(attempt < 100, "liveness: {change} never committed");
+        if !membership.as_ref().is_some_and(&done) {
+            cluster.change_membership(change);
+        }
+        cluster.sleep(Duration::from_millis(100));
+    }
 }
 
 /// Timers that coincide: election timeouts of 200-203 ms, heartbeats every 100 ms, a fixed 5 ms

@@ -8,7 +8,8 @@
 use node::MutationSet;
 use shuttle_tests::detectors::{detector, DETECTORS};
 use shuttle_tests::scenarios::{
-    coinciding_timers, elections_and_replication, kv_snapshots, kv_workload, snapshots,
+    coinciding_timers, elections_and_replication, kv_snapshots, kv_workload, membership_changes,
+    snapshots,
 };
 use shuttle_tests::{explore, iterations, Found, Schedules};
 use std::time::Instant;
@@ -163,6 +164,20 @@ fn kv_snapshots_random() {
 fn kv_snapshots_pct() {
     must_pass("kv_snapshots_pct", Schedules::Pct { depth: 3 }, 40, || {
         kv_snapshots(MutationSet::default())
+    });
+}
+
+#[test]
+fn membership_random() {
+    must_pass("membership_random", Schedules::Random, 50, || {
+        membership_changes(MutationSet::default())
+    });
+}
+
+#[test]
+fn membership_pct() {
+    must_pass("membership_pct", Schedules::Pct { depth: 3 }, 50, || {
+        membership_changes(MutationSet::default())
     });
 }
 

@@ -41,6 +41,8 @@ pub struct ChaosConfig {
     /// bytes (`None`: never); small, so that compaction, installs and restores happen many
     /// times a run.
     pub snapshot_threshold: Option<usize>,
+    /// Configuration overlap is not checked (see [`runspec::RunSpec::overlap_unchecked`]).
+    pub overlap_unchecked: bool,
 }
 
 impl Default for ChaosConfig {
@@ -55,6 +57,7 @@ impl Default for ChaosConfig {
             faults: FaultMix::DEFAULT,
             duration: None,
             snapshot_threshold: None,
+            overlap_unchecked: false,
         }
     }
 }
@@ -70,6 +73,7 @@ impl ChaosConfig {
             faults: spec.faults,
             duration: spec.duration,
             snapshot_threshold: spec.snapshot_threshold.map(threshold_bytes),
+            overlap_unchecked: spec.overlap_unchecked,
             ..ChaosConfig::default()
         }
     }
@@ -120,6 +124,7 @@ pub fn run_chaos_with(
     if config.faults.membership {
         cluster_config.membership = Some(membership_changes::bootstrap(config.nodes));
     }
+    cluster_config.overlap_unchecked = config.overlap_unchecked;
     let cluster = Cluster::new(sim, cluster_config);
     let started = cluster.clock().now();
     let ids = cluster.ids();

@@ -297,12 +297,15 @@ fn print_header(
                 .map_or_else(|| "27".to_string(), |d| d.as_secs_f64().to_string())
         ),
     };
-    let mutations = if workload.mutations.is_empty() {
+    let mut mutations = if workload.mutations.is_empty() {
         String::new()
     } else {
         let names: Vec<&str> = workload.mutations.iter().map(|m| m.name()).collect();
         format!(", mutations: {}", names.join(", "))
     };
+    if workload.overlap_unchecked {
+        mutations.push_str(", configuration overlap NOT checked");
+    }
     let shard = args
         .shard
         .map_or_else(String::new, |shard| format!(" (shard {shard} of {whole})"));

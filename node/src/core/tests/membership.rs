@@ -330,3 +330,93 @@ fn a_node_that_gave_up_its_vote_campaigns_until_that_change_commits() {
     assert_eq!(back.role(), Role::Follower);
     assert!(!back.may_campaign());
 }
+
+/// Hands `request` from `from` to `to` at `now`, and `to`'s answer back to `from`.
+fn deliver(from: &mut RaftCore, to: &mut RaftCore, request: &Request, now: Instant) {
+    let answer = reply_of(&to.handle_request(now, request));
+    from.handle_response(now, to.id(), request, Some(&answer));
+}
+
+/// Sends `to` whatever `from` has for it (vote requests, entries) until it has nothing more.
+fn exchange(from: &mut RaftCore, to: &mut RaftCore, now: Instant) {
+    for _ in 0..10 {
+        let Some((_, request)) = from.next_request(to.id(), now) else {
+            return;
+        };
+        deliver(from, to, &request, now);
+    }
+}
+
+/// The single-server change bug (Ongaro, raft-dev, July 2015), message by message on five
+/// cores: n0 leads n0-n3 in t1, adds n4 as a learner, and promotes it with only n4 hearing
+/// (five voters, n0's side). n1 is elected in t2 by n1-n3 and, before anything of its term
+/// commits, removes n0 with only n2 hearing (three voters, n1-n3). The broken leader takes the
+/// change, and each side elects a leader of t3: n2 by n1 and n2 (a majority of n1-n3), n0 by
+/// n0, n3 and n4 (a majority of n0-n4). The correct leader refuses it.
+fn two_leaders_of_one_term(mutations: MutationSet) -> Result<[RaftCore; 5], ChangeRefused> {
+    let mut n: [RaftCore; 5] =
+        std::array::from_fn(|id| member(id as u32, 5, &[0, 1, 2, 3], mutations.clone()));
+    let [n0, n1, n2, n3, n4] = &mut n;
+    // n0 leads t1, commits an entry of its term, adds n4 as a learner.
+    n0.start_election(t(1_000));
+    for voter in [&mut *n1, &mut *n2, &mut *n3] {
+        exchange(n0, voter, t(1_000));
+    }
+    n0.propose(Command::from_text("t1")).expect("leads");
+    for voter in [&mut *n1, &mut *n2, &mut *n3] {
+        exchange(n0, voter, t(1_000));
+    }
+    n0.change_membership(MembershipChange::AddLearner(n4.id()))
+        .expect("an entry of t1 committed first");
+    for peer in [&mut *n1, &mut *n2, &mut *n3, &mut *n4] {
+        exchange(n0, peer, t(1_001));
+    }
+    // Heartbeats tell everyone the commit index: the learner's addition is committed.
+    for peer in [&mut *n1, &mut *n2, &mut *n3, &mut *n4] {
+        let heartbeat = heartbeat_now(n0, peer.id(), t(1_001));
+        deliver(n0, peer, &heartbeat, t(1_001));
+    }
+    n0.change_membership(MembershipChange::Promote(n4.id()))
+        .expect("the learner caught up");
+    exchange(n0, n4, t(1_002));
+    assert_eq!(n0.membership().voters().len(), 5);
+    // n1 leads t2 by n1-n3, and removes n0 before anything of t2 commits; n2 hears.
+    n1.start_election(t(3_000));
+    for voter in [&mut *n2, &mut *n3] {
+        exchange(n1, voter, t(3_000));
+    }
+    assert_eq!(n1.role(), Role::Leader);
+    n1.change_membership(MembershipChange::Remove(n0.id()))?;
+    exchange(n1, n2, t(3_001));
+    // Both leaders lose their majorities and step down; each side elects a leader of t3.
+    n0.tick(t(5_000));
+    n1.tick(t(5_000));
+    n2.start_election(t(5_000));
+    exchange(n2, n1, t(5_000));
+    n0.start_election(t(5_000));
+    n0.start_election(t(5_001));
+    for voter in [&mut *n3, &mut *n4] {
+        exchange(n0, voter, t(5_001));
+    }
+    Ok(n)
+}
+
+#[test]
+fn the_single_server_change_bug_elects_two_leaders_of_one_term_and_the_rule_prevents_it() {
+    let broken = two_leaders_of_one_term(MutationSet::only(Mutation::ChangeBeforeOwnTermCommit))
+        .expect("the broken leader takes the change");
+    let leaders: Vec<(NodeId, Term, usize)> = (broken.iter())
+        .filter(|core| core.role() == Role::Leader)
+        .map(|core| (core.id(), core.term(), core.membership().voters().len()))
+        .collect();
+    assert_eq!(
+        leaders,
+        vec![(n(0), Term(3), 5), (n(2), Term(3), 3)],
+        "n0 leads t3 under five voters, n2 under three"
+    );
+    assert_eq!(
+        two_leaders_of_one_term(MutationSet::default()).err(),
+        Some(ChangeRefused::NoCommitInTerm),
+        "the correct leader commits an entry of t2 first"
+    );
+}
