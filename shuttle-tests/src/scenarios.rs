@@ -86,10 +86,12 @@ pub fn membership_changes(mutations: MutationSet) {
             cluster.transfer_leadership(newcomer);
             cluster.sleep(Duration::from_millis(200));
         }
+        // An entry of the new leader's term, which it commits before it takes a change.
+        cluster.one_on_every_member(cmd(3));
         reconfigure(cluster, MembershipChange::Remove(first_leader), |m| {
             !m.contains(first_leader)
         });
-        cluster.one_on_every_member(cmd(3));
+        cluster.one_on_every_member(cmd(4));
     });
 }
 
@@ -104,7 +106,12 @@ fn reconfigure(cluster: &Cluster, change: MembershipChange, done: impl Fn(&Membe
         if membership.as_ref().is_some_and(&done) && committed {
             return;
         }
-        assert!(attempt < 100, "liveness: {change} never committed");
+        assert!(
+            attempt < 100,
+            "liveness: {change} never committed (leader {leader:?}: {:?}, {:?})",
+            membership,
+            leader.and_then(|leader| cluster.status(leader))
+        );
         if !membership.as_ref().is_some_and(&done) {
             cluster.change_membership(change);
         }

@@ -169,14 +169,14 @@ fn kv_snapshots_pct() {
 
 #[test]
 fn membership_random() {
-    must_pass("membership_random", Schedules::Random, 50, || {
+    must_pass("membership_random", Schedules::Random, 300, || {
         membership_changes(MutationSet::default())
     });
 }
 
 #[test]
 fn membership_pct() {
-    must_pass("membership_pct", Schedules::Pct { depth: 3 }, 50, || {
+    must_pass("membership_pct", Schedules::Pct { depth: 3 }, 300, || {
         membership_changes(MutationSet::default())
     });
 }
