@@ -437,15 +437,7 @@ impl Cluster {
         node: NodeId,
         target: NodeId,
     ) -> Result<(), node::TransferRefused> {
-        let outcome = {
-            let running = self.running.lock();
-            match running.get(&node) {
-                Some(instance) => instance.node.transfer_leadership(target),
-                None => Err(node::TransferRefused::NotLeader(node::NotLeader {
-                    leader_hint: None,
-                })),
-            }
-        };
+        let outcome = self.as_leader(node, |running| running.transfer_leadership(target));
         match &outcome {
             Ok(()) => self
                 .events
@@ -455,6 +447,19 @@ impl Cluster {
             )),
         }
         outcome
+    }
+
+    /// What `ask` gets of `node`, if it runs; a node that is down does not lead.
+    fn as_leader<T, E: From<node::NotLeader>>(
+        &self,
+        node: NodeId,
+        ask: impl FnOnce(&Node) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let running = self.running.lock();
+        match running.get(&node) {
+            Some(instance) => ask(&instance.node),
+            None => Err(E::from(node::NotLeader { leader_hint: None })),
+        }
     }
 
     /// The running node that leads in the highest term, if any.
@@ -474,15 +479,7 @@ impl Cluster {
         node: NodeId,
         change: node::MembershipChange,
     ) -> Result<(LogIndex, Term), node::ChangeRefused> {
-        let outcome = {
-            let running = self.running.lock();
-            match running.get(&node) {
-                Some(instance) => instance.node.change_membership(change),
-                None => Err(node::ChangeRefused::NotLeader(node::NotLeader {
-                    leader_hint: None,
-                })),
-            }
-        };
+        let outcome = self.as_leader(node, |running| running.change_membership(change));
         match &outcome {
             Ok((index, term)) => self.events.info(format!(
                 "{node} appends the change {change} as #{} in t{}",
