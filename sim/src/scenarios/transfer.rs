@@ -1,12 +1,13 @@
 //! A transfer of leadership to a follower that is behind (Raft thesis §3.10): a follower cut off
-//! while the leader commits comes back, and the leader is at once asked to hand over to it. A
+//! while the leader commits 20 entries comes back, and the leader is at once asked to hand over
+//! to it (the leader sends at most 4 entries an append, so catching up takes several rounds). A
 //! correct leader brings the follower's log up to its own before TimeoutNow, and the follower
 //! wins the election it starts. A leader that sends TimeoutNow at once has the follower
 //! campaign with a log behind the others': it cannot win, its term has deposed the leader, and
 //! the cluster waits for another election.
 
-use super::{cluster, command};
-use crate::cluster::Cluster;
+use super::command;
+use crate::cluster::{Cluster, ClusterConfig};
 use crate::runner::Sim;
 use node::{MutationSet, NodeId, Term};
 use std::time::Duration;
@@ -18,7 +19,12 @@ const ATTEMPTS: usize = 3;
 /// The scenario; panics (failing the simulation) when an invariant breaks or the leadership
 /// does not land on the follower it was handed to.
 pub fn transfer_to_a_follower_behind(sim: &Sim, mutations: &MutationSet) {
-    let cluster = cluster(sim, 3, false, mutations);
+    let mut config = ClusterConfig::new(3);
+    config.node.mutations = mutations.clone();
+    // Four entries an append: the follower takes several round trips to catch up, so an
+    // append already on its way when the transfer is asked for cannot catch it up alone.
+    config.node.max_entries_per_append = 4;
+    let cluster = Cluster::new(sim, config);
     let leader = cluster.check_one_leader();
     let (term, _) = cluster.state(leader).expect("the leader runs");
     let target = cluster.others(leader)[0];
