@@ -148,8 +148,10 @@ fn lease_reads_on_real_processes_are_linearizable_through_a_cut_off_leader() {
 
 #[test]
 fn through_packet_filters_unsafe_local_reads_are_rejected_and_read_index_reads_are_not() {
-    if let Err(why) = deploy::netns::available() {
-        eprintln!("SKIPPED: {why}");
+    if !realtools::require(
+        "through_packet_filters_unsafe_local_reads_are_rejected_and_read_index_reads_are_not",
+        deploy::netns::available(),
+    ) {
         return;
     }
     let (verdict, gets) =
@@ -164,8 +166,10 @@ fn through_packet_filters_unsafe_local_reads_are_rejected_and_read_index_reads_a
 
 #[test]
 fn through_jittered_and_reordered_packets_read_index_reads_are_linearizable() {
-    if let Err(why) = deploy::netns::can_hold_packets() {
-        eprintln!("SKIPPED: {why}");
+    if !realtools::require(
+        "through_jittered_and_reordered_packets_read_index_reads_are_linearizable",
+        deploy::netns::can_hold_packets(),
+    ) {
         return;
     }
     let leader = Target::Leader {

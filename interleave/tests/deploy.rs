@@ -124,8 +124,10 @@ fn a_server_that_goes_on_after_its_disk_failed_is_caught() {
 
 #[test]
 fn a_server_that_never_syncs_loses_acknowledged_writes_to_a_power_cut_and_only_to_one() {
-    if let Err(why) = deploy::lossy_fs::available() {
-        eprintln!("skipped: power cuts need the lossy file system, and {why}");
+    if !realtools::require(
+        "a_server_that_never_syncs_loses_acknowledged_writes_to_a_power_cut_and_only_to_one",
+        deploy::lossy_fs::available(),
+    ) {
         return;
     }
     // Seed 1's plan cuts the power of every node at 8.6 s; kill -9 alone keeps the page cache
@@ -212,21 +214,17 @@ fn bad_input_is_refused_with_a_clear_error() {
     }
 }
 
-/// Whether etcd and network namespaces are here; says why not.
-fn etcd_can_run() -> bool {
+/// Whether etcd and network namespaces are here (a skip on a user's machine, a failure in CI).
+fn etcd_can_run(test: &str) -> bool {
     let etcd = deploy::system::Etcd::available(std::path::Path::new("etcd"));
-    match etcd.and_then(|()| deploy::netns::available()) {
-        Ok(()) => true,
-        Err(why) => {
-            eprintln!("SKIPPED: {why}");
-            false
-        }
-    }
+    realtools::require(test, etcd.and_then(|()| deploy::netns::available()))
 }
 
 #[test]
 fn etcd_reads_linearizably_through_partitions_and_kills_and_its_serializable_reads_are_caught() {
-    if !etcd_can_run() {
+    if !etcd_can_run(
+        "etcd_reads_linearizably_through_partitions_and_kills_and_its_serializable_reads_are_caught",
+    ) {
         return;
     }
     let out = support::fresh_dir("deploy-etcd");

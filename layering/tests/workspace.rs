@@ -9,6 +9,7 @@ use std::path::PathBuf;
 /// Every library and binary crate whose modules are checked, by folder.
 const CRATES: &[&str] = &[
     "userfiles",
+    "realtools",
     "runspec",
     "threadsim",
     "node",

@@ -1,5 +1,5 @@
-//! Hosts through the real kernel: namespaces, a bridge, nftables. Skipped, saying why, where
-//! root, `ip` or `nft` is missing.
+//! Hosts through the real kernel: namespaces, a bridge, nftables. Where root, `ip` or `nft` is
+//! missing: skipped, saying why, on a user's machine, and failed in CI (`realtools`).
 
 use super::reach::in_namespace;
 use super::slot::Slot;
@@ -10,13 +10,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::time::Duration;
 
 fn can_run(test: &str) -> bool {
-    match available() {
-        Ok(()) => true,
-        Err(why) => {
-            eprintln!("SKIPPED {test}: {why}");
-            false
-        }
-    }
+    realtools::require(test, available())
 }
 
 fn names_of(slot: u8) -> Vec<String> {
@@ -210,11 +204,7 @@ fn overtaken(arrived: &[(u32, Duration)]) -> usize {
 #[test]
 fn links_that_hold_packets_delay_jitter_and_reorder_them_until_healed() {
     let test = "links_that_hold_packets_delay_jitter_and_reorder_them_until_healed";
-    if !can_run(test) {
-        return;
-    }
-    if let Err(why) = can_hold_packets() {
-        eprintln!("SKIPPED {test}: {why}");
+    if !realtools::require(test, can_hold_packets()) {
         return;
     }
     let (a, b) = (NodeId(0), NodeId(1));
