@@ -1,7 +1,6 @@
-//! Linearizability checker speed on the histories in `../shared/histories/`, grouped as in the
+//! Linearizability checker speed on the histories in `testdata/histories/`, grouped as in the
 //! checker's issue, parsing excluded, one thread unless the name says otherwise (Porcupine's
-//! reference times in `expected.tsv` are single-threaded). Skips, saying so, when the folder is
-//! absent.
+//! reference times in `expected.tsv` are single-threaded).
 
 // `criterion_group!` generates an undocumented function.
 #![allow(missing_docs)]
@@ -14,14 +13,9 @@ use models::{
 };
 use std::path::{Path, PathBuf};
 
-fn histories() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/histories");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIPPED checker benchmarks: {} not found", dir.display());
-        None
-    }
+/// Porcupine's test data, in the repository (`testdata/histories/README.md` names its source).
+fn histories() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testdata/histories")
 }
 
 fn etcd(dir: &Path, name: &str) -> History<RegisterInput, RegisterOutput> {
@@ -35,7 +29,7 @@ fn kv(dir: &Path, name: &str) -> History<KvInput, KvOutput> {
 }
 
 fn checker_speed(c: &mut Criterion) {
-    let Some(dir) = histories() else { return };
+    let dir = histories();
     let one_thread = CheckOptions {
         threads: 1,
         ..CheckOptions::default()

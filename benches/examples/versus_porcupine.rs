@@ -1,4 +1,4 @@
-//! Times the checker on every history of `../shared/histories/` (median of several runs, parsing
+//! Times the checker on every history of `testdata/histories/` (median of several runs, parsing
 //! excluded, one thread) and prints it beside Porcupine's time from `expected.tsv`.
 //!
 //! `cargo run --release -p benches --example versus_porcupine [NAME-FILTER]`
@@ -40,11 +40,9 @@ fn median(mut run: impl FnMut()) -> Duration {
 }
 
 fn main() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/histories");
-    let Ok(expected) = std::fs::read_to_string(dir.join("expected.tsv")) else {
-        eprintln!("SKIPPED: {} not found", dir.display());
-        return;
-    };
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testdata/histories");
+    let expected = std::fs::read_to_string(dir.join("expected.tsv"))
+        .unwrap_or_else(|error| panic!("{}: {error}", dir.join("expected.tsv").display()));
     let options = CheckOptions {
         threads: 1,
         ..CheckOptions::default()

@@ -1,5 +1,5 @@
-//! The checker on every history in `../shared/histories/`, against the verdicts in
-//! `expected.tsv`. Skips, saying so, when that folder is not present.
+//! The checker on every history in `testdata/histories/` (Porcupine's test data, in the
+//! repository), against the verdicts in `expected.tsv`.
 
 use models::formats::{jepsen, kvlog};
 use models::{
@@ -7,17 +7,8 @@ use models::{
 };
 use std::path::{Path, PathBuf};
 
-fn histories_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/histories");
-    if dir.join("expected.tsv").is_file() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIPPED: {} not found; the shared histories are not part of this checkout",
-            dir.display()
-        );
-        None
-    }
+fn histories_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testdata/histories")
 }
 
 struct Expected {
@@ -49,7 +40,7 @@ fn expected(dir: &Path) -> Vec<Expected> {
 
 #[test]
 fn every_jepsen_etcd_history_gets_its_expected_verdict() {
-    let Some(dir) = histories_dir() else { return };
+    let dir = histories_dir();
     let rows: Vec<Expected> = expected(&dir)
         .into_iter()
         .filter(|row| row.name.starts_with("etcd_"))
@@ -66,7 +57,7 @@ fn every_jepsen_etcd_history_gets_its_expected_verdict() {
 
 #[test]
 fn every_kv_history_gets_its_expected_verdict_per_key_and_as_one_partition() {
-    let Some(dir) = histories_dir() else { return };
+    let dir = histories_dir();
     let rows: Vec<Expected> = expected(&dir)
         .into_iter()
         .filter(|row| row.name.starts_with('c'))
