@@ -108,6 +108,7 @@ mod tests {
     #[test]
     fn every_truncation_is_refused() {
         let file = encode_state_file(b"some state of a node");
+        realtools::fuzz_seed("state_file", "opaque-body", &file);
         for len in 0..file.len() {
             let error = decode_state_file(&file[..len]).expect_err("a truncated file");
             assert!(error.contains("truncated"), "{len} bytes: {error}");

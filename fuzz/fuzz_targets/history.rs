@@ -6,8 +6,13 @@ use libfuzzer_sys::fuzz_target;
 use models::formats::{jepsen, json, kvlog};
 
 fuzz_target!(|text: &str| {
-    let _ = json::parse_register("fuzz", text);
-    let _ = json::parse_kv("fuzz", text);
-    let _ = jepsen::parse("fuzz", text);
-    let _ = kvlog::parse("fuzz", text);
+    let read = [
+        json::parse_register("fuzz", text).is_ok(),
+        json::parse_kv("fuzz", text).is_ok(),
+        jepsen::parse("fuzz", text).is_ok(),
+        kvlog::parse("fuzz", text).is_ok(),
+    ];
+    if read.contains(&true) {
+        interleave_fuzz::decoded("history");
+    }
 });

@@ -8,9 +8,11 @@ use node::Command;
 
 fuzz_target!(|bytes: &[u8]| {
     if let Ok(machine) = KvStateMachine::restore(bytes) {
+        interleave_fuzz::decoded("kv_snapshot");
         assert_eq!(machine.snapshot(), bytes, "one state, one snapshot");
     }
     if let Ok(command) = KvCommand::decode(&Command(bytes.to_vec())) {
+        interleave_fuzz::decoded("kv_snapshot");
         assert_eq!(command.encode().0, bytes);
     }
 });

@@ -7,7 +7,11 @@ use sim::schedule::Schedule;
 
 fuzz_target!(|text: &str| {
     if let Ok(schedule) = text.parse::<Schedule>() {
-        let again: Schedule = schedule.to_string().parse().expect("a printed schedule reads");
+        interleave_fuzz::decoded("schedule");
+        let again: Schedule = schedule
+            .to_string()
+            .parse()
+            .expect("a printed schedule reads");
         assert_eq!(again.to_string(), schedule.to_string());
     }
 });

@@ -11,6 +11,7 @@ fuzz_target!(|file: &[u8]| {
         let _ = PersistentState::decode(body);
     }
     if let Ok(state) = PersistentState::decode(file) {
+        interleave_fuzz::decoded("state_file");
         assert_eq!(PersistentState::decode(&state.encode()), Ok(state));
     }
 });

@@ -16,7 +16,7 @@ const VERSION: u8 = 1;
 /// A snapshot file's header before its bytes: magic, version, index, term, length.
 const SNAPSHOT_HEADER_LEN: usize = 4 + 1 + 8 + 8 + 8;
 
-/// The file name of segment `number`.
+/// The file name of segment `number` (the first segment of a new log is number 1).
 pub fn segment_name(number: u64) -> String {
     format!("wal-{number:016x}.log")
 }

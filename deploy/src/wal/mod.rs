@@ -32,6 +32,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use threadsim::sync::Mutex;
 use writer::Writer;
 
+pub use files::segment_name;
+
 /// The size past which a segment is closed and a new one started.
 pub const DEFAULT_SEGMENT_BYTES: u64 = 64 << 20;
 

@@ -160,6 +160,13 @@ fn a_torn_last_record_is_cut_and_the_save_before_it_comes_back() {
     }
     let whole = fs::read(&segment).unwrap();
     assert!(whole.len() > good.len());
+    assert_eq!(
+        segment,
+        dir.join(segment_name(1)),
+        "a new log's one segment"
+    );
+    realtools::fuzz_seed("wal_segment", "six-saves", &good);
+    realtools::fuzz_seed("wal_segment", "seven-saves", &whole);
     for len in good.len()..whole.len() {
         fs::write(&segment, &whole[..len]).unwrap();
         assert_eq!(&loaded(&dir), before, "cut at {len}");

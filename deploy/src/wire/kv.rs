@@ -440,13 +440,21 @@ mod tests {
 
     #[test]
     fn every_message_comes_back_as_sent() {
-        for request in requests() {
+        for (number, request) in requests().into_iter().enumerate() {
+            let client = ClientRequest::Kv(request.clone());
+            let frame = encode_client_request(9, &client);
+            realtools::fuzz_seed("wire_client", &format!("kv-request-{number}"), &frame);
+            assert_eq!(decode_client_request(&frame), Ok((9, client)));
             assert_eq!(
                 decode_request(&encode_request(9, &request)),
                 Ok((9, request))
             );
         }
-        for reply in replies() {
+        for (number, reply) in replies().into_iter().enumerate() {
+            let client = ClientReply::Kv(reply.clone());
+            let frame = encode_client_reply(9, &client);
+            realtools::fuzz_seed("wire_client", &format!("kv-reply-{number}"), &frame);
+            assert_eq!(decode_client_reply(&frame), Ok((9, client)));
             assert_eq!(decode_reply(&encode_reply(9, &reply)), Ok((9, reply)));
         }
     }
@@ -457,7 +465,7 @@ mod tests {
             rate_ppm: 1_100_000,
             jump: std::time::Duration::from_millis(1500),
         };
-        for request in [
+        for (number, request) in [
             ClientRequest::Kv(KvRequest::Register),
             ClientRequest::Status,
             ClientRequest::SetClock(change),
@@ -476,8 +484,12 @@ mod tests {
             ClientRequest::Admin(AdminRequest::Change(node::MembershipChange::Remove(
                 NodeId(4),
             ))),
-        ] {
+        ]
+        .into_iter()
+        .enumerate()
+        {
             let frame = encode_client_request(4, &request);
+            realtools::fuzz_seed("wire_client", &format!("request-{number}"), &frame);
             assert_eq!(decode_client_request(&frame), Ok((4, request)));
             let mut longer = frame;
             longer.push(0);
@@ -491,6 +503,7 @@ mod tests {
             .expect("voters and learners apart");
         let reply = ClientReply::Membership(membership);
         let frame = encode_client_reply(5, &reply);
+        realtools::fuzz_seed("wire_client", "membership-reply", &frame);
         assert_eq!(decode_client_reply(&frame), Ok((5, reply)));
         for len in 9..frame.len() {
             assert!(decode_client_reply(&frame[..len]).is_err(), "cut at {len}");

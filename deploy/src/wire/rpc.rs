@@ -323,10 +323,12 @@ mod tests {
     fn every_message_comes_back_as_sent() {
         for (id, request) in requests().into_iter().enumerate() {
             let frame = encode_request(id as u64, &request);
+            realtools::fuzz_seed("wire_rpc", &format!("request-{id}"), &frame);
             assert_eq!(decode_request(&frame), Ok((id as u64, request)));
         }
         for (id, response) in responses().into_iter().enumerate() {
             let frame = encode_response(id as u64, &response);
+            realtools::fuzz_seed("wire_rpc", &format!("response-{id}"), &frame);
             assert_eq!(decode_response(&frame), Ok((id as u64, response)));
         }
     }

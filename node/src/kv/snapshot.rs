@@ -250,6 +250,7 @@ mod tests {
     #[test]
     fn every_cut_and_damaged_snapshot_is_refused_or_restores_a_whole_state() {
         let bytes = busy_machine().snapshot();
+        realtools::fuzz_seed("kv_snapshot", "busy-machine", &bytes);
         for len in 0..bytes.len() {
             assert!(
                 KvStateMachine::restore(&bytes[..len]).is_err(),

@@ -358,6 +358,7 @@ mod tests {
     #[test]
     fn every_torn_prefix_and_every_bit_flip_is_rejected() {
         let bytes = sample().encode();
+        realtools::fuzz_seed("state_file", "sample-state", &bytes);
         for len in 0..bytes.len() {
             assert!(
                 PersistentState::decode(&bytes[..len]).is_err(),
