@@ -65,9 +65,16 @@ fn parse_watchdog(text: Option<&str>) -> Result<Duration, String> {
     }
 }
 
-/// Scheduling steps after which a controlled run fails as a livelock: far above the ~25M steps
-/// of the largest default workload.
-pub const MAX_CONTROLLED_STEPS: u64 = 2_000_000_000;
+/// Scheduling steps after which a controlled run fails (`schedule cap: ...`): shuttle keeps every
+/// step of a run (16 bytes each), so this caps a run's schedule at 1.5 GiB (2 GiB of vector
+/// capacity at most), whatever the seed or the variant does. Above the ~59M steps of the
+/// longest run the command allows (a 600 s key-value seed).
+pub const MAX_CONTROLLED_STEPS: u64 = 100_000_000;
+
+/// Thread switches at one simulated instant after which a controlled run fails as a livelock
+/// (threads that keep running without ever all blocking hold the fake clock still): far above
+/// the most any correct seed makes (docs/limits.md has the measurement and the margin).
+pub const LIVELOCK_SWITCHES: u64 = 2_000_000;
 
 /// The engine this build runs simulations on by default: real threads under the watchdog
 /// ([`WATCHDOG_VARIABLE`]), or, in the shuttle build, controlled executions with the random
@@ -77,6 +84,7 @@ pub fn default_engine() -> Engine {
         Engine::Controlled {
             scheduler: Scheduler::Random,
             max_steps: MAX_CONTROLLED_STEPS,
+            livelock_switches: LIVELOCK_SWITCHES,
         }
     } else {
         Engine::OsThreads {

@@ -77,6 +77,9 @@ pub fn violation_kind(failure: &str) -> String {
     if first.starts_with("watchdog") {
         return "watchdog".into();
     }
+    if first.starts_with("livelock") {
+        return "livelock".into();
+    }
     if first.contains("failed to reach agreement") || first.starts_with("liveness") {
         return "liveness".into();
     }

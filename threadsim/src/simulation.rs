@@ -85,8 +85,12 @@ pub enum Engine {
     Controlled {
         /// The scheduler.
         scheduler: Scheduler,
-        /// The run fails after this many scheduling steps (a livelock bound).
+        /// The run fails after this many scheduling steps in all (which bounds the memory of the
+        /// schedule shuttle records).
         max_steps: u64,
+        /// The run fails as a livelock after this many thread switches at one simulated instant
+        /// (threads that keep running without ever all blocking stop the fake clock).
+        livelock_switches: u64,
     },
 }
 
@@ -141,10 +145,15 @@ where
         Engine::Controlled {
             scheduler,
             max_steps,
+            livelock_switches,
         } => {
             let run_trace = trace.clone();
-            let (result, schedule) =
-                crate::sync::run_controlled(seed, scheduler, max_steps, move || {
+            let (result, schedule) = crate::sync::run_controlled(
+                seed,
+                scheduler,
+                max_steps,
+                livelock_switches,
+                move || {
                     let sim = Sim::with_trace(seed, run_trace);
                     let clock = sim.clock.clone();
                     let ticket = clock.thread_register("sim-main");
@@ -152,16 +161,43 @@ where
                     drop(sim);
                     clock.thread_unregister(ticket);
                     value
-                });
+                },
+            );
+            let trace = trace.take();
+            let result = result.map_err(|message| SimFailure {
+                seed,
+                message: with_last_events(message, &trace),
+            });
             Run {
-                result: result.map_err(|message| SimFailure { seed, message }),
-                trace: trace.take(),
+                result,
+                trace,
                 schedule: Some(schedule),
                 coverage: crate::context::lock(&context.coverage).clone(),
                 faults_fired: crate::fault_points::fired(),
             }
         }
     }
+}
+
+/// Trace events a livelock report ends with: what the threads did last before time stood still.
+const LIVELOCK_EVENTS: usize = 8;
+
+/// A livelock's report with the trace's last events after it (what each thread was doing); any
+/// other failure as it is.
+fn with_last_events(message: String, trace: &crate::trace::TraceLog) -> String {
+    if !message.starts_with("livelock") {
+        return message;
+    }
+    let last = &trace.events[trace.events.len().saturating_sub(LIVELOCK_EVENTS)..];
+    let mut out = format!(
+        "{message}
+the trace's last {} events:",
+        last.len()
+    );
+    for event in last {
+        out.push_str(&format!("\n  {event}"));
+    }
+    out
 }
 
 /// Why a simulation failed.

@@ -22,6 +22,7 @@ mod tests {
         let engine = Engine::Controlled {
             scheduler: Scheduler::Random,
             max_steps: 1_000_000,
+            livelock_switches: 1_000_000,
         };
         let run = engine_threadsim::simulate(seed, &engine, |sim| {
             let clock = sim.clock();
@@ -68,6 +69,7 @@ mod tests {
             let engine = Engine::Controlled {
                 scheduler: Scheduler::Random,
                 max_steps: 1_000_000,
+                livelock_switches: 1_000_000,
             };
             let run = engine_threadsim::simulate(seed, &engine, |sim| {
                 let clock = sim.clock();
@@ -96,5 +98,73 @@ mod tests {
         let first = run(5);
         assert_eq!(first.trace.events.len(), 4);
         assert!(Verification::compare(&first, run(5), true).holds());
+    }
+
+    /// Two threads that switch `rounds` times each at simulated time zero (yielding, never
+    /// blocking), then sleep; `None`: forever.
+    fn two_spinners(
+        seed: u64,
+        rounds: Option<u32>,
+        livelock_switches: u64,
+    ) -> (Option<()>, crate::outcome::SeedOutcome) {
+        let engine = Engine::Controlled {
+            scheduler: Scheduler::Random,
+            max_steps: 10_000_000,
+            livelock_switches,
+        };
+        let run = engine_threadsim::simulate(seed, &engine, move |sim| {
+            let clock = sim.clock();
+            let spinners: Vec<_> = ["spinner-a", "spinner-b"]
+                .into_iter()
+                .map(|name| {
+                    let clock = clock.clone();
+                    engine_threadsim::spawn(&clock.clone(), name, move || {
+                        let mut round = 0;
+                        while rounds.is_none_or(|rounds| round < rounds) {
+                            engine_threadsim::sync::thread::yield_now();
+                            round += 1;
+                        }
+                        clock.sleep(Duration::from_millis(1));
+                    })
+                })
+                .collect();
+            for spinner in spinners {
+                spinner.join();
+            }
+        });
+        seed::record(seed, run)
+    }
+
+    #[test]
+    fn threads_that_never_all_block_stop_as_a_livelock_naming_them_and_busy_ones_that_block_do_not()
+    {
+        let (value, outcome) = two_spinners(3, None, 20_000);
+        assert!(value.is_none());
+        let failure = outcome.failure.clone().expect("a livelock");
+        assert!(
+            failure.starts_with(
+                "livelock: 20000 thread switches while simulated time stood still at 0.000000s"
+            ),
+            "{failure}"
+        );
+        assert!(
+            failure.contains("spinner-a: ") && failure.contains("spinner-b: "),
+            "{failure}"
+        );
+        assert_eq!(sim::shrink::violation_kind(&failure), "livelock");
+        let again = two_spinners(3, None, 20_000).1;
+        assert!(
+            Verification::compare(&outcome, again, true).holds(),
+            "it replays"
+        );
+
+        // As many switches at one instant, then a sleep each: under the bound, and measured.
+        let (value, outcome) = two_spinners(3, Some(5_000), 20_000);
+        assert!(value.is_some(), "{:?}", outcome.failure);
+        let most = outcome
+            .schedule
+            .expect("a controlled run")
+            .most_switches_at_one_instant;
+        assert!((10_000..20_000).contains(&most), "{most}");
     }
 }

@@ -159,6 +159,7 @@ pub fn record<T>(seed: u64, run: engine_threadsim::Run<T>) -> (Option<T>, SeedOu
 /// The engine for this build.
 fn engine_for(spec: &RunSpec, watchdog: Watchdog) -> Engine {
     let max_steps = engine_sim::runner::MAX_CONTROLLED_STEPS;
+    let livelock_switches = engine_sim::runner::LIVELOCK_SWITCHES;
     match spec.scheduler {
         SchedulerKind::Os => Engine::OsThreads {
             watchdog: watchdog.0,
@@ -166,10 +167,12 @@ fn engine_for(spec: &RunSpec, watchdog: Watchdog) -> Engine {
         SchedulerKind::Random => Engine::Controlled {
             scheduler: Scheduler::Random,
             max_steps,
+            livelock_switches,
         },
         SchedulerKind::RandomOneStream => Engine::Controlled {
             scheduler: Scheduler::RandomOneStream,
             max_steps,
+            livelock_switches,
         },
         SchedulerKind::Pct => Engine::Controlled {
             scheduler: Scheduler::Pct {
@@ -177,6 +180,7 @@ fn engine_for(spec: &RunSpec, watchdog: Watchdog) -> Engine {
                 horizon: crate::pct::horizon(spec),
             },
             max_steps,
+            livelock_switches,
         },
     }
 }
@@ -205,5 +209,6 @@ fn schedule(summary: engine_threadsim::ScheduleSummary) -> threadsim::ScheduleSu
         decisions: summary.decisions,
         digest: summary.digest,
         tasks: summary.tasks,
+        most_switches_at_one_instant: summary.most_switches_at_one_instant,
     }
 }

@@ -23,6 +23,7 @@ pub(crate) fn run<T, F>(
     _seed: u64,
     _scheduler: Scheduler,
     _max_steps: u64,
+    _livelock_switches: u64,
     _body: F,
 ) -> (Result<T, String>, ScheduleSummary)
 where

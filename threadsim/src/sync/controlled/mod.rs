@@ -3,11 +3,12 @@
 //! a function of the seed. Several OS threads may each run their own executions at once.
 
 mod schedulers;
+mod still_time;
 mod witness;
 
 use crate::schedule::{ScheduleSummary, Scheduler};
 use shuttle::{Config, FailurePersistence, MaxSteps, Runner};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex, Once};
@@ -48,12 +49,15 @@ pub(crate) fn note_wait(what: impl FnOnce() -> super::Waiting) -> WaitNote {
 }
 
 /// Runs `body` once under `scheduler` seeded by `seed`, failing after `max_steps` scheduling
-/// steps. Returns the body's value or the failure (a panic's message, or a deadlock with what
-/// every task waits for), and the summary of the schedule it ran.
+/// steps, or as a livelock after `livelock_switches` thread switches at one simulated instant.
+/// Returns the body's value or the failure (a panic's message, a deadlock with what every task
+/// waits for, a livelock with the threads that kept running), and the summary of the schedule it
+/// ran.
 pub(crate) fn run<T, F>(
     seed: u64,
     scheduler: Scheduler,
     max_steps: u64,
+    livelock_switches: u64,
     body: F,
 ) -> (Result<T, String>, ScheduleSummary)
 where
@@ -64,7 +68,14 @@ where
     witness::reset();
     SIMULATED_NOW.set(0);
     let summary = Rc::new(Cell::new(ScheduleSummary::default()));
-    let scheduler = schedulers::Controlled::new(seed, scheduler, summary.clone());
+    let livelock = Rc::new(RefCell::new(None));
+    let scheduler = schedulers::Controlled::new(
+        seed,
+        scheduler,
+        summary.clone(),
+        livelock_switches,
+        livelock.clone(),
+    );
     let mut config = Config::new();
     config.stack_size = STACK_SIZE;
     config.failure_persistence = FailurePersistence::None;
@@ -86,7 +97,10 @@ where
     }));
     IN_EXECUTION.set(false);
     let summary = summary.get();
+    let livelock = livelock.borrow_mut().take();
     let value = match outcome {
+        // Stopped by the scheduler: the body never finished.
+        Ok(_) if livelock.is_some() => Err(livelock.expect("just seen").to_string()),
         Ok(_) => lock(&result)
             .take()
             .unwrap_or_else(|| Err("the execution ended without running its body".into())),
@@ -104,12 +118,27 @@ where
                     deadlock_headline(&waits),
                     waits.lines
                 ))
+            } else if message.starts_with("exceeded max_steps bound") {
+                Err(schedule_cap(max_steps))
             } else {
                 Err(message)
             }
         }
     };
     (value, summary)
+}
+
+/// Bytes shuttle keeps per scheduling step of an execution (its `ScheduleStep`, for replay).
+const BYTES_PER_STEP: u64 = 16;
+
+/// Why a run that made `max_steps` scheduling steps in all was stopped: the memory of its
+/// schedule, which shuttle keeps whole, is capped.
+fn schedule_cap(max_steps: u64) -> String {
+    format!(
+        "schedule cap: {max_steps} scheduling steps in all, the most a deterministic run records \
+         (shuttle keeps every step: about {} MiB): run shorter seeds, or --scheduler os",
+        (max_steps * BYTES_PER_STEP) >> 20
+    )
 }
 
 /// The first line of a deadlock report: why nothing can run.
@@ -147,7 +176,8 @@ fn quiet_panics_inside_executions() {
         panic::set_hook(Box::new(move |info| forward(info)));
         // Shuttle's first execution wraps the hook above in its own.
         let summary = Rc::new(Cell::new(ScheduleSummary::default()));
-        let scheduler = schedulers::Controlled::new(0, Scheduler::Random, summary);
+        let scheduler =
+            schedulers::Controlled::new(0, Scheduler::Random, summary, u64::MAX, Rc::default());
         let mut config = Config::new();
         config.failure_persistence = FailurePersistence::None;
         config.silence_warnings = true;

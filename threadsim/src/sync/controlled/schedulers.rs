@@ -2,11 +2,12 @@
 //! (Burckhardt et al., ASPLOS 2010) over a known horizon. Both implement shuttle's `Scheduler`
 //! and fold every choice into a [`ScheduleSummary`], so two runs can be compared step by step.
 
+use super::still_time::{Livelock, StillTime};
 use crate::digest::Digest;
 use crate::schedule::{ScheduleSummary, Scheduler as Choice};
 use crate::DetRng;
 use shuttle::scheduler::{Schedule, Scheduler, Task, TaskId};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 /// One execution's scheduler: picks the next task, records what it picked.
@@ -20,6 +21,9 @@ pub(super) struct Controlled {
     steps: u64,
     tasks: u64,
     summary: Rc<Cell<ScheduleSummary>>,
+    still: StillTime,
+    /// Where a livelock is reported when the run is stopped for one.
+    livelock: Rc<RefCell<Option<Livelock>>>,
 }
 
 enum Policy {
@@ -43,7 +47,15 @@ struct Pct {
 const DEMOTED_CEILING: u64 = 1 << 32;
 
 impl Controlled {
-    pub(super) fn new(seed: u64, choice: Choice, summary: Rc<Cell<ScheduleSummary>>) -> Controlled {
+    /// A scheduler for one execution with `seed`, which stops the run past `livelock_bound`
+    /// switches at one simulated instant and says so in `livelock`.
+    pub(super) fn new(
+        seed: u64,
+        choice: Choice,
+        summary: Rc<Cell<ScheduleSummary>>,
+        livelock_bound: u64,
+        livelock: Rc<RefCell<Option<Livelock>>>,
+    ) -> Controlled {
         let root = DetRng::new(seed);
         let mut rng = root.split(0x5c4e_d01e);
         let policy = match choice {
@@ -80,6 +92,8 @@ impl Controlled {
             steps: 0,
             tasks: 0,
             summary,
+            still: StillTime::new(livelock_bound),
+            livelock,
         }
     }
 }
@@ -115,6 +129,7 @@ impl Scheduler for Controlled {
         current: Option<TaskId>,
         is_yielding: bool,
     ) -> Option<TaskId> {
+        let now = super::simulated_now();
         let highest = runnable.iter().map(|task| usize::from(task.id())).max();
         self.tasks = self.tasks.max(highest.map_or(0, |id| id as u64 + 1));
         let chosen = match &mut self.policy {
@@ -122,12 +137,9 @@ impl Scheduler for Controlled {
                 per_instant,
                 instant,
             } => {
-                if *per_instant {
-                    let now = super::simulated_now();
-                    if *instant != Some(now) {
-                        *instant = Some(now);
-                        self.rng = DetRng::new(self.seed).split(now ^ 0x1_5ca1_ab1e);
-                    }
+                if *per_instant && *instant != Some(now) {
+                    *instant = Some(now);
+                    self.rng = DetRng::new(self.seed).split(now ^ 0x1_5ca1_ab1e);
                 }
                 runnable[self.rng.index(runnable.len())].id()
             }
@@ -157,13 +169,26 @@ impl Scheduler for Controlled {
         if runnable.len() > 1 {
             self.steps += 1;
         }
+        let task = runnable
+            .iter()
+            .find(|task| task.id() == chosen)
+            .expect("the chosen task is runnable");
+        let still = self.still.switch(now, task);
         self.digest.write_u64(usize::from(chosen) as u64);
         self.summary.set(ScheduleSummary {
             decisions: self.steps,
             digest: self.digest.value(),
             tasks: self.tasks,
+            most_switches_at_one_instant: self.still.most(),
         });
-        Some(chosen)
+        match still {
+            Ok(()) => Some(chosen),
+            Err(livelock) => {
+                // No task: shuttle stops the execution, and the run reports the livelock.
+                *self.livelock.borrow_mut() = Some(livelock);
+                None
+            }
+        }
     }
 
     fn next_u64(&mut self) -> u64 {
