@@ -173,11 +173,15 @@ pub enum Mutation {
     /// The persister syncs its file but never the directory that holds it: a power loss takes
     /// the file's entry, and the node comes back with no state at all.
     DirNotSynced,
+    /// A replicator with nothing to send polls again at once instead of waiting to be woken: a
+    /// busy loop that only burns a core on real threads, and never lets the node's threads all
+    /// block, so fake time stands still (a livelock).
+    ReplicatorBusyWaits,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 43] = [
+    pub const ALL: [Mutation; 44] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -221,6 +225,7 @@ impl Mutation {
         Mutation::LearnerCounted,
         Mutation::RemovedVotesCounted,
         Mutation::TransferToBehind,
+        Mutation::ReplicatorBusyWaits,
     ];
 
     /// The mutation's command-line name.
@@ -263,6 +268,7 @@ impl Mutation {
             Mutation::TrustRecordWithoutChecksum => "trust-record-without-checksum",
             Mutation::ReadFirstGoodCopy => "read-first-good-copy",
             Mutation::DirNotSynced => "dir-not-synced",
+            Mutation::ReplicatorBusyWaits => "replicator-busy-waits",
             Mutation::TxnReadsAtProposal => "txn-reads-at-proposal",
             Mutation::ChangeBeforeOwnTermCommit => "change-before-own-term-commit",
             Mutation::TwoChangesInFlight => "two-changes-in-flight",

@@ -18,6 +18,7 @@ pub mod forget_vote;
 pub mod leader_drops_uncommitted_tail;
 pub mod lost_applier_wakeup;
 pub mod read_error_as_empty;
+pub mod replicator_busy_waits;
 pub mod reply_before_persist;
 pub mod skip_fsync;
 pub mod sleep_in_persist;

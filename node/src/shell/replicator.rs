@@ -4,8 +4,10 @@
 
 use super::state::{Locked, Shell};
 use super::Pass;
+use crate::broken;
 use crate::fault_points::{self, FaultPoint};
 use crate::messages::{Request, Response};
+use crate::mutation::Mutation;
 use crate::NodeId;
 use threadsim::sync::MutexGuard;
 
@@ -40,6 +42,9 @@ pub(super) fn pass(shell: &Shell, peer: NodeId, replicator: &mut Replicator) -> 
             return pass;
         }
         let Some((effects, request)) = locked.core.next_request(peer, shell.clock.now()) else {
+            if shell.config.mutations.has(Mutation::ReplicatorBusyWaits) {
+                return broken::replicator_busy_waits::nothing_to_send();
+            }
             return Pass::WaitUntil(None);
         };
         let written_before = locked.written;

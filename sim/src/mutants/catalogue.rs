@@ -389,5 +389,11 @@ pub fn catalogue() -> Vec<Variant> {
             ],
             signature: &["told to take over", "did not land"],
         },
+        Variant {
+            broken: node(Mutation::ReplicatorBusyWaits),
+            models: "a replicator with nothing to send polls again at once instead of waiting to be woken: harmless-looking on real threads (a core burnt), but the node's threads never all block (a busy loop; under fake time, a livelock)",
+            detectors: vec![CHAOS_RAFT],
+            signature: &["livelock"],
+        },
     ]
 }
