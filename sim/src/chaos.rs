@@ -211,12 +211,8 @@ pub fn run_chaos_with(
     if let Some(threshold) = config.snapshot_threshold {
         cluster.check_log_bounded(threshold);
     }
-    // In liveness mode a minority is already down for good: one more fault could leave no
-    // majority at all.
     let mut probed = FaultWindows::default();
-    // (The probes cut nodes off by their ids, as if every node voted: not with membership
-    // changes, whose voters are some of the nodes.)
-    if !config.faults.liveness && !config.faults.membership && ids.len() >= 3 {
+    if ends_with_probes(config.faults, ids.len()) {
         non_disruption_probe::probe(sim, &cluster);
         availability_probe::probe(sim, &cluster, &mut probed);
     }
@@ -235,6 +231,15 @@ pub fn run_chaos_with(
     report.fault_windows.extend(&probed);
     cluster.shutdown();
     report
+}
+
+/// Whether a chaos run of the raft workload with `faults` on `nodes` nodes ends with the two
+/// probes of the healed cluster (non-disruption, then availability). Not in liveness mode, whose
+/// minority is already down for good (one more fault could leave no majority at all); not with
+/// membership changes (the probes cut nodes off by their ids, as if every node voted, and with
+/// changes the voters are some of the nodes); not on two nodes, where one cut leaves no majority.
+pub fn ends_with_probes(faults: FaultMix, nodes: usize) -> bool {
+    !faults.liveness && !faults.membership && nodes >= 3
 }
 
 /// How a node of liveness mode's minority fails for good.

@@ -234,6 +234,16 @@ impl Sessions {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_limits_page_gives_what_the_sessions_take_of_a_snapshot() {
+        let page = include_str!("../../../docs/limits.md");
+        let mib = (MAX_SESSIONS * SESSION_BYTES) as f64 / f64::from(1 << 20);
+        let said =
+            format!("at most {mib:.1} MiB of a snapshot (65,536 sessions of {SESSION_BYTES} bytes");
+        assert_eq!(MAX_SESSIONS, 65_536);
+        assert!(page.contains(&said), "docs/limits.md should say {said:?}");
+    }
+
     const SECOND: u64 = 1_000_000_000;
 
     fn policy(timeout_secs: u64, max_sessions: usize) -> SessionPolicy {
