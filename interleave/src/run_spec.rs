@@ -131,6 +131,11 @@ pub struct EngineArgs {
     /// PCT's bug depth: one more than the number of priority changes per run.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(bounds::PCT_DEPTH))]
     pub pct_depth: u64,
+    /// On a deterministic scheduler, thread switches with neither simulated time nor the trace
+    /// moving past which the seed fails as a livelock (threads busy, time standing still).
+    #[arg(long, value_name = "SWITCHES", default_value_t = bounds::DEFAULT_LIVELOCK_SWITCHES,
+          value_parser = clap::value_parser!(u64).range(bounds::LIVELOCK_SWITCHES))]
+    pub livelock_switches: u64,
 }
 
 impl WorkloadArgs {
@@ -170,6 +175,7 @@ impl WorkloadArgs {
             mutations,
             scheduler: engine.scheduler,
             pct_depth: engine.pct_depth,
+            livelock_switches: engine.livelock_switches,
             overlap_unchecked: self.without_overlap_check,
         }
     }

@@ -58,6 +58,12 @@ pub mod bounds {
     pub const SNAPSHOT_THRESHOLD: RangeInclusive<u64> = 256..=(1 << 30);
     /// PCT's bug depth.
     pub const PCT_DEPTH: RangeInclusive<u64> = 1..=20;
+    /// Thread switches with neither simulated time nor the trace moving past which a
+    /// deterministic run is a livelock (at most the scheduling steps it may take in all).
+    pub const LIVELOCK_SWITCHES: RangeInclusive<u64> = 1_000..=100_000_000;
+    /// The default of [`LIVELOCK_SWITCHES`]: about 500 times the most any correct seed was
+    /// seen to make (4,041; docs/limits.md has the measurement).
+    pub const DEFAULT_LIVELOCK_SWITCHES: u64 = 2_000_000;
 }
 
 /// One run: replayed exactly by any build of the same code, on a deterministic scheduler.
@@ -89,6 +95,9 @@ pub struct RunSpec {
     pub scheduler: SchedulerKind,
     /// PCT's bug depth (with [`SchedulerKind::Pct`]).
     pub pct_depth: u64,
+    /// On a deterministic scheduler, thread switches with neither simulated time nor the trace
+    /// moving past which the run stops as a livelock ([`bounds::LIVELOCK_SWITCHES`]).
+    pub livelock_switches: u64,
     /// With membership changes, the Configuration overlap invariant is off: the run goes on past
     /// two configurations whose majorities share no node, to show what that leads to (two
     /// leaders of one term, lost commits). Never on by default, never drawn by the swarm.
@@ -112,6 +121,7 @@ impl Default for RunSpec {
             mutations: Vec::new(),
             scheduler: SchedulerKind::Random,
             pct_depth: 3,
+            livelock_switches: bounds::DEFAULT_LIVELOCK_SWITCHES,
             overlap_unchecked: false,
         }
     }
@@ -161,6 +171,11 @@ impl RunSpec {
             "--pct-depth",
             bounds::PCT_DEPTH.contains(&self.pct_depth),
             format!("{:?}", bounds::PCT_DEPTH),
+        )?;
+        within(
+            "--livelock-switches",
+            bounds::LIVELOCK_SWITCHES.contains(&self.livelock_switches),
+            format!("{:?}", bounds::LIVELOCK_SWITCHES),
         )?;
         if let Some(bytes) = self.snapshot_threshold {
             within(

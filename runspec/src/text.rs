@@ -119,6 +119,9 @@ impl RunSpec {
         if self.scheduler == SchedulerKind::Pct {
             push(format!("--pct-depth {}", self.pct_depth));
         }
+        if self.livelock_switches != crate::bounds::DEFAULT_LIVELOCK_SWITCHES {
+            push(format!("--livelock-switches {}", self.livelock_switches));
+        }
         line
     }
 
@@ -160,6 +163,7 @@ impl RunSpec {
                 "--nodes" => spec.nodes = number(flag, value()?)?,
                 "--rounds" => spec.rounds = number(flag, value()?)?,
                 "--pct-depth" => spec.pct_depth = number(flag, value()?)?,
+                "--livelock-switches" => spec.livelock_switches = number(flag, value()?)?,
                 "--snapshot-threshold" => spec.snapshot_threshold = Some(number(flag, value()?)?),
                 "--duration" => spec.duration = Some(seconds(flag, value()?)?),
                 "--mutation" => {
@@ -302,6 +306,7 @@ mod tests {
                     ..FaultMix::DEFAULT
                 },
                 overlap_unchecked: true,
+                livelock_switches: 5_000,
                 ..base.clone()
             },
             RunSpec {

@@ -71,11 +71,6 @@ fn parse_watchdog(text: Option<&str>) -> Result<Duration, String> {
 /// longest run the command allows (a 600 s key-value seed).
 pub const MAX_CONTROLLED_STEPS: u64 = 100_000_000;
 
-/// Thread switches at one simulated instant after which a controlled run fails as a livelock
-/// (threads that keep running without ever all blocking hold the fake clock still): far above
-/// the most any correct seed makes (docs/limits.md has the measurement and the margin).
-pub const LIVELOCK_SWITCHES: u64 = 2_000_000;
-
 /// The engine this build runs simulations on by default: real threads under the watchdog
 /// ([`WATCHDOG_VARIABLE`]), or, in the shuttle build, controlled executions with the random
 /// scheduler.
@@ -84,7 +79,7 @@ pub fn default_engine() -> Engine {
         Engine::Controlled {
             scheduler: Scheduler::Random,
             max_steps: MAX_CONTROLLED_STEPS,
-            livelock_switches: LIVELOCK_SWITCHES,
+            livelock_switches: runspec::bounds::DEFAULT_LIVELOCK_SWITCHES,
         }
     } else {
         Engine::OsThreads {

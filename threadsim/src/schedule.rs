@@ -35,7 +35,7 @@ pub struct ScheduleSummary {
     pub digest: u64,
     /// Threads (shuttle tasks) the execution created.
     pub tasks: u64,
-    /// The most thread switches made at one simulated instant (with one runnable thread or
-    /// more): how near the run came to the livelock bound.
-    pub most_switches_at_one_instant: u64,
+    /// The most thread switches made while neither simulated time nor the trace moved (with one
+    /// runnable thread or more): how near the run came to the livelock bound.
+    pub most_switches_standing_still: u64,
 }

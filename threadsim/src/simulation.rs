@@ -88,8 +88,9 @@ pub enum Engine {
         /// The run fails after this many scheduling steps in all (which bounds the memory of the
         /// schedule shuttle records).
         max_steps: u64,
-        /// The run fails as a livelock after this many thread switches at one simulated instant
-        /// (threads that keep running without ever all blocking stop the fake clock).
+        /// The run fails as a livelock after this many thread switches with neither simulated
+        /// time nor the trace moving (threads that keep running without ever all blocking stop
+        /// the fake clock).
         livelock_switches: u64,
     },
 }

@@ -118,6 +118,7 @@ impl Trace {
             Level::Info => tracing::info!(target: "interleave", "[{at}] {text}"),
             Level::Debug => tracing::debug!(target: "interleave", "[{at}] {text}"),
         }
+        crate::sync::note_traced();
         let mut log = self.log();
         log.digest.write_u64(at.since_epoch().as_micros() as u64);
         log.digest.write_str(&text);

@@ -164,7 +164,7 @@ mod tests {
         let most = outcome
             .schedule
             .expect("a controlled run")
-            .most_switches_at_one_instant;
+            .most_switches_standing_still;
         assert!((10_000..20_000).contains(&most), "{most}");
     }
 }

@@ -159,7 +159,7 @@ pub fn record<T>(seed: u64, run: engine_threadsim::Run<T>) -> (Option<T>, SeedOu
 /// The engine for this build.
 fn engine_for(spec: &RunSpec, watchdog: Watchdog) -> Engine {
     let max_steps = engine_sim::runner::MAX_CONTROLLED_STEPS;
-    let livelock_switches = engine_sim::runner::LIVELOCK_SWITCHES;
+    let livelock_switches = spec.livelock_switches;
     match spec.scheduler {
         SchedulerKind::Os => Engine::OsThreads {
             watchdog: watchdog.0,
@@ -209,6 +209,6 @@ fn schedule(summary: engine_threadsim::ScheduleSummary) -> threadsim::ScheduleSu
         decisions: summary.decisions,
         digest: summary.digest,
         tasks: summary.tasks,
-        most_switches_at_one_instant: summary.most_switches_at_one_instant,
+        most_switches_standing_still: summary.most_switches_standing_still,
     }
 }

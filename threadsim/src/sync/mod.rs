@@ -183,7 +183,7 @@ mod controlled;
 mod controlled;
 
 pub(crate) use controlled::run as run_controlled;
-pub(crate) use controlled::{note_time, note_wait};
+pub(crate) use controlled::{note_time, note_traced, note_wait};
 /// True in a `--cfg loom` or `--cfg shuttle` build, whose primitives work only inside a model
 /// (loom's `model`, shuttle's `check_*`): code outside one, such as the doc examples, checks this
 /// and does nothing, so `RUSTFLAGS="--cfg loom" cargo test` runs the models alone.

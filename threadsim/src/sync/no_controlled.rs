@@ -14,6 +14,10 @@ pub(crate) fn note_wait(_what: impl FnOnce() -> super::Waiting) -> WaitNote {
     WaitNote
 }
 
+/// Does nothing: only a controlled execution's scheduler counts trace events.
+#[inline(always)]
+pub(crate) fn note_traced() {}
+
 /// Does nothing: only a controlled execution's scheduler wants to know the simulated time.
 #[inline(always)]
 pub(crate) fn note_time(_now: crate::Instant) {}

@@ -221,7 +221,7 @@ fn passed_json(outcome: &SeedOutcome, spec: &RunSpec) -> serde_json::Value {
         "trace_digest": outcome.trace.digest.to_string(),
         "schedule_digest": outcome.schedule.map(|s| format!("{:016x}", s.digest)),
         "thread_switches": outcome.schedule.map(|s| s.decisions),
-        "most_switches_at_one_instant": outcome.schedule.map(|s| s.most_switches_at_one_instant),
+        "most_switches_standing_still": outcome.schedule.map(|s| s.most_switches_standing_still),
     })
 }
 

@@ -33,6 +33,23 @@ std::thread_local! {
     static SIMULATED_NOW: Cell<u64> = const { Cell::new(0) };
 }
 
+std::thread_local! {
+    /// How many trace events the execution on this OS thread has recorded: work that shows.
+    static TRACED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Notes that the run recorded a trace event (the trace calls it): threads that switch while
+/// simulated time stands still but trace as they go are working, not livelocked (a node that
+/// applies thousands of entries at one instant after a restart).
+pub(crate) fn note_traced() {
+    TRACED.set(TRACED.get() + 1);
+}
+
+/// Trace events recorded by the execution on this OS thread.
+pub(super) fn traced() -> u64 {
+    TRACED.get()
+}
+
 /// Notes that simulated time has reached `now` (the fake clock calls it as it advances).
 pub(crate) fn note_time(now: crate::Instant) {
     SIMULATED_NOW.set(now.since_epoch().as_micros() as u64);
@@ -49,10 +66,10 @@ pub(crate) fn note_wait(what: impl FnOnce() -> super::Waiting) -> WaitNote {
 }
 
 /// Runs `body` once under `scheduler` seeded by `seed`, failing after `max_steps` scheduling
-/// steps, or as a livelock after `livelock_switches` thread switches at one simulated instant.
-/// Returns the body's value or the failure (a panic's message, a deadlock with what every task
-/// waits for, a livelock with the threads that kept running), and the summary of the schedule it
-/// ran.
+/// steps, or as a livelock after `livelock_switches` thread switches with neither simulated time
+/// nor the trace moving. Returns the body's value or the failure (a panic's message, a deadlock
+/// with what every task waits for, a livelock with the threads that kept running), and the
+/// summary of the schedule it ran.
 pub(crate) fn run<T, F>(
     seed: u64,
     scheduler: Scheduler,
@@ -67,6 +84,7 @@ where
     quiet_panics_inside_executions();
     witness::reset();
     SIMULATED_NOW.set(0);
+    TRACED.set(0);
     let summary = Rc::new(Cell::new(ScheduleSummary::default()));
     let livelock = Rc::new(RefCell::new(None));
     let scheduler = schedulers::Controlled::new(

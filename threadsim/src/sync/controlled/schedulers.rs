@@ -48,7 +48,7 @@ const DEMOTED_CEILING: u64 = 1 << 32;
 
 impl Controlled {
     /// A scheduler for one execution with `seed`, which stops the run past `livelock_bound`
-    /// switches at one simulated instant and says so in `livelock`.
+    /// switches with neither simulated time nor the trace moving, and says so in `livelock`.
     pub(super) fn new(
         seed: u64,
         choice: Choice,
@@ -173,13 +173,13 @@ impl Scheduler for Controlled {
             .iter()
             .find(|task| task.id() == chosen)
             .expect("the chosen task is runnable");
-        let still = self.still.switch(now, task);
+        let still = self.still.switch(now, super::traced(), task);
         self.digest.write_u64(usize::from(chosen) as u64);
         self.summary.set(ScheduleSummary {
             decisions: self.steps,
             digest: self.digest.value(),
             tasks: self.tasks,
-            most_switches_at_one_instant: self.still.most(),
+            most_switches_standing_still: self.still.most(),
         });
         match still {
             Ok(()) => Some(chosen),

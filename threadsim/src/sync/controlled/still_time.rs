@@ -1,10 +1,13 @@
-//! The livelock watch: thread switches made while simulated time stands still.
+//! The livelock watch: thread switches made while simulated time stands still and nothing is
+//! traced.
 //!
 //! Under fake time a correct run moves its clock whenever every thread has blocked; threads that
 //! keep switching without ever all blocking (a loop that polls instead of sleeping, two threads
 //! that wake each other forever) hold simulated time still while shuttle records every switch.
-//! Past a bound of switches at one simulated instant the run stops as a livelock, naming the
-//! threads that ran last and how often, instead of eating memory until the kernel kills it.
+//! Work that takes no simulated time but shows in the trace is not that: a restarted node that
+//! applies 15,000 entries at one instant makes 400,000 switches there, tracing each entry. Past a
+//! bound of switches with neither time nor the trace moving, the run stops as a livelock, naming
+//! the threads that ran last and how often, instead of eating memory until the kernel kills it.
 
 use shuttle::scheduler::Task;
 use std::collections::BTreeMap;
@@ -13,14 +16,16 @@ use std::fmt;
 /// How many switches before the bound are tallied by thread for the report.
 const REPORTED_SWITCHES: u64 = 10_000;
 
-/// Switches at the current simulated instant, the most at any instant so far, and near the
-/// bound, who made them.
+/// Switches since simulated time or the trace last moved, the most such switches so far, and
+/// near the bound, who made them.
 pub(super) struct StillTime {
     bound: u64,
-    instant: Option<u64>,
+    /// The simulated instant (microseconds) and the count of trace events the switches are at.
+    still_at: Option<(u64, u64)>,
     switches: u64,
     most: u64,
-    /// Switches by task id in the last [`REPORTED_SWITCHES`] before the bound, with the task's name.
+    /// Switches by task id in the last [`REPORTED_SWITCHES`] before the bound, with the task's
+    /// name.
     ran: BTreeMap<usize, (String, u64)>,
 }
 
@@ -36,23 +41,23 @@ pub(crate) struct Livelock {
 }
 
 impl StillTime {
-    /// A watch that stops a run past `bound` switches at one simulated instant.
+    /// A watch that stops a run past `bound` switches with neither time nor the trace moving.
     pub(super) fn new(bound: u64) -> StillTime {
         assert!(bound > 0, "a livelock bound of no switches stops every run");
         StillTime {
             bound,
-            instant: None,
+            still_at: None,
             switches: 0,
             most: 0,
             ran: BTreeMap::new(),
         }
     }
 
-    /// Notes a switch to `chosen` at simulated instant `now` (microseconds); `Err` once the
-    /// switches at one instant pass the bound.
-    pub(super) fn switch(&mut self, now: u64, chosen: &Task) -> Result<(), Livelock> {
-        if self.instant != Some(now) {
-            self.instant = Some(now);
+    /// Notes a switch to `chosen` at simulated instant `now` (microseconds), after `traced`
+    /// trace events; `Err` once the switches with neither moving pass the bound.
+    pub(super) fn switch(&mut self, now: u64, traced: u64, chosen: &Task) -> Result<(), Livelock> {
+        if self.still_at != Some((now, traced)) {
+            self.still_at = Some((now, traced));
             self.switches = 0;
             self.ran.clear();
         }
@@ -77,7 +82,7 @@ impl StillTime {
         })
     }
 
-    /// The most switches made at any one simulated instant so far.
+    /// The most switches made so far with neither simulated time nor the trace moving.
     pub(super) fn most(&self) -> u64 {
         self.most
     }
@@ -88,8 +93,9 @@ impl fmt::Display for Livelock {
         let seconds = self.at_micros as f64 / 1e6;
         write!(
             f,
-            "livelock: {} thread switches while simulated time stood still at {seconds:.6}s \
-             (the bound; threads that keep running without ever all blocking stop the clock)",
+            "livelock: {} thread switches while simulated time stood still at {seconds:.6}s and \
+             nothing was traced (the bound; threads that keep running without ever all blocking \
+             stop the clock)",
             self.switches
         )?;
         let window = REPORTED_SWITCHES.min(self.switches);
