@@ -62,7 +62,8 @@ fn main() {
         {
             continue;
         }
-        let (name, theirs) = (fields[0], parse_duration(fields[4]));
+        // Porcupine's time: its own test models, as `go test -bench` measures them (column 7).
+        let (name, theirs) = (fields[0], parse_duration(fields[6]));
         let ours = if let Some(etcd) = name.strip_prefix("etcd_") {
             let path = dir.join("jepsen").join(format!("etcd_{etcd}.log"));
             let history =
