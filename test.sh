@@ -42,10 +42,28 @@ step "lints"
 cargo clippy --workspace --all-targets -- -D warnings
 
 step "kept seeds first: every seed of interleave/tests/regressions.txt does what the file says"
-cargo test -p interleave --test regressions
+# (--workspace: the features the next step builds with, so its build goes on from this one.)
+cargo test --workspace --test regressions
 
-step "tests (workspace)"
-cargo test --workspace
+step "tests (workspace): the interleave command's tests beside every other crate's, at once"
+# One build, then two halves at the same time: cargo runs the test binaries one after another,
+# and the longest (the catalogue, the real clusters that wait on sockets and timers) leave a core
+# idle. The tests that hold every message kind also write the fuzzer's seeds here.
+export INTERLEAVE_FUZZ_SEEDS=$PWD/target/fuzz-seeds
+rm -rf "$INTERLEAVE_FUZZ_SEEDS"
+cargo test --workspace --no-run
+cargo test -p interleave > target/tests-interleave.log 2>&1 &
+interleave_tests=$!
+rest_status=0
+cargo test --workspace --exclude interleave || rest_status=$?
+interleave_status=0
+wait "$interleave_tests" || interleave_status=$?
+echo "--- the interleave command's tests (run beside the above):"
+cat target/tests-interleave.log
+if [ "$rest_status" -ne 0 ] || [ "$interleave_status" -ne 0 ]; then
+  echo "FAILED: the workspace's tests (exit $rest_status), the interleave command's (exit $interleave_status)" >&2
+  exit 1
+fi
 
 # Under `--cfg loom` or `--cfg shuttle` every test that is not a model compiles to nothing, so the
 # command a user types at the root runs exactly the models (each mode in its own target dir).
