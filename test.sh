@@ -45,23 +45,47 @@ step "kept seeds first: every seed of interleave/tests/regressions.txt does what
 # (--workspace: the features the next step builds with, so its build goes on from this one.)
 cargo test --workspace --test regressions
 
-step "tests (workspace): the interleave command's tests beside every other crate's, at once"
-# One build, then two halves at the same time: cargo runs the test binaries one after another,
-# and the longest (the catalogue, the real clusters that wait on sockets and timers) leave a core
-# idle. The tests that hold every message kind also write the fuzzer's seeds here.
+step "tests (workspace): the simulation's, the real clusters' and the models' test binaries beside the rest, at once"
+# One build, then two halves at the same time: cargo runs test binaries one after another, and
+# the longest (the simulation's, the real clusters that wait on sockets and timers) leave a core
+# idle. Each half selects test targets with --workspace, so both build with the workspace's
+# features (`-p` would unify them otherwise and build again); the second half is every test
+# target the build lists that the first does not name, so a new one is never left out. The tests
+# that hold every message kind also write the fuzzer's seeds here.
 export INTERLEAVE_FUZZ_SEEDS=$PWD/target/fuzz-seeds
 rm -rf "$INTERLEAVE_FUZZ_SEEDS"
-cargo test --workspace --no-run
-cargo test -p interleave > target/tests-interleave.log 2>&1 &
-interleave_tests=$!
+beside=(main hostile deploy interrupt realtime)
+cargo test --workspace --no-run --message-format=json-render-diagnostics > target/test-build.json
+rest=$(python3 - "${beside[@]}" < target/test-build.json <<'PYTHON'
+import json, sys
+beside = set(sys.argv[1:])
+names = set()
+for line in sys.stdin:
+    message = json.loads(line)
+    target = message.get("target", {})
+    if message.get("reason") == "compiler-artifact" and message.get("executable") and target.get("kind") == ["test"]:
+        names.add(target["name"])
+missing = beside - names
+if missing:
+    sys.exit(f"test.sh: no test target named {sorted(missing)} any more")
+print(" ".join(f"--test {name}" for name in sorted(names - beside)))
+PYTHON
+)
+cargo test --workspace $(printf -- '--test %s ' "${beside[@]}") > target/tests-beside.log 2>&1 &
+beside_tests=$!
 rest_status=0
-cargo test --workspace --exclude interleave || rest_status=$?
-interleave_status=0
-wait "$interleave_tests" || interleave_status=$?
-echo "--- the interleave command's tests (run beside the above):"
-cat target/tests-interleave.log
-if [ "$rest_status" -ne 0 ] || [ "$interleave_status" -ne 0 ]; then
-  echo "FAILED: the workspace's tests (exit $rest_status), the interleave command's (exit $interleave_status)" >&2
+# shellcheck disable=SC2086 # one word per flag
+cargo test --workspace --lib --bins $rest || rest_status=$?
+# (--doc tests even a lib with `doctest = false`: the twins, which compile another crate's
+# sources, are left out, as a plain `cargo test` leaves them.)
+cargo test --workspace --doc --exclude node-shuttle --exclude sim-shuttle --exclude threadsim-shuttle \
+  || rest_status=$?
+beside_status=0
+wait "$beside_tests" || beside_status=$?
+echo "--- run beside the above: $(printf -- '--test %s ' "${beside[@]}")"
+cat target/tests-beside.log
+if [ "$rest_status" -ne 0 ] || [ "$beside_status" -ne 0 ]; then
+  echo "FAILED: the tests above (exit $rest_status), the ones beside them (exit $beside_status)" >&2
   exit 1
 fi
 
