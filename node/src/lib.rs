@@ -84,6 +84,7 @@ pub mod persist;
 pub mod shell;
 pub mod transport;
 pub mod types;
+pub mod well_formed;
 
 pub use config::Config;
 pub use core::{

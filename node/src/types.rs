@@ -28,9 +28,20 @@ pub struct Entry {
 }
 
 impl Term {
-    /// The term after this one.
+    /// The highest term a node takes from a message or a file: half the range. One election a
+    /// millisecond would take 292 million years to climb to it. A term above it is a protocol
+    /// error (a forged or corrupt message), refused whole ([`crate::well_formed`]),
+    /// so [`Term::next`] cannot run out: a forged term at the ceiling still leaves 2^63 elections.
+    pub const HIGHEST: Term = Term(u64::MAX / 2);
+
+    /// The term after this one. Panics past `u64::MAX`: terms above [`Term::HIGHEST`] are never
+    /// taken, and 2^63 elections never happen.
     pub fn next(self) -> Term {
-        Term(self.0 + 1)
+        Term(
+            self.0.checked_add(1).expect(
+                "no term is taken above Term::HIGHEST, so elections cannot exhaust the range",
+            ),
+        )
     }
 }
 

@@ -244,3 +244,20 @@ fn a_killed_or_dropped_kv_server_answers_nothing_and_stops_its_node() {
     drop(server);
     assert!(node.is_stopped(), "dropping the server kills its node");
 }
+
+#[test]
+fn an_entry_that_is_no_command_is_applied_as_a_counted_no_op_and_the_store_goes_on() {
+    use node::kv::{KvOp, KvReply, KvResult, ReadMode};
+    let (node, server) = lone_kv_server(ReadMode::Log);
+    let client = put_once_leading(&server);
+    // What a forged AppendEntries once put into every store: bytes no clerk encodes. Every
+    // server panicked applying it, and again after every restart.
+    node.start(node::Command(vec![0xff, 0x00, 0x13]))
+        .expect("a lone leader takes any command");
+    assert_eq!(
+        server.handle(request(client, 2, KvOp::Get("k".into()))),
+        Some(KvReply::Ok(KvResult::Value("v".into()))),
+        "applied after the refused entry: the store goes on"
+    );
+    assert_eq!(server.refused_entries(), 1);
+}

@@ -91,6 +91,19 @@ pub fn read_limited_or_pipe(path: &Path, limit: u64) -> Result<Vec<u8>, ReadErro
 }
 
 fn read_from(file: File, path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    // A regular file says its length: one past the limit is refused before a byte is read
+    // (a sparse file of gigabytes costs nothing). The read below still stops at the limit, for
+    // a file that grows meanwhile and for pipes.
+    let told = file.metadata().map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if told.is_file() && told.len() > limit {
+        return Err(ReadError::TooLarge {
+            path: path.to_path_buf(),
+            limit,
+        });
+    }
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)

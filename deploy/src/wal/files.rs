@@ -10,6 +10,13 @@ use std::path::Path;
 
 /// A segment's header: magic, version, its number, and a CRC32C of those.
 pub const SEGMENT_HEADER_LEN: usize = 4 + 1 + 8 + 4;
+/// The most a segment may hold before the log rolls to the next one.
+pub const MAX_ROLL_BYTES: u64 = 1 << 30;
+/// The longest segment file: its header, the roll size, and the one record that passed it.
+/// Recovery reads no more (a larger file, a link to a device or a FIFO is refused unread).
+pub const MAX_SEGMENT_FILE_BYTES: u64 = SEGMENT_HEADER_LEN as u64
+    + MAX_ROLL_BYTES
+    + (super::record::FRAME_LEN + super::record::MAX_BODY_BYTES) as u64;
 const SEGMENT_MAGIC: &[u8; 4] = b"ILWL";
 const SNAPSHOT_MAGIC: &[u8; 4] = b"ILSN";
 const VERSION: u8 = 1;
@@ -154,10 +161,7 @@ pub fn read_snapshot(
             "{on_disk} bytes where the log records {expected}"
         )));
     }
-    let file = fs::read(path).map_err(|source| WalError::Io {
-        file: path.to_path_buf(),
-        source,
-    })?;
+    let file = read_bounded(path, expected)?;
     let (contents, stored) = file.split_at(file.len() - 4);
     let actual = crc32c::crc32c(contents);
     if actual != u32::from_le_bytes(stored.try_into().expect("4 bytes")) || actual != crc {
@@ -169,4 +173,20 @@ pub fn read_snapshot(
         ));
     }
     Ok(contents[SNAPSHOT_HEADER_LEN..].to_vec())
+}
+
+/// The bytes of the log's file at `path`: a regular file of at most `limit` bytes (a link to a
+/// device, a FIFO or a larger file is refused before it is read, as damage).
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, WalError> {
+    userfiles::read_limited(path, limit).map_err(|error| match error {
+        userfiles::ReadError::Io { source, .. } => WalError::Io {
+            file: path.to_path_buf(),
+            source,
+        },
+        refused => WalError::Damaged {
+            file: path.to_path_buf(),
+            offset: 0,
+            why: refused.to_string(),
+        },
+    })
 }

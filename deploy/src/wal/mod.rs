@@ -130,6 +130,11 @@ impl WalPersister {
         dir: &Path,
         segment_bytes: u64,
     ) -> Result<WalPersister, WalError> {
+        assert!(
+            segment_bytes <= files::MAX_ROLL_BYTES,
+            "segments roll at {segment_bytes} bytes, past the most recovery reads ({})",
+            files::MAX_ROLL_BYTES
+        );
         let DataDir { directory, lock } = DataDir::open(dir)?;
         let legacy = dir.join(crate::file_persister::STATE);
         let recovered = recovery::recover(dir)?;

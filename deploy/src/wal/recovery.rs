@@ -201,10 +201,7 @@ struct ParsedSegment {
 }
 
 fn parse_segment(path: &Path, number: u64) -> Result<ParsedSegment, WalError> {
-    let bytes = fs::read(path).map_err(|source| WalError::Io {
-        file: path.to_path_buf(),
-        source,
-    })?;
+    let bytes = super::files::read_bounded(path, super::files::MAX_SEGMENT_FILE_BYTES)?;
     let mut segment = ParsedSegment {
         number,
         path: path.to_path_buf(),

@@ -324,3 +324,41 @@ fn concurrent_saves_share_fsyncs_and_each_returns_durable() {
     let _ = RaftLog::default();
     fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_segment_that_is_a_device_a_fifo_or_past_the_longest_is_refused_unread() {
+    let dir = scratch("not-regular");
+    {
+        let wal = WalPersister::open(&dir).expect("opens");
+        save(&wal, &history()[3]);
+    }
+    let next = dir.join(segment_name(1_000));
+    // A link to a device that never ends once filled all memory; a FIFO hung the server.
+    std::os::unix::fs::symlink("/dev/zero", &next).unwrap();
+    let refused = WalPersister::open(&dir).err().expect("a device refused");
+    assert!(
+        refused.to_string().contains("not a regular file"),
+        "{refused}"
+    );
+    fs::remove_file(&next).unwrap();
+    let fifo = std::ffi::CString::new(next.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path and a mode; mkfifo reads nothing else.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let refused = WalPersister::open(&dir).err().expect("a FIFO refused");
+    assert!(
+        refused.to_string().contains("not a regular file"),
+        "{refused}"
+    );
+    fs::remove_file(&next).unwrap();
+    // A sparse file past the longest a segment can be: refused by its length, not read.
+    let sparse = fs::File::create(&next).unwrap();
+    sparse.set_len(files::MAX_SEGMENT_FILE_BYTES + 1).unwrap();
+    let refused = WalPersister::open(&dir).err().expect("too long");
+    assert!(
+        refused.to_string().contains("larger than the limit"),
+        "{refused}"
+    );
+    fs::remove_file(&next).unwrap();
+    assert_eq!(loaded(&dir), history()[3]);
+    fs::remove_dir_all(&dir).unwrap();
+}

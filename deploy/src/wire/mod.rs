@@ -33,4 +33,7 @@ pub enum WireError {
     /// A frame announced more than the limit.
     #[error("a frame of {0} bytes is over the limit")]
     TooLarge(u64),
+    /// A message no correct node sends: a term past the ceiling, a log from the future.
+    #[error("not a message a node sends: {0}")]
+    Malformed(#[from] node::well_formed::Malformed),
 }

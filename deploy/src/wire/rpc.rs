@@ -138,6 +138,7 @@ pub fn decode_request(frame: &[u8]) -> Result<(u64, Request), WireError> {
         }
     };
     reader.end()?;
+    node::well_formed::check_request(&request)?;
     Ok((id, request))
 }
 
@@ -225,6 +226,7 @@ pub fn decode_response(frame: &[u8]) -> Result<(u64, Response), WireError> {
         }
     };
     reader.end()?;
+    node::well_formed::check_response(&response)?;
     Ok((id, response))
 }
 
@@ -350,6 +352,37 @@ mod tests {
                 assert!(decode_response(&frame[..len]).is_err(), "cut at {len}");
             }
         }
+    }
+
+    #[test]
+    fn a_forged_term_past_the_ceiling_or_a_log_from_the_future_is_refused() {
+        // The RequestVote (38 bytes of it) that once put a whole cluster at the last term for
+        // good.
+        let forged = Request::RequestVote(RequestVoteArgs {
+            term: Term(u64::MAX),
+            candidate: NodeId(1),
+            last_log_index: LogIndex(0),
+            last_log_term: Term(0),
+            pre_vote: false,
+            transfer: true,
+        });
+        let frame = encode_request(1, &forged);
+        let refused = decode_request(&frame).unwrap_err();
+        assert!(matches!(refused, WireError::Malformed(_)), "{refused}");
+        assert!(refused.to_string().contains("above the highest term"));
+        let Request::AppendEntries(mut append) = requests()[1].clone() else {
+            unreachable!("the second request is an append")
+        };
+        append.entries[1].term = Term(10);
+        let refused = decode_request(&encode_request(1, &Request::AppendEntries(append)));
+        assert!(matches!(refused, Err(WireError::Malformed(_))));
+        let reply = Response::TimeoutNow(TimeoutNowReply {
+            term: Term(u64::MAX),
+        });
+        assert!(matches!(
+            decode_response(&encode_response(1, &reply)),
+            Err(WireError::Malformed(_))
+        ));
     }
 
     #[test]

@@ -34,6 +34,11 @@ impl Fields {
             .find(|name| !KNOWN_FIELDS.contains(name))
     }
 
+    /// The fields as a JSON object (each named once, so none is lost).
+    pub(crate) fn into_object(self) -> serde_json::Map<String, Value> {
+        self.0.into_iter().collect()
+    }
+
     /// Takes the field `name` out (`None` when the line does not have it).
     pub(crate) fn take(&mut self, name: &str) -> Option<Value> {
         let at = self.0.iter().position(|(field, _)| field == name)?;

@@ -11,9 +11,10 @@
 //! times and keys whole numbers, a committed read with a list, an `ok` or `failed` transaction
 //! with a return no earlier than its call. An error names the file and line.
 
+use super::json_fields::Fields;
 use super::ParseError;
 use crate::list_append::{MicroOp, Txn, TxnOutcome};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 /// Reads a list-append history.
 pub fn parse_txns(file: &str, text: &str) -> Result<Vec<Txn>, ParseError> {
@@ -25,9 +26,10 @@ pub fn parse_txns(file: &str, text: &str) -> Result<Vec<Txn>, ParseError> {
             continue;
         }
         let error = |message: String| ParseError::at(file, number, message);
-        let value: Value =
-            serde_json::from_str(line).map_err(|e| error(format!("not JSON: {e}")))?;
-        history.push(txn(&value).map_err(error)?);
+        // Read field by field: a field written twice is refused (a `Value` would keep the
+        // last one, and the verdict would depend on the order of the fields).
+        let fields = Fields::parse(line).map_err(error)?;
+        history.push(txn(&fields.into_object()).map_err(error)?);
     }
     if history.is_empty() {
         return Err(ParseError::at(file, 0, "no transactions"));
@@ -37,8 +39,7 @@ pub fn parse_txns(file: &str, text: &str) -> Result<Vec<Txn>, ParseError> {
 
 const FIELDS: [&str; 5] = ["client", "call", "return", "outcome", "ops"];
 
-fn txn(value: &Value) -> Result<Txn, String> {
-    let object = value.as_object().ok_or("a transaction is a JSON object")?;
+fn txn(object: &Map<String, Value>) -> Result<Txn, String> {
     if let Some(field) = object.keys().find(|key| !FIELDS.contains(&key.as_str())) {
         return Err(format!(
             "unknown field {field:?} (a transaction has {})",
@@ -211,7 +212,11 @@ mod tests {
         );
         let line = |text: &str| format!("{{\"client\":0,\"call\":10,{text}}}");
         for (bad, fragment) in [
-            ("not json".to_string(), "not JSON"),
+            ("not json".to_string(), "not valid JSON"),
+            (
+                line(r#""return":20,"outcome":"ok","ops":[],"ops":[["r",1,null]]"#),
+                "field `ops` appears twice",
+            ),
             (
                 line(r#""return":5,"outcome":"ok","ops":[]"#),
                 "before its call",

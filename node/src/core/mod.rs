@@ -451,8 +451,18 @@ impl RaftCore {
         Ok((index, term, effects))
     }
 
-    /// Handles a request from another node at time `now`; the last effect is the reply.
+    /// Handles a request from another node at time `now`; the last effect is the reply. A
+    /// request whose term is above [`Term::HIGHEST`] is refused and changes nothing
+    /// ([`crate::well_formed`]).
     pub fn handle_request(&mut self, now: Instant, request: &Request) -> Effects {
+        if request.term() > Term::HIGHEST {
+            let mut effects = Effects::default();
+            effects.push(Effect::Reply(crate::well_formed::refusal(
+                request,
+                self.term(),
+            )));
+            return effects;
+        }
         match request {
             Request::RequestVote(args) => self.handle_request_vote(now, args),
             Request::AppendEntries(args) => self.handle_append_entries(now, args),
@@ -462,6 +472,7 @@ impl RaftCore {
     }
 
     /// Handles the outcome of a request sent to `peer`: its response, or `None` if none came.
+    /// A response whose term is above [`Term::HIGHEST`] counts as none.
     pub fn handle_response(
         &mut self,
         now: Instant,
@@ -469,6 +480,7 @@ impl RaftCore {
         request: &Request,
         response: Option<&Response>,
     ) -> Effects {
+        let response = response.filter(|response| response.term() <= Term::HIGHEST);
         match (request, response) {
             (Request::RequestVote(args), None) => {
                 self.vote_request_lost(peer, args);

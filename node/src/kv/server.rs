@@ -114,6 +114,8 @@ struct State {
     waiters: BTreeMap<u64, Waiter>,
     next_ticket: u64,
     killed: bool,
+    /// Committed entries that were no command of the store's, applied as no-ops.
+    refused_entries: u64,
 }
 
 struct ServerShared {
@@ -159,6 +161,7 @@ impl KvServer {
                 waiters: BTreeMap::new(),
                 next_ticket: 0,
                 killed: false,
+                refused_entries: 0,
             }),
         });
         let looper = shared.clone();
@@ -194,6 +197,12 @@ impl KvServer {
             let _ = self.shared.node.start(KvCommand::Noop.encode());
         }
         outcome
+    }
+
+    /// Committed entries this replica applied as no-ops because they were no command of the
+    /// store's (forged, or from another program); the same on every replica that applied them.
+    pub fn refused_entries(&self) -> u64 {
+        self.shared.state.lock().refused_entries
     }
 
     /// Handles one request on the caller's thread. `None` (no answer) once killed.
@@ -523,15 +532,22 @@ impl ServerShared {
     /// Applies one committed entry and settles the waiters it decides.
     fn apply(&self, applied: Applied) {
         self.observer.on_applied(self.id, &applied);
-        // A configuration entry is the node's own: for the store, a no-op.
+        // A configuration entry is the node's own: for the store, a no-op. So is an entry that
+        // is no command of the store's (our clerks propose none; a forged or foreign one): every
+        // replica decodes the same bytes the same way, so each refuses it alike and counts it,
+        // and none stops applying (a panic here would be a crash at every restart).
+        let mut refused = false;
         let command = if applied.is_membership() {
             KvCommand::Noop
         } else {
-            KvCommand::decode(&applied.command)
-                .unwrap_or_else(|error| panic!("{}: entry {}: {error}", self.id, applied.index))
+            KvCommand::decode(&applied.command).unwrap_or_else(|_| {
+                refused = true;
+                KvCommand::Noop
+            })
         };
         let suppress = !self.config.mutations.has(Mutation::NoDuplicateSuppression);
         let mut state = self.state.lock();
+        state.refused_entries += u64::from(refused);
         let index = applied.index;
         // What a waiter for this very entry learns, and what it must have expected.
         let (applied_as, settled) = match command {

@@ -8,6 +8,7 @@ mod own_sync;
 mod read_index;
 mod replication;
 mod snapshot;
+mod term_ceiling;
 mod timing;
 mod transfer;
 
