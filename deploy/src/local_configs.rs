@@ -22,6 +22,8 @@ pub fn local_configs(
     let members: BTreeMap<NodeId, SocketAddr> = (0..nodes)
         .map(|i| (NodeId(i), addresses[i as usize]))
         .collect();
+    // One cluster, one key: the members authenticate each other as a deployment's do.
+    let cluster_key = crate::tcp::ClusterKey::generate().map_err(io::Error::other)?;
     Ok((0..nodes)
         .map(|i| ServerConfig {
             id: NodeId(i),
@@ -29,6 +31,7 @@ pub fn local_configs(
             client_address: addresses[(nodes + i) as usize],
             voters: None,
             data_dir: root.join(i.to_string()),
+            cluster_key: Some(cluster_key.clone()),
             read_mode,
             allow_faults: false,
             check_quorum_after: None,

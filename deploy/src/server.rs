@@ -7,7 +7,7 @@ use crate::data_dir::OpenError;
 use crate::file_persister::FilePersister;
 use crate::real_time::{now, sleep_until};
 use crate::storage::{Storage, StorageKind};
-use crate::tcp::{ClientProtocol, Listener, RaftRpc};
+use crate::tcp::{ClientProtocol, ClusterKey, Listener, RaftRpc};
 use crate::transport::TcpTransport;
 use crate::wal::WalError;
 use crate::wire::kv::{ClientReply, ClientRequest, StatusReport};
@@ -41,6 +41,10 @@ pub struct ServerConfig {
     pub voters: Option<BTreeSet<NodeId>>,
     /// Where its state lives.
     pub data_dir: PathBuf,
+    /// The key every member of the cluster holds: only a holder may speak on the node port,
+    /// and this node's calls prove it holds it ([`crate::tcp::auth`]). `None` only on loopback
+    /// addresses ([`StartError::Unauthenticated`]).
+    pub cluster_key: Option<ClusterKey>,
     /// How it serves gets.
     pub read_mode: ReadMode,
     /// Whether a client may inject faults: change this node's clock, make its disk fail (a
@@ -70,6 +74,13 @@ pub struct NodeFailed;
 /// Why a server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    /// Node addresses off this machine, with no cluster key: anyone who can reach the node
+    /// port could vote, append and take the cluster over.
+    #[error("{address} is not a loopback address and no cluster key was given: any process that can reach it could take the cluster over (--cluster-key FILE; interleave-server --new-cluster-key FILE writes one)")]
+    Unauthenticated {
+        /// The first such address.
+        address: SocketAddr,
+    },
     /// The configuration names no address for this node.
     #[error("{id} is not among the members ({members})")]
     NotAMember {
@@ -236,6 +247,15 @@ impl Server {
                     .join(", "),
             });
         };
+        if config.cluster_key.is_none() {
+            if let Some(&address) = config
+                .members
+                .values()
+                .find(|address| !address.ip().is_loopback())
+            {
+                return Err(StartError::Unauthenticated { address });
+            }
+        }
         // Both listeners exist before the data directory is touched and before the node, so a
         // bad address fails first and leaves nothing behind; until the node is up they answer
         // nothing, as a node still starting would.
@@ -258,6 +278,7 @@ impl Server {
                         let handler = slot.lock().clone()?;
                         handler.handle(request)
                     }),
+                    config.cluster_key.clone(),
                 )
             })?
         };
@@ -271,6 +292,7 @@ impl Server {
                         let answering = slot.lock().clone()?;
                         answering.answer(request)
                     }),
+                    None,
                 )
             })?
         };
@@ -295,7 +317,7 @@ impl Server {
             .filter(|(&id, _)| id != config.id)
             .map(|(&id, &address)| (id, address))
             .collect();
-        let transport = Arc::new(TcpTransport::new(&peers));
+        let transport = Arc::new(TcpTransport::new(&peers, config.cluster_key.clone()));
         let (apply_sender, applied) = channel(&clock, APPLY_CAPACITY, "apply");
         let members: Vec<NodeId> = config.members.keys().copied().collect();
         let mut params = NodeParams::with_defaults(

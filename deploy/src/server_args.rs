@@ -13,7 +13,7 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(
     name = "interleave-server",
-    after_help = "Example (three nodes on one machine; run each with its own --id, data directory and client address):\n  interleave-server --id 0 --members 0=127.0.0.1:7000,1=127.0.0.1:7001,2=127.0.0.1:7002 \\\n    --client-address 127.0.0.1:7100 --data-dir /var/lib/interleave/0\n\nSIGTERM or Ctrl-C stops it cleanly; its state survives kill -9."
+    after_help = "Example (three nodes on one machine; run each with its own --id, data directory and client address):\n  interleave-server --id 0 --members 0=127.0.0.1:7000,1=127.0.0.1:7001,2=127.0.0.1:7002 \\\n    --client-address 127.0.0.1:7100 --data-dir /var/lib/interleave/0\n\nOff this machine, every member needs the cluster's key (--cluster-key FILE); `interleave-server --new-cluster-key FILE` writes one.\n\nSIGTERM or Ctrl-C stops it cleanly; its state survives kill -9."
 )]
 pub struct ServerArgs {
     /// This node's id, one of the ids in --members.
@@ -51,6 +51,12 @@ pub struct ServerArgs {
     /// leader that cannot hear.
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(600..=600_000))]
     pub check_quorum_ms: Option<u64>,
+    /// The cluster's key file: only a process holding the same key may speak on the node port,
+    /// and this node proves it holds it to its peers. Required when a member's address is not a
+    /// loopback address. `interleave-server --new-cluster-key FILE` writes a new one (readable
+    /// by its owner only); give every member a copy.
+    #[arg(long, value_name = "FILE")]
+    pub cluster_key: Option<PathBuf>,
     /// Lets a client inject faults: change this node's clock rate, make it jump forward, make
     /// its disk fail every write (a nemesis's faults, for a test cluster only).
     #[arg(long)]
@@ -151,6 +157,13 @@ impl ServerArgs {
             client_address: self.client_address,
             voters,
             data_dir: self.data_dir.clone(),
+            cluster_key: match &self.cluster_key {
+                None => None,
+                Some(path) => Some(
+                    crate::tcp::ClusterKey::read(path)
+                        .map_err(|error| format!("--cluster-key: {error}"))?,
+                ),
+            },
             read_mode: self.read_mode,
             allow_faults: self.allow_faults,
             check_quorum_after: self.check_quorum_ms.map(std::time::Duration::from_millis),

@@ -2,7 +2,7 @@
 //! [`KvTransport`] over TCP, one [`Caller`] (one connection) per node.
 
 use crate::real_time::{now, sleep_until};
-use crate::tcp::{Caller, ClientProtocol, Protocol, RaftRpc};
+use crate::tcp::{Caller, ClientProtocol, ClusterKey, Protocol, RaftRpc};
 use crate::wire::admin::AdminRequest;
 use crate::wire::kv::{ClientReply, ClientRequest, ClockChange, StatusReport};
 use node::kv::{KvReply, KvRequest, KvTransport};
@@ -18,11 +18,11 @@ struct Callers<P: Protocol> {
 }
 
 impl<P: Protocol> Callers<P> {
-    fn new(addresses: &BTreeMap<NodeId, SocketAddr>) -> Callers<P> {
+    fn new(addresses: &BTreeMap<NodeId, SocketAddr>, key: Option<ClusterKey>) -> Callers<P> {
         Callers {
             by_node: addresses
                 .iter()
-                .map(|(&node, &address)| (node, Caller::new(address)))
+                .map(|(&node, &address)| (node, Caller::new(address, key.clone())))
                 .collect(),
         }
     }
@@ -57,10 +57,10 @@ pub struct TcpTransport {
 }
 
 impl TcpTransport {
-    /// Calls each peer at its address.
-    pub fn new(peers: &BTreeMap<NodeId, SocketAddr>) -> TcpTransport {
+    /// Calls each peer at its address, proving on each connection that it holds `key`.
+    pub fn new(peers: &BTreeMap<NodeId, SocketAddr>, key: Option<ClusterKey>) -> TcpTransport {
         TcpTransport {
-            callers: Callers::new(peers),
+            callers: Callers::new(peers, key),
         }
     }
 
@@ -77,7 +77,13 @@ impl Transport for TcpTransport {
         request: Request,
         timeout: Duration,
     ) -> Result<Response, TransportError> {
-        self.callers.call(to, &request, timeout)
+        let response = self.callers.call(to, &request, timeout)?;
+        // An answer of the wrong kind is no answer: whatever sent it is not a node that
+        // understood the request (the wire has already refused what no node sends).
+        if !node::well_formed::answers(&response, &request) {
+            return Err(TransportError::NoReply(to));
+        }
+        Ok(response)
     }
 }
 
@@ -90,7 +96,7 @@ impl TcpKvTransport {
     /// Calls each server at its client address.
     pub fn new(servers: &BTreeMap<NodeId, SocketAddr>) -> TcpKvTransport {
         TcpKvTransport {
-            callers: Callers::new(servers),
+            callers: Callers::new(servers, None),
         }
     }
 

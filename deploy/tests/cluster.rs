@@ -46,6 +46,7 @@ impl Deployment {
             .iter()
             .map(|&id| (id, addresses[(nodes + id.0) as usize]))
             .collect();
+        let cluster_key = deploy::tcp::ClusterKey::generate().expect("random bytes for a key");
         let configs: Vec<ServerConfig> = ids
             .iter()
             .map(|&id| ServerConfig {
@@ -54,6 +55,7 @@ impl Deployment {
                 client_address: clients[&id],
                 voters: voters.clone(),
                 data_dir: root.join(id.to_string()),
+                cluster_key: Some(cluster_key.clone()),
                 read_mode,
                 allow_faults: false,
                 check_quorum_after: None,

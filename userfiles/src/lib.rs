@@ -27,7 +27,7 @@ mod read;
 mod write;
 
 pub use read::{read_limited, read_limited_or_pipe, read_text, ReadError};
-pub use write::{check_replaceable, write_whole, WriteError};
+pub use write::{check_replaceable, write_whole, write_whole_private, WriteError};
 
 /// An empty folder of this test's own, `name` telling tests apart.
 #[cfg(all(test, not(any(loom, shuttle))))]

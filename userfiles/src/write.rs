@@ -54,6 +54,17 @@ pub fn check_replaceable(path: &Path) -> Result<(), WriteError> {
 
 /// Writes `contents` to `path` whole or not at all (see the crate's documentation).
 pub fn write_whole(path: &Path, contents: impl AsRef<[u8]>) -> Result<(), WriteError> {
+    write_whole_with_mode(path, contents.as_ref(), 0o666)
+}
+
+/// [`write_whole`] for a secret: the file is readable and writable by its owner only, from the
+/// moment it is created.
+pub fn write_whole_private(path: &Path, contents: impl AsRef<[u8]>) -> Result<(), WriteError> {
+    write_whole_with_mode(path, contents.as_ref(), 0o600)
+}
+
+/// [`write_whole`], the file created with `mode` (less the process's umask).
+fn write_whole_with_mode(path: &Path, contents: &[u8], mode: u32) -> Result<(), WriteError> {
     let io = |source| WriteError::Io {
         path: path.to_path_buf(),
         source,
@@ -61,11 +72,17 @@ pub fn write_whole(path: &Path, contents: impl AsRef<[u8]>) -> Result<(), WriteE
     check_replaceable(path)?;
     let temporary = temporary_beside(path);
     let written = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temporary)?;
-        file.write_all(contents.as_ref())?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(mode);
+        }
+        #[cfg(not(unix))]
+        let _ = mode;
+        let mut file = options.open(&temporary)?;
+        file.write_all(contents)?;
         file.sync_all()?;
         std::fs::rename(&temporary, path)
     })();
@@ -130,6 +147,18 @@ mod tests {
         let error = write_whole(&dir, "x").unwrap_err();
         assert!(error.to_string().contains("it is a folder"), "{error}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_secret_is_readable_by_its_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("private");
+        let path = dir.join("key");
+        write_whole_private(&path, "secret").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "secret");
     }
 
     #[test]

@@ -63,6 +63,8 @@ impl System for InterleaveServer {
             .args(["--client-address", &node.client.to_string()])
             .arg("--data-dir")
             .arg(node.data_dir)
+            .arg("--cluster-key")
+            .arg(cluster_key_beside(node.data_dir))
             .args(&self.args);
         command
     }
@@ -97,6 +99,22 @@ impl System for InterleaveServer {
     fn cooperates(&self) -> bool {
         true
     }
+}
+
+/// The cluster's key file, beside the nodes' data directories: written with a new key by the
+/// first node started, read by every node. If it cannot be written, the server says so when it
+/// starts (a key file that cannot be read is an error, never a cluster without a key).
+fn cluster_key_beside(data_dir: &std::path::Path) -> PathBuf {
+    let path = data_dir
+        .parent()
+        .unwrap_or(std::path::Path::new("."))
+        .join("cluster.key");
+    if path.symlink_metadata().is_err() {
+        if let Err(error) = crate::tcp::ClusterKey::generate().and_then(|key| key.write(&path)) {
+            tracing::warn!("cannot write the cluster key {}: {error}", path.display());
+        }
+    }
+    path
 }
 
 /// The clients' transport, and the nemesis's own one beside it, so that its status and fault

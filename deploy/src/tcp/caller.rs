@@ -2,6 +2,7 @@
 //! thread; replies are matched to calls by id. A lost connection is made again on the next
 //! call, no sooner than a backoff that doubles from 10 ms to 1 s while connecting fails.
 
+use super::auth::{call_handshake, ClusterKey, Opener, Sealer};
 use super::Protocol;
 use crate::real_time::{left_until, now, sleep_until};
 use crate::threads::{join_all, join_finished};
@@ -27,27 +28,61 @@ struct Waiting<R> {
 
 /// One open connection.
 struct Connection<P: Protocol> {
-    writer: Mutex<BufWriter<TcpStream>>,
+    /// The stream's writing half, and the tags of what goes on it.
+    writer: Mutex<(BufWriter<TcpStream>, Sealer)>,
     stream: TcpStream,
     waiting: Arc<Mutex<Waiting<P::Reply>>>,
 }
 
 impl<P: Protocol> Connection<P> {
-    /// Wraps `stream` and starts the thread that reads its replies.
-    fn start(stream: TcpStream) -> std::io::Result<(Arc<Self>, JoinHandle<()>)> {
+    /// Wraps `stream`, proves it holds `key` (if any) before `deadline`, and starts the thread
+    /// that reads its replies.
+    fn start(
+        stream: TcpStream,
+        key: Option<&ClusterKey>,
+        deadline: Instant,
+    ) -> std::io::Result<(Arc<Self>, JoinHandle<()>)> {
         stream.set_nodelay(true)?;
+        let mut writer = BufWriter::new(stream.try_clone()?);
+        let (sealer, opener) = match key {
+            None => (Sealer::plain(), Opener::plain()),
+            Some(key) => {
+                // The listener sends nothing after its challenge until a request has come, so
+                // this reader cannot take bytes that belong to the replies' reader.
+                let mut reader = BufReader::new(&stream);
+                let halves = call_handshake(
+                    key,
+                    &mut |frame| {
+                        writer
+                            .get_ref()
+                            .set_write_timeout(Some(left_until(deadline)))?;
+                        write_frame(&mut writer, frame).and_then(|()| writer.flush())
+                    },
+                    &mut || {
+                        stream.set_read_timeout(Some(left_until(deadline)))?;
+                        read_frame(&mut reader)?
+                            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))
+                    },
+                )
+                .map_err(|refused| {
+                    std::io::Error::new(std::io::ErrorKind::PermissionDenied, refused)
+                })?;
+                stream.set_read_timeout(None)?;
+                halves
+            }
+        };
         let waiting = Arc::new(Mutex::new(Waiting {
             replies: BTreeMap::new(),
             closed: false,
         }));
         let connection = Arc::new(Connection {
-            writer: Mutex::new(BufWriter::new(stream.try_clone()?)),
+            writer: Mutex::new((writer, sealer)),
             stream: stream.try_clone()?,
             waiting: waiting.clone(),
         });
         let reader = std::thread::Builder::new()
             .name("tcp-replies".into())
-            .spawn(move || read_replies::<P>(stream, &waiting))?;
+            .spawn(move || read_replies::<P>(stream, opener, &waiting))?;
         Ok((connection, reader))
     }
 
@@ -62,10 +97,18 @@ impl<P: Protocol> Connection<P> {
     }
 }
 
-/// Hands each reply to the call waiting for it, until the connection ends or sends garbage.
-fn read_replies<P: Protocol>(stream: TcpStream, waiting: &Mutex<Waiting<P::Reply>>) {
+/// Hands each reply to the call waiting for it, until the connection ends or sends garbage
+/// (a frame whose tag is wrong, or that does not decode).
+fn read_replies<P: Protocol>(
+    stream: TcpStream,
+    mut opener: Opener,
+    waiting: &Mutex<Waiting<P::Reply>>,
+) {
     let mut reader = BufReader::new(&stream);
     while let Ok(Some(frame)) = read_frame(&mut reader) {
+        let Ok(frame) = opener.open(frame) else {
+            break;
+        };
         let Ok((id, reply)) = P::decode_reply(&frame) else {
             break;
         };
@@ -94,15 +137,18 @@ struct Link<P: Protocol> {
 /// Calls to one remote address (see the module's documentation).
 pub struct Caller<P: Protocol> {
     address: SocketAddr,
+    key: Option<ClusterKey>,
     next_id: AtomicU64,
     link: Mutex<Link<P>>,
 }
 
 impl<P: Protocol> Caller<P> {
-    /// A caller of `address`; it connects at its first call.
-    pub fn new(address: SocketAddr) -> Caller<P> {
+    /// A caller of `address`; it connects at its first call, and with a `key` proves it holds
+    /// it on every connection before it sends anything else ([`super::auth`]).
+    pub fn new(address: SocketAddr, key: Option<ClusterKey>) -> Caller<P> {
         Caller {
             address,
+            key,
             next_id: AtomicU64::new(1),
             link: Mutex::new(Link {
                 connection: None,
@@ -143,15 +189,16 @@ impl<P: Protocol> Caller<P> {
             }
             waiting.replies.insert(id, sender);
         }
-        let frame = P::encode_request(id, request);
         let sent = {
             let mut writer = connection.writer.lock();
+            let (writer, sealer) = &mut *writer;
+            let frame = sealer.seal(P::encode_request(id, request));
             // A peer that stopped reading (paused, say) must not hold this thread past its
             // deadline; a write cut short leaves the stream unusable, so it is closed.
             writer
                 .get_ref()
                 .set_write_timeout(Some(left_until(deadline)))
-                .and_then(|()| write_frame(&mut *writer, &frame))
+                .and_then(|()| write_frame(writer, &frame))
                 .and_then(|()| writer.flush())
         };
         if sent.is_err() {
@@ -181,7 +228,7 @@ impl<P: Protocol> Caller<P> {
             return None;
         }
         let connected = TcpStream::connect_timeout(&self.address, left_until(deadline))
-            .and_then(Connection::<P>::start);
+            .and_then(|stream| Connection::<P>::start(stream, self.key.as_ref(), deadline));
         match connected {
             Ok((connection, reader)) => {
                 link.backoff = FIRST_BACKOFF;

@@ -7,13 +7,16 @@
 //! connection that passes a limit or sends a malformed frame is closed; the caller's side
 //! makes a new one on its next call.
 
+use super::auth::{
+    answer_handshake, AuthError, ClusterKey, Opener, Sealer, MAX_HANDSHAKE_FRAME_BYTES,
+};
 use super::frame_reader::{read_request_frame, FrameBudget, FrameEnd};
 use super::Protocol;
 use crate::threads::{join_all, join_finished};
 use crate::wire::frame::write_frame;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use threadsim::sync::{Arc, Mutex};
@@ -57,6 +60,7 @@ type Shutter = Arc<Mutex<Option<TcpStream>>>;
 /// Serves one address (see the module's documentation). Dropping it stops it.
 pub struct Listener {
     address: SocketAddr,
+    refused: Arc<AtomicU64>,
     stopping: Arc<AtomicBool>,
     accepter: Option<JoinHandle<()>>,
     served: Arc<Mutex<Vec<Served>>>,
@@ -64,9 +68,14 @@ pub struct Listener {
 
 impl Listener {
     /// Listens on `address` (port 0 picks a free one) and serves every connection with
-    /// `handler`, within the protocol's limits ([`Protocol::LIMITS`]).
-    pub fn bind<P: Protocol>(address: SocketAddr, handler: Handler<P>) -> io::Result<Listener> {
-        Listener::bind_with_limits::<P>(address, handler, P::LIMITS)
+    /// `handler`, within the protocol's limits ([`Protocol::LIMITS`]). With a `key`, only a
+    /// connection that proves it holds it is served ([`super::auth`]).
+    pub fn bind<P: Protocol>(
+        address: SocketAddr,
+        handler: Handler<P>,
+        key: Option<ClusterKey>,
+    ) -> io::Result<Listener> {
+        Listener::bind_with_limits::<P>(address, handler, P::LIMITS, key)
     }
 
     /// [`Listener::bind`] with limits of its own (tests shorten the timeouts).
@@ -74,20 +83,29 @@ impl Listener {
         address: SocketAddr,
         handler: Handler<P>,
         limits: ListenerLimits,
+        key: Option<ClusterKey>,
     ) -> io::Result<Listener> {
         let listener = TcpListener::bind(address)?;
         let address = listener.local_addr()?;
         let stopping = Arc::new(AtomicBool::new(false));
+        let refused = Arc::new(AtomicU64::new(0));
         let served: Arc<Mutex<Vec<Served>>> = Arc::default();
         let accepter = {
             let stopping = stopping.clone();
             let served = served.clone();
+            let serving = Serving {
+                handler,
+                limits,
+                key: key.map(Arc::new),
+                refused: refused.clone(),
+            };
             std::thread::Builder::new()
                 .name(format!("accept-{address}"))
-                .spawn(move || accept::<P>(&listener, &stopping, &served, &handler, limits))?
+                .spawn(move || accept::<P>(&listener, &stopping, &served, &serving))?
         };
         Ok(Listener {
             address,
+            refused,
             stopping,
             accepter: Some(accepter),
             served,
@@ -97,6 +115,12 @@ impl Listener {
     /// The address it listens on.
     pub fn local_addr(&self) -> SocketAddr {
         self.address
+    }
+
+    /// Connections closed for what they sent: a failed handshake, a frame whose tag is wrong,
+    /// a malformed frame or message.
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::SeqCst)
     }
 
     /// Stops accepting, closes every connection and joins every thread it started.
@@ -129,13 +153,32 @@ impl Drop for Listener {
     }
 }
 
+/// What every connection of one listener is served with.
+struct Serving<P: Protocol> {
+    handler: Handler<P>,
+    limits: ListenerLimits,
+    key: Option<Arc<ClusterKey>>,
+    refused: Arc<AtomicU64>,
+}
+
+impl<P: Protocol> Clone for Serving<P> {
+    fn clone(&self) -> Self {
+        Serving {
+            handler: self.handler.clone(),
+            limits: self.limits,
+            key: self.key.clone(),
+            refused: self.refused.clone(),
+        }
+    }
+}
+
 fn accept<P: Protocol>(
     listener: &TcpListener,
     stopping: &AtomicBool,
     served: &Mutex<Vec<Served>>,
-    handler: &Handler<P>,
-    limits: ListenerLimits,
+    serving: &Serving<P>,
 ) {
+    let limits = serving.limits;
     let budget = Arc::new(FrameBudget::new(limits.max_buffered_bytes));
     for stream in listener.incoming() {
         if stopping.load(Ordering::SeqCst) {
@@ -168,12 +211,12 @@ fn accept<P: Protocol>(
         };
         let shutter: Shutter = Arc::new(Mutex::new(Some(shutter)));
         let own_shutter = shutter.clone();
-        let handler = handler.clone();
+        let serving = serving.clone();
         let budget = budget.clone();
         let thread = std::thread::Builder::new()
             .name("tcp-requests".into())
             .spawn(move || {
-                serve::<P>(stream, &handler, &budget, limits);
+                serve::<P>(stream, &serving, &budget);
                 own_shutter.lock().take();
             });
         if let Ok(thread) = thread {
@@ -186,13 +229,13 @@ fn accept<P: Protocol>(
 }
 
 /// Reads requests until the connection ends, misbehaves or passes a limit, handling each on its
-/// own thread.
-fn serve<P: Protocol>(
-    stream: TcpStream,
-    handler: &Handler<P>,
-    budget: &Arc<FrameBudget>,
-    limits: ListenerLimits,
-) {
+/// own thread; with a key, only after the connection has proved it holds it.
+fn serve<P: Protocol>(stream: TcpStream, serving: &Serving<P>, budget: &Arc<FrameBudget>) {
+    let limits = serving.limits;
+    let refuse = |why: &dyn std::fmt::Display| {
+        serving.refused.fetch_add(1, Ordering::SeqCst);
+        tracing::warn!(peer = ?stream.peer_addr().ok(), "a connection refused: {why}");
+    };
     let Ok(writer) = stream
         .set_nodelay(true)
         .and_then(|()| stream.set_write_timeout(Some(WRITE_TIMEOUT)))
@@ -200,9 +243,32 @@ fn serve<P: Protocol>(
     else {
         return;
     };
-    let writer = Arc::new(Mutex::new(BufWriter::new(writer)));
-    let mut handlers = Vec::new();
+    let mut writer = BufWriter::new(writer);
     let mut reader = BufReader::new(&stream);
+    let (sealer, mut opener) = match &serving.key {
+        None => (Sealer::plain(), Opener::plain()),
+        Some(key) => match handshake(key, &mut reader, &stream, &mut writer, budget, &limits) {
+            Ok(halves) => halves,
+            // A handshake frame past its limit or its deadline is a refusal like a wrong proof.
+            Err(AuthError::Io(error)) if error.kind() == io::ErrorKind::InvalidData => {
+                refuse(&format!("its handshake: {error}"));
+                let _ = stream.shutdown(Shutdown::Both);
+                return;
+            }
+            Err(AuthError::Io(error)) => {
+                tracing::debug!("a connection closed during its handshake: {error}");
+                let _ = stream.shutdown(Shutdown::Both);
+                return;
+            }
+            Err(refused) => {
+                refuse(&refused);
+                let _ = stream.shutdown(Shutdown::Both);
+                return;
+            }
+        },
+    };
+    let writer = Arc::new(Mutex::new((writer, sealer)));
+    let mut handlers = Vec::new();
     loop {
         let (frame, reserved) = match read_request_frame(&mut reader, &stream, budget, &limits) {
             Ok(read) => read,
@@ -212,15 +278,26 @@ fn serve<P: Protocol>(
                 break;
             }
         };
-        let Ok((id, request)) = P::decode_request(&frame) else {
-            break;
+        let frame = match opener.open(frame) {
+            Ok(message) => message,
+            Err(refused) => {
+                refuse(&refused);
+                break;
+            }
+        };
+        let (id, request) = match P::decode_request(&frame) {
+            Ok(decoded) => decoded,
+            Err(refused) => {
+                refuse(&refused);
+                break;
+            }
         };
         drop(frame);
         join_finished(&mut handlers);
         if handlers.len() >= MAX_IN_FLIGHT {
             join_all(vec![handlers.remove(0)]);
         }
-        let handler = handler.clone();
+        let handler = serving.handler.clone();
         let writer = writer.clone();
         let spawned = std::thread::Builder::new()
             .name("tcp-handler".into())
@@ -230,9 +307,10 @@ fn serve<P: Protocol>(
                 let Some(reply) = handler(request) else {
                     return;
                 };
-                let frame = P::encode_reply(id, &reply);
                 let mut writer = writer.lock();
-                if write_frame(&mut *writer, &frame)
+                let (writer, sealer) = &mut *writer;
+                let frame = sealer.seal(P::encode_reply(id, &reply));
+                if write_frame(writer, &frame)
                     .and_then(|()| writer.flush())
                     .is_err()
                 {
@@ -246,6 +324,37 @@ fn serve<P: Protocol>(
     }
     let _ = stream.shutdown(Shutdown::Both);
     join_all(handlers);
+}
+
+/// The listener's side of the handshake ([`super::auth`]), its frames read within the
+/// listener's limits like any request.
+fn handshake(
+    key: &ClusterKey,
+    reader: &mut BufReader<&TcpStream>,
+    stream: &TcpStream,
+    writer: &mut BufWriter<TcpStream>,
+    budget: &Arc<FrameBudget>,
+    limits: &ListenerLimits,
+) -> Result<(Sealer, Opener), AuthError> {
+    let limits = ListenerLimits {
+        max_request_bytes: MAX_HANDSHAKE_FRAME_BYTES,
+        ..*limits
+    };
+    let mut receive = || match read_request_frame(reader, stream, budget, &limits) {
+        Ok((frame, _reserved)) => Ok(frame),
+        Err(FrameEnd::Closed) => Err(io::ErrorKind::UnexpectedEof.into()),
+        Err(passed) => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            passed.to_string(),
+        )),
+    };
+    let hello = receive()?;
+    answer_handshake(
+        key,
+        &hello,
+        &mut |frame| write_frame(writer, frame).and_then(|()| writer.flush()),
+        &mut receive,
+    )
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
@@ -275,6 +384,7 @@ mod tests {
             "127.0.0.1:0".parse().unwrap(),
             handler,
             limits,
+            None,
         )
         .expect("bind")
     }
@@ -293,6 +403,68 @@ mod tests {
         crate::real_time::now() - start
     }
 
+    /// A node port that answers every vote request, keyed with `key`.
+    fn keyed_listener(key: &ClusterKey) -> Listener {
+        use node::messages::{RequestVoteReply, Response};
+        let handler: Handler<crate::tcp::RaftRpc> = Arc::new(|_| {
+            Some(Response::RequestVote(RequestVoteReply {
+                term: node::Term(1),
+                vote_granted: false,
+            }))
+        });
+        Listener::bind::<crate::tcp::RaftRpc>(
+            "127.0.0.1:0".parse().unwrap(),
+            handler,
+            Some(key.clone()),
+        )
+        .expect("bind")
+    }
+
+    fn vote() -> node::messages::Request {
+        node::messages::Request::RequestVote(node::messages::RequestVoteArgs {
+            term: node::Term(1),
+            candidate: node::NodeId(1),
+            last_log_index: node::LogIndex(0),
+            last_log_term: node::Term(0),
+            pre_vote: false,
+            transfer: false,
+        })
+    }
+
+    #[test]
+    fn a_keyed_port_answers_members_only_and_counts_every_refusal() {
+        let key = ClusterKey::generate().unwrap();
+        let listener = keyed_listener(&key);
+        let member = Caller::<crate::tcp::RaftRpc>::new(listener.local_addr(), Some(key));
+        for _ in 0..3 {
+            assert!(member.call(&vote(), Duration::from_secs(2)).is_some());
+        }
+        member.close();
+        assert_eq!(listener.refused(), 0);
+        let stranger = Caller::<crate::tcp::RaftRpc>::new(listener.local_addr(), None);
+        assert!(stranger.call(&vote(), Duration::from_millis(500)).is_none());
+        stranger.close();
+        let other_cluster = Caller::<crate::tcp::RaftRpc>::new(
+            listener.local_addr(),
+            Some(ClusterKey::generate().unwrap()),
+        );
+        assert!(other_cluster
+            .call(&vote(), Duration::from_millis(500))
+            .is_none());
+        other_cluster.close();
+        // A raw frame announcing more than a handshake takes: closed before it is read.
+        let mut hog = TcpStream::connect(listener.local_addr()).unwrap();
+        hog.write_all(&(60u32 << 20).to_le_bytes()).unwrap();
+        assert!(closed_after(&hog) < Duration::from_secs(2));
+        // The stranger's frame, the other cluster's hello and the hog's length: each counted
+        // (the stranger's caller may have tried more than once within its timeout).
+        assert!(
+            listener.refused() >= 3,
+            "the stranger, the other cluster and the hog: {}",
+            listener.refused()
+        );
+    }
+
     #[test]
     fn an_idle_connection_and_a_stalled_frame_are_closed_and_an_honest_call_is_answered() {
         let listener = quick_listener();
@@ -304,7 +476,7 @@ mod tests {
         stalled.write_all(&[9, 0]).unwrap();
         let waited = closed_after(&stalled);
         assert!(waited < Duration::from_secs(2), "stalled for {waited:?}");
-        let caller = Caller::<ClientProtocol>::new(listener.local_addr());
+        let caller = Caller::<ClientProtocol>::new(listener.local_addr(), None);
         assert!(matches!(
             caller.call(&ClientRequest::Status, Duration::from_secs(2)),
             Some(ClientReply::Status(_))

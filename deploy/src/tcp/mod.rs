@@ -2,13 +2,16 @@
 //! with calls matched to replies by id ([`Caller`]); and the serving side, which handles each
 //! request on a thread of its own so a slow request never holds up the next ([`Listener`]).
 //! [`Protocol`] names the messages: node-to-node RPCs ([`RaftRpc`]) or the client protocol
-//! ([`ClientProtocol`]).
+//! ([`ClientProtocol`]). With a [`ClusterKey`], both sides prove they hold it before anything
+//! else is sent, and every frame after carries a tag ([`auth`]): a node port is keyed.
 
+pub mod auth;
 mod caller;
 mod frame_reader;
 mod listener;
 mod protocol;
 
+pub use auth::{ClusterId, ClusterKey};
 pub use caller::Caller;
 pub use listener::{Listener, ListenerLimits};
 pub use protocol::{ClientProtocol, Protocol, RaftRpc};

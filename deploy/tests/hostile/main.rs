@@ -242,3 +242,77 @@ fn garbage_huge_lengths_many_connections_and_memory_hogs_are_closed_and_honest_c
     assert_eq!(clerk.get("k", None).expect("served"), "after the hogs");
     servers.stop_cleanly();
 }
+
+#[test]
+fn forged_votes_appends_and_handovers_from_outside_the_cluster_are_refused_unanswered() {
+    use node::messages::{AppendEntriesArgs, Request, RequestVoteArgs, TimeoutNowArgs};
+    use node::{Command, Entry, LogIndex, Term};
+    let mut servers = Servers::start(3, "hostile-peers");
+    let mut clerk = honest_clerk(&servers);
+    clerk.put("k", "v", None).expect("no deadline");
+    let vote = |term| {
+        Request::RequestVote(RequestVoteArgs {
+            term: Term(term),
+            candidate: NodeId(1),
+            last_log_index: LogIndex(1 << 40),
+            last_log_term: Term(0),
+            pre_vote: false,
+            transfer: true,
+        })
+    };
+    let forged = [
+        // The 38-byte vote that once left a cluster at the last term for good.
+        vote(u64::MAX),
+        vote(1_000),
+        Request::AppendEntries(AppendEntriesArgs {
+            term: Term(1_000),
+            leader: NodeId(1),
+            prev_log_index: LogIndex(0),
+            prev_log_term: Term(0),
+            entries: vec![Entry {
+                term: Term(1_000),
+                command: Command(vec![0xff, 0, 0x13]),
+            }],
+            leader_commit: LogIndex(1),
+            read_round: 0,
+            sent_at: threadsim::Instant::ZERO,
+        }),
+        Request::TimeoutNow(TimeoutNowArgs {
+            term: Term(1_000),
+            leader: NodeId(1),
+            last_log_index: LogIndex(0),
+            last_log_term: Term(0),
+        }),
+    ];
+    for id in (0..3).map(NodeId) {
+        let port = servers.cluster.rpc_address(id);
+        for request in &forged {
+            let mut frame = Vec::new();
+            deploy::wire::frame::write_frame(&mut frame, &RaftRpc::encode_request(1, request))
+                .expect("to memory");
+            let stream = send_raw(port, &frame);
+            assert!(
+                closed_within(&stream, Duration::from_secs(5)),
+                "{id} answered or kept a forged {request:?}"
+            );
+        }
+    }
+    for (&id, &client_port) in servers.cluster.clients() {
+        let status = deploy::tcp::Caller::<ClientProtocol>::new(client_port, None).call(
+            &deploy::wire::kv::ClientRequest::Status,
+            Duration::from_secs(2),
+        );
+        let Some(deploy::wire::kv::ClientReply::Status(status)) = status else {
+            panic!("{id} answered no status: {status:?}")
+        };
+        assert!(status.term.0 < 1_000, "{id} took a forged term: {status:?}");
+    }
+    clerk.put("k", "after the forgeries", None).expect("served");
+    assert_eq!(clerk.get("k", None).expect("served"), "after the forgeries");
+    let log = servers.cluster.log(NodeId(0));
+    assert!(
+        log.contains("a connection refused: no cluster handshake"),
+        "the refusals are logged:\n{log}"
+    );
+    servers.stop_cleanly();
+}
