@@ -56,7 +56,7 @@ export INTERLEAVE_FUZZ_SEEDS=$PWD/target/fuzz-seeds
 rm -rf "$INTERLEAVE_FUZZ_SEEDS"
 beside=(main hostile deploy interrupt realtime)
 cargo test --workspace --no-run --message-format=json-render-diagnostics > target/test-build.json
-rest=$(python3 - "${beside[@]}" < target/test-build.json <<'PYTHON'
+rest=$(python3 -c '
 import json, sys
 beside = set(sys.argv[1:])
 names = set()
@@ -69,8 +69,7 @@ missing = beside - names
 if missing:
     sys.exit(f"test.sh: no test target named {sorted(missing)} any more")
 print(" ".join(f"--test {name}" for name in sorted(names - beside)))
-PYTHON
-)
+' "${beside[@]}" < target/test-build.json)
 cargo test --workspace $(printf -- '--test %s ' "${beside[@]}") > target/tests-beside.log 2>&1 &
 beside_tests=$!
 rest_status=0
