@@ -10,6 +10,7 @@ pub const PANIC_EXIT: i32 = 1;
 /// usual panic message and one line saying so. For server processes only: a test harness or a
 /// command that catches panics must not call it.
 pub fn exit_on_panic() {
+    use std::io::Write;
     let report = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |panic| {
         report(panic);
@@ -19,7 +20,11 @@ pub fn exit_on_panic() {
             thread = name,
             "a server thread panicked: stopping (exit {PANIC_EXIT})"
         );
-        eprintln!("a server thread ({name}) panicked: the server stops (exit {PANIC_EXIT})");
+        // Not `eprintln!`: a closed or full standard error must not stop the exit.
+        let _ = writeln!(
+            std::io::stderr(),
+            "a server thread ({name}) panicked: the server stops (exit {PANIC_EXIT})"
+        );
         std::process::exit(PANIC_EXIT);
     }));
 }

@@ -11,15 +11,19 @@ use tracing_subscriber::EnvFilter;
 /// and 1 when any of its threads panics ([`crate::fail_stop`]).
 /// `program` names the program in error messages.
 pub fn serve(args: &ServerArgs, program: &str) -> ExitCode {
+    // A log that cannot be written (a full disk, a reader that went away) costs the log, never
+    // the node: the subscriber's own complaint about it would be written with `eprintln!`, which
+    // panics on a closed standard error, and a panic stops the server.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .log_internal_errors(false)
         .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .init();
     let config = match args.config() {
         Ok(config) => config,
         Err(error) => {
-            eprintln!("{program}: error: {error}");
+            say(&format!("{program}: error: {error}"));
             return ExitCode::from(2);
         }
     };
@@ -28,7 +32,7 @@ pub fn serve(args: &ServerArgs, program: &str) -> ExitCode {
     let server = match Server::start(&config) {
         Ok(server) => server,
         Err(error) => {
-            eprintln!("{program}: error: {error}");
+            say(&format!("{program}: error: {error}"));
             return ExitCode::from(1);
         }
     };
@@ -50,8 +54,14 @@ pub fn serve(args: &ServerArgs, program: &str) -> ExitCode {
         }
         Err(failure) => {
             tracing::error!("{failure}");
-            eprintln!("{program}: error: {failure}");
+            say(&format!("{program}: error: {failure}"));
             ExitCode::from(1)
         }
     }
+}
+
+/// Writes `line` to standard error, if it can still be written.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }

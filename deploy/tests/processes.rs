@@ -535,3 +535,54 @@ fn a_server_refuses_faults_unless_started_to_allow_them() {
         .append("k", "written;", None)
         .expect("the disk still works");
 }
+
+#[test]
+fn a_server_whose_log_reader_is_gone_goes_on_serving_and_stops_cleanly() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let root = std::env::temp_dir().join(format!("interleave-log-gone-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let config = deploy::local_configs(1, &root, node::kv::ReadMode::Log, None)
+        .expect("free addresses")
+        .remove(0);
+    let node_port = config.members[&NodeId(0)];
+    let mut server = Command::new(env!("CARGO_BIN_EXE_interleave-server"))
+        .args(["--id", "0", "--members", &format!("0={node_port}")])
+        .args(["--client-address", &config.client_address.to_string()])
+        .arg("--data-dir")
+        .arg(&config.data_dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the server starts");
+    // The log's reader goes away (a log pipe whose reader exited): every line the server writes
+    // from now on fails. Once, the first one aborted the server.
+    drop(server.stderr.take());
+    let clients = BTreeMap::from([(NodeId(0), config.client_address)]);
+    let clock = Arc::new(SystemClock::new());
+    let mut clerk = Clerk::new(
+        vec![NodeId(0)],
+        Arc::new(TcpKvTransport::new(&clients)),
+        clock.clone(),
+        ClerkConfig::default(),
+    );
+    for round in 0..5 {
+        // A malformed frame on the node port: the server logs a warning for each.
+        if let Ok(mut stream) = std::net::TcpStream::connect(node_port) {
+            let _ = stream.write_all(&[9, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        }
+        let deadline = clock.now() + Duration::from_secs(10);
+        clerk
+            .put("k", &round.to_string(), Some(deadline))
+            .expect("served with its log gone");
+    }
+    assert!(
+        server.try_wait().expect("status").is_none(),
+        "the server is still running"
+    );
+    // SAFETY: a signal to the child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(server.id() as i32, libc::SIGTERM) }, 0);
+    let status = server.wait().expect("the server stops");
+    assert!(status.success(), "SIGTERM with its log gone: {status}");
+    let _ = std::fs::remove_dir_all(&root);
+}
