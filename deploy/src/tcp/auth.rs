@@ -243,27 +243,29 @@ struct Handshake<'a> {
 }
 
 impl Handshake<'_> {
-    /// HMAC(secret, label | cluster | caller nonce | listener nonce).
-    fn derive(&self, label: &[u8]) -> [u8; 32] {
+    /// HMAC(secret, label | cluster | caller nonce | listener nonce), not yet finished.
+    fn mac_over(&self, label: &[u8]) -> HmacSha256 {
         let mut mac = self.key.mac();
         mac.update(label);
         mac.update(&self.key.cluster.0.to_le_bytes());
         mac.update(&self.caller_nonce);
         mac.update(&self.listener_nonce);
-        mac.finalize().into_bytes().into()
+        mac
+    }
+
+    fn derive(&self, label: &[u8]) -> [u8; 32] {
+        self.mac_over(label).finalize().into_bytes().into()
     }
 
     fn proof(&self, side: Side) -> [u8; 32] {
         self.derive(side.label())
     }
 
+    /// Checks the other side's `proof` in constant time.
     fn check_proof(&self, side: Side, proof: &[u8]) -> Result<(), AuthError> {
-        let mut mac = self.key.mac();
-        mac.update(side.label());
-        mac.update(&self.key.cluster.0.to_le_bytes());
-        mac.update(&self.caller_nonce);
-        mac.update(&self.listener_nonce);
-        mac.verify_slice(proof).map_err(|_| AuthError::WrongProof)
+        self.mac_over(side.label())
+            .verify_slice(proof)
+            .map_err(|_| AuthError::WrongProof)
     }
 
     /// The connection's two halves for `side`.
