@@ -147,7 +147,8 @@ fn start_cluster(server: PathBuf, root: &Path) -> Result<LocalCluster, String> {
             ["--read-mode", "read-index", "--snapshot-threshold", "65536"]
                 .map(String::from)
                 .to_vec(),
-        ),
+        )
+        .expect("random bytes for a key"),
         root: root.to_path_buf(),
         network: deploy::Network::Direct,
         lossy_disks: false,

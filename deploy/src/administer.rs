@@ -22,7 +22,7 @@ const AGAIN_AFTER: Duration = Duration::from_millis(50);
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AdminError {
     /// No server answered as leader before the time ran out.
-    #[error("no server took it within {0:?}: none led, none answered, or each said retry")]
+    #[error("no server took it within {0:?}: none led, none answered (a server refuses a connection that holds another administrators' key), or each said retry")]
     NoLeader(Duration),
     /// The leader refused it, and says why (a change that does not apply, an unknown node).
     #[error("{server} refused: {why}")]

@@ -77,7 +77,7 @@ pub use local_cluster::{
 pub use local_configs::{client_addresses, local_configs};
 pub use proxy::LinkProxy;
 pub use serve::serve;
-pub use server::{NodeFailed, Server, ServerConfig, StartError};
+pub use server::{NodeFailed, Server, ServerConfig, StartError, NOT_AN_ADMINISTRATOR};
 pub use server_args::ServerArgs;
 pub use signals::{stop_asked, stop_on_term_or_interrupt};
 pub use state_file::{decode_state_file, encode_state_file, MAX_STATE_BYTES};

@@ -11,7 +11,8 @@ use std::path::Path;
 
 /// `nodes` servers on localhost: two ports each (node-to-node and clients, free a moment ago),
 /// a data directory each under `root` (`root/0`, `root/1`, ...), gets served in `read_mode`,
-/// snapshots once the log passes `snapshot_threshold` bytes (if any), no faults allowed.
+/// snapshots once the log passes `snapshot_threshold` bytes (if any), no faults allowed; one
+/// cluster key, and one administrators' key.
 pub fn local_configs(
     nodes: u32,
     root: &Path,
@@ -24,6 +25,7 @@ pub fn local_configs(
         .collect();
     // One cluster, one key: the members authenticate each other as a deployment's do.
     let cluster_key = crate::tcp::ClusterKey::generate().map_err(io::Error::other)?;
+    let admin_key = crate::tcp::ClusterKey::generate().map_err(io::Error::other)?;
     Ok((0..nodes)
         .map(|i| ServerConfig {
             id: NodeId(i),
@@ -32,6 +34,7 @@ pub fn local_configs(
             voters: None,
             data_dir: root.join(i.to_string()),
             cluster_key: Some(cluster_key.clone()),
+            admin_key: Some(admin_key.clone()),
             read_mode,
             allow_faults: false,
             check_quorum_after: None,

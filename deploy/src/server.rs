@@ -7,7 +7,7 @@ use crate::data_dir::OpenError;
 use crate::file_persister::FilePersister;
 use crate::real_time::{now, sleep_until};
 use crate::storage::{Storage, StorageKind};
-use crate::tcp::{ClientProtocol, ClusterKey, Listener, RaftRpc};
+use crate::tcp::{Admission, ClientProtocol, ClusterKey, Listener, RaftRpc, Standing};
 use crate::transport::TcpTransport;
 use crate::wal::WalError;
 use crate::wire::kv::{ClientReply, ClientRequest, StatusReport};
@@ -45,6 +45,11 @@ pub struct ServerConfig {
     /// and this node's calls prove it holds it ([`crate::tcp::auth`]). `None` only on loopback
     /// addresses ([`StartError::Unauthenticated`]).
     pub cluster_key: Option<ClusterKey>,
+    /// The administrators' key: a client connection that proves it holds it may send the
+    /// administrator's requests (the configuration, a change of it, a transfer) and, with
+    /// `allow_faults`, a nemesis's faults; any other connection is refused them. `None`: no one
+    /// may.
+    pub admin_key: Option<ClusterKey>,
     /// How it serves gets.
     pub read_mode: ReadMode,
     /// Whether a client may inject faults: change this node's clock, make its disk fail (a
@@ -127,6 +132,10 @@ fn bind_retrying(bind: &dyn Fn() -> io::Result<Listener>) -> io::Result<Listener
     }
 }
 
+/// What a client that has not proved it holds the administrators' key hears when it sends an
+/// administrator's request.
+pub const NOT_AN_ADMINISTRATOR: &str = "an administrator's request: only a connection holding the administrators' key may send it (interleave admin --admin-key FILE, the file the server was given with --admin-key)";
+
 /// The longest jump forward a client may ask of a node's clock.
 const MAX_CLOCK_JUMP: Duration = Duration::from_secs(3600);
 
@@ -139,13 +148,19 @@ struct Answering {
 }
 
 impl Answering {
-    /// The answer to a client.
-    fn answer(&self, request: ClientRequest) -> Option<ClientReply> {
+    /// The answer to a client of `standing` (an administrator holds the administrators' key).
+    fn answer(&self, standing: Standing, request: ClientRequest) -> Option<ClientReply> {
         let node = self.kv.node();
         match request {
             ClientRequest::Kv(request) => self.kv.handle(request).map(ClientReply::Kv),
             ClientRequest::Status if node.is_stopped() => None,
             ClientRequest::Status => Some(ClientReply::Status(self.status())),
+            ClientRequest::Admin(_) | ClientRequest::SetClock(_) | ClientRequest::FailDisk
+                if standing != Standing::KeyHolder =>
+            {
+                tracing::warn!(node = %node.id(), "an administrator's request from a client without the administrators' key refused");
+                Some(ClientReply::Refused(NOT_AN_ADMINISTRATOR.into()))
+            }
             ClientRequest::Admin(admin) => crate::admin::answer(&self.kv, admin),
             ClientRequest::SetClock(_) | ClientRequest::FailDisk if !self.faults_allowed => {
                 Some(ClientReply::Refused(
@@ -274,11 +289,11 @@ impl Server {
                 let slot = slot.clone();
                 Listener::bind::<RaftRpc>(
                     own_address,
-                    Arc::new(move |request| {
+                    Arc::new(move |_standing, request| {
                         let handler = slot.lock().clone()?;
                         handler.handle(request)
                     }),
-                    config.cluster_key.clone(),
+                    config.cluster_key.clone().into(),
                 )
             })?
         };
@@ -288,11 +303,14 @@ impl Server {
                 let slot = slot.clone();
                 Listener::bind::<ClientProtocol>(
                     config.client_address,
-                    Arc::new(move |request| {
+                    Arc::new(move |standing, request| {
                         let answering = slot.lock().clone()?;
-                        answering.answer(request)
+                        answering.answer(standing, request)
                     }),
-                    None,
+                    config
+                        .admin_key
+                        .clone()
+                        .map_or(Admission::Anyone, Admission::AnyoneAndKeyHolders),
                 )
             })?
         };

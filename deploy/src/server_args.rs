@@ -57,7 +57,13 @@ pub struct ServerArgs {
     /// by its owner only); give every member a copy.
     #[arg(long, value_name = "FILE")]
     pub cluster_key: Option<PathBuf>,
-    /// Lets a client inject faults: change this node's clock rate, make it jump forward, make
+    /// The administrators' key file: only a client connection that proves it holds this key
+    /// may send the administrator's requests (`interleave admin`) or, with --allow-faults, a
+    /// nemesis's faults. Without it no one may. Written like a cluster key
+    /// (`interleave-server --new-cluster-key FILE`), and a different one.
+    #[arg(long, value_name = "FILE")]
+    pub admin_key: Option<PathBuf>,
+    /// Lets an administrator inject faults: change this node's clock rate, make it jump forward, make
     /// its disk fail every write (a nemesis's faults, for a test cluster only).
     #[arg(long)]
     pub allow_faults: bool,
@@ -157,13 +163,8 @@ impl ServerArgs {
             client_address: self.client_address,
             voters,
             data_dir: self.data_dir.clone(),
-            cluster_key: match &self.cluster_key {
-                None => None,
-                Some(path) => Some(
-                    crate::tcp::ClusterKey::read(path)
-                        .map_err(|error| format!("--cluster-key: {error}"))?,
-                ),
-            },
+            cluster_key: read_key("--cluster-key", self.cluster_key.as_deref())?,
+            admin_key: read_key("--admin-key", self.admin_key.as_deref())?,
             read_mode: self.read_mode,
             allow_faults: self.allow_faults,
             check_quorum_after: self.check_quorum_ms.map(std::time::Duration::from_millis),
@@ -175,6 +176,16 @@ impl ServerArgs {
             mutations: self.mutations.iter().copied().collect(),
         })
     }
+}
+
+/// The key in the file `flag` names, if it names one.
+fn read_key(
+    flag: &str,
+    path: Option<&std::path::Path>,
+) -> Result<Option<crate::tcp::ClusterKey>, String> {
+    path.map(crate::tcp::ClusterKey::read)
+        .transpose()
+        .map_err(|error| format!("{flag}: {error}"))
 }
 
 /// `HOST:PORT`, the host a name or an address.

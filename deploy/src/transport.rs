@@ -93,10 +93,22 @@ pub struct TcpKvTransport {
 }
 
 impl TcpKvTransport {
-    /// Calls each server at its client address.
+    /// Calls each server at its client address, as a client.
     pub fn new(servers: &BTreeMap<NodeId, SocketAddr>) -> TcpKvTransport {
         TcpKvTransport {
             callers: Callers::new(servers, None),
+        }
+    }
+
+    /// Calls each server at its client address as an administrator: each connection proves
+    /// it holds the administrators' `key` (the servers' `--admin-key`), so the administrator's
+    /// requests and a nemesis's faults are served.
+    pub fn administering(
+        servers: &BTreeMap<NodeId, SocketAddr>,
+        key: ClusterKey,
+    ) -> TcpKvTransport {
+        TcpKvTransport {
+            callers: Callers::new(servers, Some(key)),
         }
     }
 

@@ -47,6 +47,7 @@ impl Deployment {
             .map(|&id| (id, addresses[(nodes + id.0) as usize]))
             .collect();
         let cluster_key = deploy::tcp::ClusterKey::generate().expect("random bytes for a key");
+        let admin_key = deploy::tcp::ClusterKey::generate().expect("random bytes for a key");
         let configs: Vec<ServerConfig> = ids
             .iter()
             .map(|&id| ServerConfig {
@@ -56,6 +57,7 @@ impl Deployment {
                 voters: voters.clone(),
                 data_dir: root.join(id.to_string()),
                 cluster_key: Some(cluster_key.clone()),
+                admin_key: Some(admin_key.clone()),
                 read_mode,
                 allow_faults: false,
                 check_quorum_after: None,
@@ -254,8 +256,30 @@ fn an_administrator_grows_shrinks_and_hands_over_a_running_cluster() {
         None,
         Some(first_three.clone()),
     );
-    let admin = TcpKvTransport::new(&deployment.clients);
     let patience = Duration::from_secs(20);
+    // A client, and an administrator holding another cluster's administrators' key, are refused
+    // by name (the latter at its handshake: no answer at all).
+    let client = TcpKvTransport::new(&deployment.clients);
+    let refused = administer(&client, AdminRequest::Transfer(NodeId(1)), patience);
+    assert!(
+        matches!(&refused, Err(deploy::AdminError::Refused { why, .. }) if why == deploy::NOT_AN_ADMINISTRATOR),
+        "{refused:?}"
+    );
+    client.close();
+    let impostor = TcpKvTransport::administering(
+        &deployment.clients,
+        deploy::tcp::ClusterKey::generate().expect("random bytes for a key"),
+    );
+    let refused = administer(&impostor, AdminRequest::Membership, Duration::from_secs(2));
+    assert!(
+        matches!(refused, Err(deploy::AdminError::NoLeader(_))),
+        "{refused:?}"
+    );
+    impostor.close();
+    let admin = TcpKvTransport::administering(
+        &deployment.clients,
+        deployment.configs[0].admin_key.clone().expect("a key"),
+    );
     let ask = |request| administer(&admin, request, patience);
     let (_, start) = ask(AdminRequest::Membership).expect("a leader answers");
     assert_eq!(start, Membership::of_voters(first_three.iter().copied()));

@@ -75,7 +75,8 @@ fn verdict_through(
                 leading_args: Vec::new(),
             },
             server_args(read_mode),
-        ),
+        )
+        .expect("random bytes for a key"),
         root: root.clone(),
         plan,
         duration: Duration::from_millis(3500),

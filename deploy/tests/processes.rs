@@ -50,7 +50,8 @@ impl Processes {
                     leading_args: Vec::new(),
                 },
                 server_args,
-            ),
+            )
+            .expect("random bytes for a key"),
             root: root.clone(),
             network,
             lossy_disks: false,
@@ -62,6 +63,14 @@ impl Processes {
             cluster: Some(cluster),
             root,
         }
+    }
+
+    /// A transport that proves it holds the run's administrators' key (written beside the data
+    /// directories), for faults.
+    fn administrator(&self) -> TcpKvTransport {
+        let key = deploy::tcp::ClusterKey::read(&self.root.join("admin.key"))
+            .unwrap_or_else(|error| panic!("{error}"));
+        TcpKvTransport::administering(&self.clients, key)
     }
 
     fn cluster(&mut self) -> &mut LocalCluster {
@@ -391,8 +400,15 @@ fn a_server_whose_disk_refuses_a_write_stops_and_acknowledges_nothing() {
 #[test]
 fn a_server_whose_disk_a_nemesis_fails_stops_and_acknowledges_nothing() {
     a_failing_disk_stops_the_server("disk-fault", &["--allow-faults"], |processes| {
-        let transport = TcpKvTransport::new(&processes.clients);
-        transport
+        // A client without the administrators' key is refused the fault, by name.
+        let client = TcpKvTransport::new(&processes.clients);
+        assert_eq!(
+            client.fail_disk(NodeId(0), Duration::from_secs(1)),
+            Err(deploy::NOT_AN_ADMINISTRATOR.to_string())
+        );
+        client.close();
+        processes
+            .administrator()
             .fail_disk(NodeId(0), Duration::from_secs(1))
             .expect("the fault is accepted");
     });
@@ -450,7 +466,7 @@ fn a_leader_paused_with_sigstop_past_the_election_timeout_loses_no_acknowledged_
 #[test]
 fn clock_jumps_on_a_follower_and_on_the_leader_lose_no_acknowledged_append() {
     let mut processes = Processes::new(3, "clock-jumps", &["--allow-faults"]);
-    let transport = TcpKvTransport::new(&processes.clients);
+    let transport = processes.administrator();
     let jump = |to: NodeId| {
         let change = ClockChange {
             rate_ppm: 1_000_000,
@@ -506,7 +522,7 @@ fn clock_jumps_on_a_follower_and_on_the_leader_lose_no_acknowledged_append() {
 #[test]
 fn a_server_refuses_faults_unless_started_to_allow_them() {
     let processes = Processes::new(1, "faults-refused", &[]);
-    let transport = TcpKvTransport::new(&processes.clients);
+    let transport = processes.administrator();
     let change = ClockChange {
         rate_ppm: 500_000,
         jump: Duration::ZERO,

@@ -7,7 +7,7 @@
 //! `cargo bench -p interleave --bench node_port_auth` (20,000 calls a case); with `--test` (as the
 //! suite runs it) 200.
 
-use deploy::tcp::{Caller, ClusterKey, Listener, RaftRpc};
+use deploy::tcp::{Admission, Caller, ClusterKey, Listener, RaftRpc};
 use node::messages::{AppendEntriesArgs, AppendEntriesReply, Request, Response};
 use node::{Command, Entry, LogIndex, NodeId, Term};
 use std::sync::Arc;
@@ -50,7 +50,7 @@ fn main() {
     let test_mode = std::env::args().any(|arg| arg == "--test");
     let calls = if test_mode { 200 } else { 20_000 };
     let chunk = calls / 10;
-    let answer = Arc::new(|_: Request| {
+    let answer = Arc::new(|_, _: Request| {
         Some(Response::AppendEntries(AppendEntriesReply {
             term: Term(3),
             success: true,
@@ -60,8 +60,11 @@ fn main() {
     });
     let key = ClusterKey::generate().expect("random bytes for a key");
     let loopback = "127.0.0.1:0".parse().expect("an address");
-    let plain_port = Listener::bind::<RaftRpc>(loopback, answer.clone(), None).expect("bind");
-    let keyed_port = Listener::bind::<RaftRpc>(loopback, answer, Some(key.clone())).expect("bind");
+    let plain_port =
+        Listener::bind::<RaftRpc>(loopback, answer.clone(), Admission::Anyone).expect("bind");
+    let keyed_port =
+        Listener::bind::<RaftRpc>(loopback, answer, Admission::KeyHolders(key.clone()))
+            .expect("bind");
     let plain = Caller::<RaftRpc>::new(plain_port.local_addr(), None);
     let keyed = Caller::<RaftRpc>::new(keyed_port.local_addr(), Some(key));
     println!("node port round trips, {calls} calls a case, chunks of {chunk} alternating");

@@ -83,8 +83,9 @@ pub enum Command {
 /// `interleave admin`.
 #[derive(Args, Clone, Debug)]
 #[command(
-    after_help = "Examples (a cluster whose servers take clients on ports 7100-7102):\n  \
-    interleave admin --servers 127.0.0.1:7100,127.0.0.1:7101,127.0.0.1:7102 membership\n  \
+    after_help = "Examples (a cluster whose servers take clients on ports 7100-7102, started with --admin-key admin.key):\n  \
+    interleave admin --admin-key admin.key --servers 127.0.0.1:7100,127.0.0.1:7101,127.0.0.1:7102 membership\n  \
+    export INTERLEAVE_ADMIN_KEY_FILE=admin.key\n  \
     interleave admin --servers 127.0.0.1:7100,127.0.0.1:7101 add-learner 3\n  \
     interleave admin --servers 127.0.0.1:7100,127.0.0.1:7101 promote 3\n  \
     interleave admin --servers 127.0.0.1:7100,127.0.0.1:7101 transfer 1"
@@ -94,6 +95,10 @@ pub struct AdminArgs {
     /// until the one that leads answers.
     #[arg(long, required = true, value_delimiter = ',', value_parser = parse_socket_address)]
     pub servers: Vec<std::net::SocketAddr>,
+    /// The administrators' key file, the one the servers were started with (--admin-key): the
+    /// servers answer an administrator's request only on a connection that proves it holds it.
+    #[arg(long, env = "INTERLEAVE_ADMIN_KEY_FILE", value_name = "FILE")]
+    pub admin_key: std::path::PathBuf,
     /// How long to keep asking before giving up, in seconds (a new leader must commit an
     /// entry of its term first, and one change waits for the one before it).
     #[arg(long, default_value = "10", value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]

@@ -1,10 +1,12 @@
 //! [`InterleaveServer`]: this project's own server as a [`System`]: started with its id, the
 //! members, its client address and data directory; clients are the node crate's `Clerk` (a
 //! session, retries with one sequence number, the leader found); it cooperates with the
-//! nemesis's clock and disk faults (`--allow-faults`).
+//! nemesis's clock and disk faults (`--allow-faults`), sent as an administrator (`--admin-key`:
+//! a key made for the run, in `admin.key` beside the data directories).
 
 use super::{Connection, KvClient, NodeStart, System, Unreachable};
 use crate::real_time::{now, sleep_until};
+use crate::tcp::{auth::KeyError, ClusterKey};
 use crate::TcpKvTransport;
 use models::{KvInput, KvOutput};
 use node::kv::{Clerk, ClerkConfig, KvOp, KvReply, KvRequest, KvResult, KvTransport};
@@ -35,12 +37,19 @@ pub struct InterleaveServer {
     /// Arguments every server gets after its id, members, addresses and data directory
     /// (`--read-mode`, `--allow-faults`, ...).
     pub args: Vec<String>,
+    /// The administrators' key of the run: the nemesis's membership changes and faults prove
+    /// they hold it.
+    pub admin_key: ClusterKey,
 }
 
 impl InterleaveServer {
-    /// `program` with `args`, as a system to start.
-    pub fn system(program: ServerProgram, args: Vec<String>) -> Arc<dyn System> {
-        Arc::new(InterleaveServer { program, args })
+    /// `program` with `args`, as a system to start, with a new administrators' key.
+    pub fn system(program: ServerProgram, args: Vec<String>) -> Result<Arc<dyn System>, KeyError> {
+        Ok(Arc::new(InterleaveServer {
+            program,
+            args,
+            admin_key: ClusterKey::generate()?,
+        }))
     }
 }
 
@@ -65,6 +74,8 @@ impl System for InterleaveServer {
             .arg(node.data_dir)
             .arg("--cluster-key")
             .arg(cluster_key_beside(node.data_dir))
+            .arg("--admin-key")
+            .arg(self.admin_key_beside(node.data_dir))
             .args(&self.args);
         command
     }
@@ -72,7 +83,7 @@ impl System for InterleaveServer {
     fn connect(&self, clients: &BTreeMap<NodeId, SocketAddr>) -> Arc<dyn Connection> {
         Arc::new(InterleaveConnection {
             transport: Arc::new(TcpKvTransport::new(clients)),
-            control: TcpKvTransport::new(clients),
+            control: TcpKvTransport::administering(clients, self.admin_key.clone()),
         })
     }
 
@@ -115,6 +126,24 @@ fn cluster_key_beside(data_dir: &std::path::Path) -> PathBuf {
         }
     }
     path
+}
+
+impl InterleaveServer {
+    /// The run's administrators' key, written beside the nodes' data directories for a server
+    /// to read (again before every start: a directory left by an earlier run holds its key).
+    fn admin_key_beside(&self, data_dir: &std::path::Path) -> PathBuf {
+        let path = data_dir
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .join("admin.key");
+        if let Err(error) = self.admin_key.write(&path) {
+            tracing::warn!(
+                "cannot write the administrators' key {}: {error}",
+                path.display()
+            );
+        }
+        path
+    }
 }
 
 /// The clients' transport, and the nemesis's own one beside it, so that its status and fault

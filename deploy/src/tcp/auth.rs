@@ -354,6 +354,12 @@ impl Opener {
     }
 }
 
+/// Whether a connection's first `frame` begins a handshake (on a port that serves strangers
+/// too, a stranger's first request never does: a call id of that value is never used).
+pub fn is_hello(frame: &[u8]) -> bool {
+    frame.starts_with(HELLO_MAGIC)
+}
+
 /// The caller's side of the handshake: `send` writes one frame, `receive` reads one (each
 /// within the caller's deadline). Returns the connection's two halves.
 pub fn call_handshake(

@@ -5,17 +5,20 @@
 //! for too long is closed, a frame must arrive whole within a deadline once it has begun, and
 //! the bytes of the frames being read or handled on all connections together have a budget. A
 //! connection that passes a limit or sends a malformed frame is closed; the caller's side
-//! makes a new one on its next call.
+//! makes a new one on its next call. One address may hold only so many of the connections, so
+//! one client cannot shut the others out, and a connection that must prove it holds a key has
+//! [`HANDSHAKE_DEADLINE`] to do so. Who is served, and as what, is the listener's
+//! [`Admission`]; each request reaches the handler with its connection's [`Standing`].
 
 use super::auth::{
-    answer_handshake, AuthError, ClusterKey, Opener, Sealer, MAX_HANDSHAKE_FRAME_BYTES,
+    answer_handshake, is_hello, AuthError, ClusterKey, Opener, Sealer, MAX_HANDSHAKE_FRAME_BYTES,
 };
-use super::frame_reader::{read_request_frame, FrameBudget, FrameEnd};
+use super::frame_reader::{read_request_frame, FrameBudget, FrameEnd, Reservation};
 use super::Protocol;
 use crate::threads::{join_all, join_finished};
 use crate::wire::frame::write_frame;
 use std::io::{self, BufReader, BufWriter, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -25,12 +28,48 @@ use threadsim::sync::{Arc, Mutex};
 pub const MAX_IN_FLIGHT: usize = 64;
 /// How long writing one reply may take before the connection is given up.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long a connection that must prove it holds a key has for each of its handshake's
+/// frames: a stranger cannot hold a member's place for the idle timeout.
+pub const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Who a listener serves, and as what.
+#[derive(Clone, Debug)]
+pub enum Admission {
+    /// Anyone, as a [`Standing::Stranger`]: a client port without administrators, or the node
+    /// port of a cluster on loopback addresses without a key.
+    Anyone,
+    /// Only a connection that proves it holds the key ([`super::auth`]): a node port.
+    KeyHolders(ClusterKey),
+    /// Anyone; a connection that begins with the handshake and proves it holds the key is a
+    /// [`Standing::KeyHolder`] (the client port, the key the administrators'): a connection
+    /// that begins with a handshake and fails it is refused.
+    AnyoneAndKeyHolders(ClusterKey),
+}
+
+impl From<Option<ClusterKey>> for Admission {
+    /// A key's holders only, or anyone without one.
+    fn from(key: Option<ClusterKey>) -> Admission {
+        key.map_or(Admission::Anyone, Admission::KeyHolders)
+    }
+}
+
+/// What a connection proved before its requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// Nothing.
+    Stranger,
+    /// That it holds the listener's key.
+    KeyHolder,
+}
 
 /// What one listener allows its connections (see the module's documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ListenerLimits {
     /// Connections served at once; one more is closed as soon as it is accepted.
     pub max_connections: usize,
+    /// Connections served at once from one IP address; one more from it is closed as soon as it
+    /// is accepted, whatever the others hold.
+    pub max_connections_per_address: usize,
     /// The largest request frame.
     pub max_request_bytes: usize,
     /// The bytes of request frames being read or handled, on every connection together; a
@@ -42,12 +81,14 @@ pub struct ListenerLimits {
     pub idle_timeout: Duration,
 }
 
-/// What handles a request: `None` answers nothing (the node is dead).
+/// What handles a request of a connection of a standing: `None` answers nothing (the node is
+/// dead).
 pub type Handler<P> =
-    Arc<dyn Fn(<P as Protocol>::Request) -> Option<<P as Protocol>::Reply> + Send + Sync>;
+    Arc<dyn Fn(Standing, <P as Protocol>::Request) -> Option<<P as Protocol>::Reply> + Send + Sync>;
 
-/// A served connection: its stream (to shut it) and the thread reading it.
+/// A served connection: who it comes from, its stream (to shut it) and the thread reading it.
 struct Served {
+    peer: IpAddr,
     stream: Shutter,
     thread: JoinHandle<()>,
 }
@@ -68,14 +109,13 @@ pub struct Listener {
 
 impl Listener {
     /// Listens on `address` (port 0 picks a free one) and serves every connection with
-    /// `handler`, within the protocol's limits ([`Protocol::LIMITS`]). With a `key`, only a
-    /// connection that proves it holds it is served ([`super::auth`]).
+    /// `handler`, within the protocol's limits ([`Protocol::LIMITS`]), whom `admission` lets in.
     pub fn bind<P: Protocol>(
         address: SocketAddr,
         handler: Handler<P>,
-        key: Option<ClusterKey>,
+        admission: Admission,
     ) -> io::Result<Listener> {
-        Listener::bind_with_limits::<P>(address, handler, P::LIMITS, key)
+        Listener::bind_with_limits::<P>(address, handler, P::LIMITS, admission)
     }
 
     /// [`Listener::bind`] with limits of its own (tests shorten the timeouts).
@@ -83,7 +123,7 @@ impl Listener {
         address: SocketAddr,
         handler: Handler<P>,
         limits: ListenerLimits,
-        key: Option<ClusterKey>,
+        admission: Admission,
     ) -> io::Result<Listener> {
         let listener = TcpListener::bind(address)?;
         let address = listener.local_addr()?;
@@ -96,7 +136,7 @@ impl Listener {
             let serving = Serving {
                 handler,
                 limits,
-                key: key.map(Arc::new),
+                admission: Arc::new(admission),
                 refused: refused.clone(),
             };
             std::thread::Builder::new()
@@ -157,7 +197,7 @@ impl Drop for Listener {
 struct Serving<P: Protocol> {
     handler: Handler<P>,
     limits: ListenerLimits,
-    key: Option<Arc<ClusterKey>>,
+    admission: Arc<Admission>,
     refused: Arc<AtomicU64>,
 }
 
@@ -166,7 +206,7 @@ impl<P: Protocol> Clone for Serving<P> {
         Serving {
             handler: self.handler.clone(),
             limits: self.limits,
-            key: self.key.clone(),
+            admission: self.admission.clone(),
             refused: self.refused.clone(),
         }
     }
@@ -186,6 +226,9 @@ fn accept<P: Protocol>(
         }
         // A connection that failed before it was accepted changes nothing.
         let Ok(stream) = stream else { continue };
+        let Ok(peer) = stream.peer_addr().map(|address| address.ip()) else {
+            continue;
+        };
         let mut served = served.lock();
         let (finished, running): (Vec<_>, Vec<_>) = std::mem::take(&mut *served)
             .into_iter()
@@ -206,6 +249,19 @@ fn accept<P: Protocol>(
             let _ = stream.shutdown(Shutdown::Both);
             continue;
         }
+        let from_peer = served
+            .iter()
+            .filter(|connection| connection.peer == peer)
+            .count();
+        if from_peer >= limits.max_connections_per_address {
+            tracing::debug!(
+                %peer,
+                "a connection over the limit of {} from one address closed",
+                limits.max_connections_per_address
+            );
+            let _ = stream.shutdown(Shutdown::Both);
+            continue;
+        }
         let Ok(shutter) = stream.try_clone() else {
             continue;
         };
@@ -221,6 +277,7 @@ fn accept<P: Protocol>(
             });
         if let Ok(thread) = thread {
             served.push(Served {
+                peer,
                 stream: shutter,
                 thread,
             });
@@ -229,7 +286,7 @@ fn accept<P: Protocol>(
 }
 
 /// Reads requests until the connection ends, misbehaves or passes a limit, handling each on its
-/// own thread; with a key, only after the connection has proved it holds it.
+/// own thread; a connection that must prove it holds a key, only after it has.
 fn serve<P: Protocol>(stream: TcpStream, serving: &Serving<P>, budget: &Arc<FrameBudget>) {
     let limits = serving.limits;
     let refuse = |why: &dyn std::fmt::Display| {
@@ -245,32 +302,45 @@ fn serve<P: Protocol>(stream: TcpStream, serving: &Serving<P>, budget: &Arc<Fram
     };
     let mut writer = BufWriter::new(writer);
     let mut reader = BufReader::new(&stream);
-    let (sealer, mut opener) = match &serving.key {
-        None => (Sealer::plain(), Opener::plain()),
-        Some(key) => match handshake(key, &mut reader, &stream, &mut writer, budget, &limits) {
-            Ok(halves) => halves,
-            // A handshake frame past its limit or its deadline is a refusal like a wrong proof.
-            Err(AuthError::Io(error)) if error.kind() == io::ErrorKind::InvalidData => {
-                refuse(&format!("its handshake: {error}"));
-                let _ = stream.shutdown(Shutdown::Both);
-                return;
-            }
-            Err(AuthError::Io(error)) => {
-                tracing::debug!("a connection closed during its handshake: {error}");
-                let _ = stream.shutdown(Shutdown::Both);
-                return;
-            }
-            Err(refused) => {
-                refuse(&refused);
-                let _ = stream.shutdown(Shutdown::Both);
-                return;
-            }
-        },
+    let mut connection = Incoming {
+        reader: &mut reader,
+        stream: &stream,
+        budget,
+        limits: &limits,
     };
+    let admitted = match admit(&serving.admission, &mut connection, &mut writer) {
+        Ok(admitted) => admitted,
+        // A handshake frame past its limit or its deadline is a refusal like a wrong proof.
+        Err(AuthError::Io(error)) if error.kind() == io::ErrorKind::InvalidData => {
+            refuse(&format!("its handshake: {error}"));
+            let _ = stream.shutdown(Shutdown::Both);
+            return;
+        }
+        Err(AuthError::Io(error)) => {
+            tracing::debug!("a connection closed during its handshake: {error}");
+            let _ = stream.shutdown(Shutdown::Both);
+            return;
+        }
+        Err(refused) => {
+            refuse(&refused);
+            let _ = stream.shutdown(Shutdown::Both);
+            return;
+        }
+    };
+    let Admitted {
+        standing,
+        sealer,
+        mut opener,
+        mut first,
+    } = admitted;
     let writer = Arc::new(Mutex::new((writer, sealer)));
     let mut handlers = Vec::new();
     loop {
-        let (frame, reserved) = match read_request_frame(&mut reader, &stream, budget, &limits) {
+        let next = match first.take() {
+            Some(frame) => Ok(frame),
+            None => read_request_frame(&mut reader, &stream, budget, &limits),
+        };
+        let (frame, reserved) = match next {
             Ok(read) => read,
             Err(FrameEnd::Closed) => break,
             Err(passed) => {
@@ -304,7 +374,7 @@ fn serve<P: Protocol>(stream: TcpStream, serving: &Serving<P>, budget: &Arc<Fram
             .spawn(move || {
                 // The request's bytes stay counted until it is answered.
                 let _reserved = reserved;
-                let Some(reply) = handler(request) else {
+                let Some(reply) = handler(standing, request) else {
                     return;
                 };
                 let mut writer = writer.lock();
@@ -326,35 +396,103 @@ fn serve<P: Protocol>(stream: TcpStream, serving: &Serving<P>, budget: &Arc<Fram
     join_all(handlers);
 }
 
-/// The listener's side of the handshake ([`super::auth`]), its frames read within the
-/// listener's limits like any request.
+/// What a connection sends, and the limits it is read within.
+struct Incoming<'a, 'r> {
+    reader: &'a mut BufReader<&'r TcpStream>,
+    stream: &'a TcpStream,
+    budget: &'a Arc<FrameBudget>,
+    limits: &'a ListenerLimits,
+}
+
+/// What a connection is served as, once admitted.
+struct Admitted {
+    standing: Standing,
+    sealer: Sealer,
+    opener: Opener,
+    /// A stranger's first request, read to see whether it was a handshake.
+    first: Option<(Vec<u8>, Reservation)>,
+}
+
+/// Lets a connection in as `admission` says (answering a handshake through `writer`), or says
+/// why not.
+fn admit(
+    admission: &Admission,
+    incoming: &mut Incoming<'_, '_>,
+    writer: &mut BufWriter<TcpStream>,
+) -> Result<Admitted, AuthError> {
+    let stranger = |first| Admitted {
+        standing: Standing::Stranger,
+        sealer: Sealer::plain(),
+        opener: Opener::plain(),
+        first,
+    };
+    let holder = |(sealer, opener)| Admitted {
+        standing: Standing::KeyHolder,
+        sealer,
+        opener,
+        first: None,
+    };
+    match admission {
+        Admission::Anyone => Ok(stranger(None)),
+        Admission::KeyHolders(key) => {
+            let hello = incoming.receive_handshake_frame()?;
+            handshake(key, &hello, incoming, writer).map(holder)
+        }
+        Admission::AnyoneAndKeyHolders(key) => {
+            let (first, reserved) = match read_request_frame(
+                incoming.reader,
+                incoming.stream,
+                incoming.budget,
+                incoming.limits,
+            ) {
+                Ok(read) => read,
+                Err(FrameEnd::Closed) => {
+                    return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into())
+                }
+                Err(passed) => return Err(io::Error::other(passed.to_string()).into()),
+            };
+            if is_hello(&first) {
+                drop(reserved);
+                handshake(key, &first, incoming, writer).map(holder)
+            } else {
+                Ok(stranger(Some((first, reserved))))
+            }
+        }
+    }
+}
+
+impl Incoming<'_, '_> {
+    /// One frame of a handshake: at most [`MAX_HANDSHAKE_FRAME_BYTES`], within
+    /// [`HANDSHAKE_DEADLINE`].
+    fn receive_handshake_frame(&mut self) -> Result<Vec<u8>, io::Error> {
+        let limits = ListenerLimits {
+            max_request_bytes: MAX_HANDSHAKE_FRAME_BYTES,
+            idle_timeout: HANDSHAKE_DEADLINE.min(self.limits.idle_timeout),
+            frame_deadline: HANDSHAKE_DEADLINE.min(self.limits.frame_deadline),
+            ..*self.limits
+        };
+        match read_request_frame(self.reader, self.stream, self.budget, &limits) {
+            Ok((frame, _reserved)) => Ok(frame),
+            Err(FrameEnd::Closed) => Err(io::ErrorKind::UnexpectedEof.into()),
+            Err(passed) => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                passed.to_string(),
+            )),
+        }
+    }
+}
+
+/// The listener's side of the handshake ([`super::auth`]) that `hello` began.
 fn handshake(
     key: &ClusterKey,
-    reader: &mut BufReader<&TcpStream>,
-    stream: &TcpStream,
+    hello: &[u8],
+    incoming: &mut Incoming<'_, '_>,
     writer: &mut BufWriter<TcpStream>,
-    budget: &Arc<FrameBudget>,
-    limits: &ListenerLimits,
 ) -> Result<(Sealer, Opener), AuthError> {
-    let limits = ListenerLimits {
-        max_request_bytes: MAX_HANDSHAKE_FRAME_BYTES,
-        ..*limits
-    };
-    let mut receive = || match read_request_frame(reader, stream, budget, &limits) {
-        Ok((frame, _reserved)) => Ok(frame),
-        Err(FrameEnd::Closed) => Err(io::ErrorKind::UnexpectedEof.into()),
-        Err(passed) => Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            passed.to_string(),
-        )),
-    };
-    let hello = receive()?;
-    answer_handshake(
-        key,
-        &hello,
-        &mut |frame| write_frame(writer, frame).and_then(|()| writer.flush()),
-        &mut receive,
-    )
+    let mut send = |frame: &[u8]| write_frame(writer, frame).and_then(|()| writer.flush());
+    answer_handshake(key, hello, &mut send, &mut || {
+        incoming.receive_handshake_frame()
+    })
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
@@ -364,36 +502,53 @@ mod tests {
     use crate::wire::kv::{ClientReply, ClientRequest, StatusReport};
     use std::io::Read;
 
-    /// A listener that answers every status request, with timeouts short enough for a test.
-    fn quick_listener() -> Listener {
-        let limits = ListenerLimits {
-            frame_deadline: Duration::from_millis(300),
-            idle_timeout: Duration::from_millis(300),
-            ..ClientProtocol::LIMITS
-        };
-        let status = StatusReport {
-            term: node::Term(1),
+    /// A status whose term says who asked: 1 a stranger, 2 a key holder.
+    fn status_of(standing: Standing) -> StatusReport {
+        StatusReport {
+            term: node::Term(match standing {
+                Standing::Stranger => 1,
+                Standing::KeyHolder => 2,
+            }),
             leader: true,
             commit_index: node::LogIndex(0),
             last_applied: node::LogIndex(0),
             last_log_index: node::LogIndex(0),
+        }
+    }
+
+    /// A client port that answers every status request with [`status_of`] its caller, with
+    /// timeouts short enough for a test and at most two connections from one address.
+    fn quick_listener(admission: Admission) -> Listener {
+        let limits = ListenerLimits {
+            frame_deadline: Duration::from_millis(300),
+            idle_timeout: Duration::from_millis(300),
+            max_connections_per_address: 2,
+            ..ClientProtocol::LIMITS
         };
         let handler: Handler<ClientProtocol> =
-            Arc::new(move |_: ClientRequest| Some(ClientReply::Status(status)));
+            Arc::new(|standing, _| Some(ClientReply::Status(status_of(standing))));
         Listener::bind_with_limits::<ClientProtocol>(
             "127.0.0.1:0".parse().unwrap(),
             handler,
             limits,
-            None,
+            admission,
         )
         .expect("bind")
     }
 
-    /// How long until the server closes `stream` (at most 5 s).
+    /// Who `caller` was taken for, if it was answered.
+    fn standing_of(caller: &Caller<ClientProtocol>) -> Option<u64> {
+        match caller.call(&ClientRequest::Status, Duration::from_millis(800)) {
+            Some(ClientReply::Status(status)) => Some(status.term.0),
+            _ => None,
+        }
+    }
+
+    /// How long until the server closes `stream` (at most 15 s: past the handshake deadline and short of the idle timeout).
     fn closed_after(mut stream: &TcpStream) -> Duration {
         let start = crate::real_time::now();
         stream
-            .set_read_timeout(Some(Duration::from_secs(5)))
+            .set_read_timeout(Some(Duration::from_secs(15)))
             .unwrap();
         let mut byte = [0u8; 1];
         assert!(
@@ -406,7 +561,7 @@ mod tests {
     /// A node port that answers every vote request, keyed with `key`.
     fn keyed_listener(key: &ClusterKey) -> Listener {
         use node::messages::{RequestVoteReply, Response};
-        let handler: Handler<crate::tcp::RaftRpc> = Arc::new(|_| {
+        let handler: Handler<crate::tcp::RaftRpc> = Arc::new(|_, _| {
             Some(Response::RequestVote(RequestVoteReply {
                 term: node::Term(1),
                 vote_granted: false,
@@ -415,7 +570,7 @@ mod tests {
         Listener::bind::<crate::tcp::RaftRpc>(
             "127.0.0.1:0".parse().unwrap(),
             handler,
-            Some(key.clone()),
+            Admission::KeyHolders(key.clone()),
         )
         .expect("bind")
     }
@@ -466,8 +621,69 @@ mod tests {
     }
 
     #[test]
+    fn a_stranger_on_a_keyed_node_port_has_the_handshake_deadline_not_the_idle_timeout() {
+        let key = ClusterKey::generate().unwrap();
+        let listener = keyed_listener(&key);
+        let silent = TcpStream::connect(listener.local_addr()).unwrap();
+        let waited = closed_after(&silent);
+        assert!(
+            waited >= HANDSHAKE_DEADLINE - Duration::from_millis(100)
+                && waited < HANDSHAKE_DEADLINE + Duration::from_secs(1),
+            "closed after {waited:?}, not after the handshake deadline"
+        );
+    }
+
+    #[test]
+    fn one_address_holds_at_most_its_share_of_the_connections() {
+        let listener = quick_listener(Admission::Anyone);
+        let first = TcpStream::connect(listener.local_addr()).unwrap();
+        let second = TcpStream::connect(listener.local_addr()).unwrap();
+        let third = TcpStream::connect(listener.local_addr()).unwrap();
+        assert!(
+            closed_after(&third) < Duration::from_millis(200),
+            "a third connection from one address closed at once"
+        );
+        // Another address (all of 127/8 is this machine) is served meanwhile.
+        let mut other =
+            crate::tcp::connect_from([127, 0, 0, 2].into(), listener.local_addr()).unwrap();
+        let request = ClientProtocol::encode_request(7, &ClientRequest::Status);
+        crate::wire::frame::write_frame(&mut other, &request).unwrap();
+        other
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
+        let reply = crate::wire::frame::read_frame(&mut other)
+            .expect("an answer")
+            .expect("a frame");
+        assert!(matches!(
+            ClientProtocol::decode_reply(&reply),
+            Ok((7, ClientReply::Status(_)))
+        ));
+        drop((first, second));
+    }
+
+    #[test]
+    fn a_client_port_serves_strangers_and_tells_key_holders_apart() {
+        let key = ClusterKey::generate().unwrap();
+        let listener = quick_listener(Admission::AnyoneAndKeyHolders(key.clone()));
+        let stranger = Caller::<ClientProtocol>::new(listener.local_addr(), None);
+        assert_eq!(standing_of(&stranger), Some(1));
+        stranger.close();
+        let holder = Caller::<ClientProtocol>::new(listener.local_addr(), Some(key));
+        assert_eq!(standing_of(&holder), Some(2));
+        assert_eq!(standing_of(&holder), Some(2), "and on its next call");
+        holder.close();
+        let impostor = Caller::<ClientProtocol>::new(
+            listener.local_addr(),
+            Some(ClusterKey::generate().unwrap()),
+        );
+        assert_eq!(standing_of(&impostor), None, "another key is refused");
+        impostor.close();
+        assert!(listener.refused() >= 1);
+    }
+
+    #[test]
     fn an_idle_connection_and_a_stalled_frame_are_closed_and_an_honest_call_is_answered() {
-        let listener = quick_listener();
+        let listener = quick_listener(Admission::Anyone);
         let idle = TcpStream::connect(listener.local_addr()).unwrap();
         let waited = closed_after(&idle);
         assert!(waited < Duration::from_secs(2), "idle for {waited:?}");

@@ -3,15 +3,18 @@
 //! request on a thread of its own so a slow request never holds up the next ([`Listener`]).
 //! [`Protocol`] names the messages: node-to-node RPCs ([`RaftRpc`]) or the client protocol
 //! ([`ClientProtocol`]). With a [`ClusterKey`], both sides prove they hold it before anything
-//! else is sent, and every frame after carries a tag ([`auth`]): a node port is keyed.
+//! else is sent, and every frame after carries a tag ([`auth`]): a node port is keyed, and on
+//! the client port an administrator's connection is ([`Admission`]).
 
 pub mod auth;
 mod caller;
+mod connect_from;
 mod frame_reader;
 mod listener;
 mod protocol;
 
 pub use auth::{ClusterId, ClusterKey};
 pub use caller::Caller;
-pub use listener::{Listener, ListenerLimits};
+pub use connect_from::connect_from;
+pub use listener::{Admission, Handler, Listener, ListenerLimits, Standing, HANDSHAKE_DEADLINE};
 pub use protocol::{ClientProtocol, Protocol, RaftRpc};

@@ -35,9 +35,11 @@ impl Protocol for RaftRpc {
     /// A handful of peers (and the proxies of a test cluster) keep one connection each; an
     /// AppendEntries batch is at most `Config::max_bytes_per_append` of commands plus one, and
     /// a snapshot goes whole, within the frame limit; a paused or slow peer gets half a minute
-    /// per frame.
+    /// per frame. Half the connections may come from one address (a test cluster's proxies
+    /// all come from loopback; a stranger's connections end at its handshake's deadline).
     const LIMITS: ListenerLimits = ListenerLimits {
         max_connections: 64,
+        max_connections_per_address: 32,
         max_request_bytes: MAX_FRAME_BYTES,
         max_buffered_bytes: 4 * MAX_FRAME_BYTES,
         frame_deadline: Duration::from_secs(30),
@@ -72,9 +74,12 @@ impl Protocol for ClientProtocol {
     type Request = ClientRequest;
     type Reply = ClientReply;
     /// A request holds at most a key and a value within the store's limits (1 KiB and 256
-    /// KiB): 1 MiB a frame leaves room; clients in one process share a connection per server.
+    /// KiB): 1 MiB a frame leaves room; clients in one process share a connection per server,
+    /// so a quarter of the connections is plenty for one address, and one client that holds
+    /// all it may leaves three quarters to the others.
     const LIMITS: ListenerLimits = ListenerLimits {
         max_connections: 128,
+        max_connections_per_address: 32,
         max_request_bytes: MAX_CLIENT_REQUEST_BYTES,
         max_buffered_bytes: 64 * MAX_CLIENT_REQUEST_BYTES,
         frame_deadline: Duration::from_secs(10),

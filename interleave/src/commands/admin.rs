@@ -1,6 +1,7 @@
 //! `interleave admin`: an administrator's request to a running cluster (the configuration, a
 //! change of it, a transfer of leadership), sent through `deploy::administer` to whichever of
-//! the servers leads, and the configuration after it printed.
+//! the servers leads, each connection proving it holds the administrators' key, and the
+//! configuration after it printed.
 
 use crate::cli::{AdminAction, AdminArgs};
 use deploy::wire::admin::AdminRequest;
@@ -18,7 +19,14 @@ pub fn admin(args: &AdminArgs) -> ExitCode {
         .map(NodeId)
         .zip(args.servers.iter().copied())
         .collect();
-    let transport = TcpKvTransport::new(&servers);
+    let key = match deploy::tcp::ClusterKey::read(&args.admin_key) {
+        Ok(key) => key,
+        Err(error) => {
+            eprintln!("interleave admin: --admin-key: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let transport = TcpKvTransport::administering(&servers, key);
     let request = request(args.action);
     let outcome = administer(&transport, request, Duration::from_secs(args.timeout));
     transport.close();

@@ -184,5 +184,6 @@ fn interleave_server(args: &DeployArgs) -> Result<Arc<dyn System>, String> {
     for mutation in &args.mutations {
         server_args.extend(["--mutation".to_string(), mutation.name().to_string()]);
     }
-    Ok(InterleaveServer::system(program, server_args))
+    InterleaveServer::system(program, server_args)
+        .map_err(|error| format!("the administrators' key: {error}"))
 }
