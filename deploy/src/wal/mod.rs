@@ -53,6 +53,15 @@ pub enum WalError {
         /// What is wrong.
         why: String,
     },
+    /// A file the log needs is gone (deleted, or lost with its disk): what it held was
+    /// acknowledged, so the node must not start as if it had never been written.
+    #[error("{}: missing: {evidence}; restore it, or move the data directory away to start this node empty (as a new member)", file.display())]
+    Missing {
+        /// The file.
+        file: PathBuf,
+        /// How the log knows it existed.
+        evidence: String,
+    },
     /// A file cannot be read or written.
     #[error("{}: {source}", file.display())]
     Io {

@@ -58,6 +58,10 @@ pub enum Item {
     /// The record restates the state as of its write: a hard state, the snapshot if there is
     /// one, and, if `complete`, every entry after the snapshot.
     Checkpoint { complete: bool },
+    /// The segment ends here and the log goes on in segment `segment`, which exists (it was
+    /// created durably before this was written): the last record of every segment the log
+    /// rolled over from, alone in its record, so a missing last segment is seen.
+    ContinuedIn { segment: u64 },
 }
 
 impl Item {
@@ -107,6 +111,10 @@ impl Item {
                 body.push(5);
                 body.push(u8::from(*complete));
             }
+            Item::ContinuedIn { segment } => {
+                body.push(6);
+                body.extend_from_slice(&segment.to_le_bytes());
+            }
         }
     }
 
@@ -118,6 +126,7 @@ impl Item {
             Item::Entry { command, .. } => 1 + 8 + 8 + 4 + command.len(),
             Item::Snapshot(_) => 1 + 8 + 8 + 8 + 8 + 4,
             Item::Checkpoint { .. } => 1 + 1,
+            Item::ContinuedIn { .. } => 1 + 8,
         }
     }
 }
@@ -247,6 +256,9 @@ pub fn decode_items(mut body: &[u8]) -> Result<Vec<Item>, String> {
                     flag => return Err(format!("bad checkpoint flag {flag}")),
                 },
             },
+            6 => Item::ContinuedIn {
+                segment: u64_at(take(8)?, 0),
+            },
             kind => return Err(format!("unknown item kind {kind}")),
         };
         items.push(item);
@@ -278,6 +290,7 @@ mod tests {
                 term: Term(3),
                 voted_for: Some(NodeId(2)),
             },
+            Item::ContinuedIn { segment: 9 },
         ]
     }
 

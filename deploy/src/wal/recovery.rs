@@ -139,6 +139,8 @@ impl Replay {
             Item::Checkpoint { .. } => {
                 return Err("a checkpoint that does not start its record".to_string())
             }
+            // Where the segment's file goes on: checked by `recover`, nothing to the state.
+            Item::ContinuedIn { .. } => {}
         }
         Ok(())
     }
@@ -198,6 +200,8 @@ struct ParsedSegment {
     good_len: u64,
     /// Where a damaged record starts, and why.
     damage: Option<(u64, String)>,
+    /// The segment its seal says the log goes on in, if it was rolled over from.
+    continued_in: Option<u64>,
 }
 
 fn parse_segment(path: &Path, number: u64) -> Result<ParsedSegment, WalError> {
@@ -210,6 +214,7 @@ fn parse_segment(path: &Path, number: u64) -> Result<ParsedSegment, WalError> {
         max_entry: LogIndex(0),
         good_len: 0,
         damage: None,
+        continued_in: None,
     };
     if let Err(why) = check_segment_header(&bytes, number) {
         if bytes.len() > SEGMENT_HEADER_LEN {
@@ -243,11 +248,31 @@ fn parse_segment(path: &Path, number: u64) -> Result<ParsedSegment, WalError> {
                 break;
             }
             Framed::Record { body, len } => {
-                let items = decode_items(body).map_err(|why| WalError::Damaged {
+                let damaged = |why: String| WalError::Damaged {
                     file: path.to_path_buf(),
                     offset: offset as u64,
                     why,
-                })?;
+                };
+                let items = decode_items(body).map_err(damaged)?;
+                if let Some(next) = segment.continued_in {
+                    return Err(damaged(format!(
+                        "a record after the seal that ends this segment (the log went on in {})",
+                        super::files::segment_name(next)
+                    )));
+                }
+                if let [Item::ContinuedIn { segment: next }] = items[..] {
+                    if next != number + 1 {
+                        return Err(damaged(format!(
+                            "a seal naming segment {next} after segment {number}"
+                        )));
+                    }
+                    segment.continued_in = Some(next);
+                } else if items
+                    .iter()
+                    .any(|item| matches!(item, Item::ContinuedIn { .. }))
+                {
+                    return Err(damaged("a seal among other items".to_string()));
+                }
                 for item in &items {
                     if let Item::Entry { index, .. } = item {
                         segment.max_entry = segment.max_entry.max(*index);
@@ -341,6 +366,25 @@ pub fn recover(dir: &Path) -> Result<Recovered, WalError> {
             });
         }
         parsed.push(segment);
+    }
+    if let Some(last) = parsed.last() {
+        if let Some(next) = last.continued_in {
+            return Err(WalError::Missing {
+                file: dir.join(super::files::segment_name(next)),
+                evidence: format!(
+                    "{} ends with a seal saying the log goes on in it",
+                    last.path.display()
+                ),
+            });
+        }
+    } else if let Some(&number) = snapshots.iter().max() {
+        return Err(WalError::Missing {
+            file: dir.join(super::files::segment_name(1)),
+            evidence: format!(
+                "no segment is left, and the snapshot {} that a segment pointed at is",
+                dir.join(super::files::snapshot_name(number)).display()
+            ),
+        });
     }
     let start = replay_start(
         &parsed

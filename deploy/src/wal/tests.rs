@@ -236,6 +236,88 @@ fn damage_before_the_last_segment_is_refused_with_its_file_and_offset() {
 }
 
 #[test]
+fn a_missing_last_segment_or_every_segment_is_refused_by_name() {
+    let write = |dir: &Path, states: &[PersistentState]| {
+        let wal = WalPersister::open_with_segment_size(dir, 256).expect("opens");
+        for state in states {
+            save(&wal, state);
+        }
+    };
+    let refusal = |dir: &Path| {
+        WalPersister::open_with_segment_size(dir, 256)
+            .err()
+            .expect("refused")
+            .to_string()
+    };
+    // Rolled over, before any snapshot: the first segments are still needed.
+    let dir = scratch("missing-last");
+    write(&dir, &history()[..20]);
+    let last = last_segment(&dir);
+    assert_ne!(last, dir.join(segment_name(1)), "rolled over");
+    fs::remove_file(&last).unwrap();
+    let message = refusal(&dir);
+    assert!(
+        message.contains(&last.display().to_string())
+            && message.contains("missing")
+            && message.contains("ends with a seal"),
+        "{message}"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+    // Every segment gone, the snapshot they pointed at left.
+    let dir = scratch("missing-all");
+    write(&dir, &history());
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|ext| ext == "log") {
+            fs::remove_file(path).unwrap();
+        }
+    }
+    let message = refusal(&dir);
+    assert!(
+        message.contains("no segment is left") && message.contains("snapshot-"),
+        "{message}"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_record_after_a_seal_or_a_seal_to_another_segment_is_damage() {
+    use super::record::{frame, Item};
+    let dir = scratch("seal");
+    {
+        let wal = WalPersister::open_with_segment_size(&dir, 256).expect("opens");
+        for state in &history()[..20] {
+            save(&wal, state);
+        }
+    }
+    let first = dir.join(segment_name(1));
+    let sealed = fs::read(&first).unwrap();
+    let mut after_seal = sealed.clone();
+    after_seal.extend_from_slice(&frame(&[Item::Truncate { from: LogIndex(1) }]));
+    fs::write(&first, &after_seal).unwrap();
+    let message = WalPersister::open_with_segment_size(&dir, 256)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(message.contains("a record after the seal"), "{message}");
+    // The seal rewritten to name a segment two on.
+    let seal = frame(&[Item::ContinuedIn { segment: 2 }]);
+    assert!(
+        sealed.ends_with(&seal),
+        "the first segment ends with its seal"
+    );
+    let mut elsewhere = sealed[..sealed.len() - seal.len()].to_vec();
+    elsewhere.extend_from_slice(&frame(&[Item::ContinuedIn { segment: 3 }]));
+    fs::write(&first, &elsewhere).unwrap();
+    let message = WalPersister::open_with_segment_size(&dir, 256)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(message.contains("a seal naming segment 3"), "{message}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_damaged_snapshot_file_is_refused() {
     let dir = scratch("snapshot");
     let states = history();

@@ -333,8 +333,8 @@ impl Writer {
         Ok(())
     }
 
-    /// Closes the current segment and starts the next with a checkpoint of the term, the vote
-    /// and the snapshot; the segments the new checkpoint's snapshot covers are deleted once it
+    /// Closes the current segment (sealed with the next one's number) and starts the next with
+    /// a checkpoint of the term, the vote and the snapshot; the segments the new checkpoint's snapshot covers are deleted once it
     /// is durable.
     fn roll_over(&mut self, directory: &File, state: &PersistentState) -> io::Result<()> {
         let closed = self.segments.back().expect("a current segment").number;
@@ -344,6 +344,9 @@ impl Writer {
             buffer.clear();
         }
         let file = create_segment(&self.dir, directory, number)?;
+        // The closed segment says where the log goes on: the new one exists durably now, so a
+        // recovery that finds this seal and not the segment knows a file was lost.
+        (&*self.segment).write_all(&frame(&[Item::ContinuedIn { segment: number }]))?;
         let old = std::mem::replace(&mut self.segment, Arc::new(file));
         self.closed_unsynced
             .push((self.dir.join(segment_name(closed)), old));
