@@ -587,7 +587,7 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
         match name {
             "all" => {
                 all = true;
-                kinds.extend(FaultKind::ALL.into_iter().filter(|kind| kind.is_safe()));
+                kinds.extend(FaultKind::ALL.into_iter().filter(|kind| kind.in_all()));
             }
             "none" => {}
             "" => return Err(format!("{text:?}: an empty fault name")),
@@ -604,7 +604,7 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
 
 fn faults_help() -> String {
     let mut help = String::from(
-        "The faults, separated by commas: `all` (every kind below but clock-beyond), `none`, or \
+        "The faults, separated by commas: `all` (every kind below but clock-beyond and forged), `none`, or \
          names:",
     );
     for kind in FaultKind::ALL {

@@ -41,6 +41,8 @@ pub fn bound_on_leader(kind: FaultKind, nodes: usize) -> Option<Duration> {
         | FaultKind::DiskFull
         | FaultKind::Corrupt
         | FaultKind::Membership => node.commit_bound_leader_lost(),
+        // Messages from a stranger must cost the leader nothing: only the clients' own retries.
+        FaultKind::Forged => Duration::ZERO,
     };
     let retries = clerk.call_timeout * u32::try_from(nodes).unwrap_or(u32::MAX) + clerk.retry_pause;
     Some(node_bound + retries)

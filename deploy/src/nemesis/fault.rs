@@ -63,11 +63,16 @@ pub enum FaultKind {
     /// the others at 1.2x-1.5x), one clock jumped forward, through the fault that comes next:
     /// deliberately unsafe for lease reads, so not part of `all`.
     ClockBeyond,
+    /// A process outside the cluster, holding neither key, sends every node forged votes,
+    /// appends, handovers, huge frames and administrator's requests while the clients run:
+    /// each must be refused, and the cluster must not notice (this project's server; named on
+    /// its own, `--faults all,forged`, as it tests the servers' gates rather than the protocol).
+    Forged,
 }
 
 impl FaultKind {
     /// Every kind.
-    pub const ALL: [FaultKind; 18] = [
+    pub const ALL: [FaultKind; 19] = [
         FaultKind::Partition,
         FaultKind::OneWay,
         FaultKind::Delay,
@@ -86,11 +91,17 @@ impl FaultKind {
         FaultKind::Corrupt,
         FaultKind::Membership,
         FaultKind::ClockBeyond,
+        FaultKind::Forged,
     ];
 
-    /// Whether a correct cluster must survive it with every read mode (what `all` means).
+    /// Whether a correct cluster must survive it with every read mode.
     pub fn is_safe(self) -> bool {
         self != FaultKind::ClockBeyond
+    }
+
+    /// Whether `all` names it: every safe kind but `forged`, which is named on its own.
+    pub fn in_all(self) -> bool {
+        self.is_safe() && self != FaultKind::Forged
     }
 
     /// Whether it needs the servers' data directories on lossy disks (FUSE and root).
@@ -130,11 +141,15 @@ impl FaultKind {
 
     /// Whether the servers themselves must make it (at a client's request): clock rates and
     /// jumps, a disk that fails, and changes of the configuration (this project's
-    /// administrator's requests).
+    /// administrator's requests); or it speaks this project's wire (forged messages).
     pub fn needs_cooperation(self) -> bool {
         matches!(
             self,
-            FaultKind::Clock | FaultKind::ClockBeyond | FaultKind::Disk | FaultKind::Membership
+            FaultKind::Clock
+                | FaultKind::ClockBeyond
+                | FaultKind::Disk
+                | FaultKind::Membership
+                | FaultKind::Forged
         )
     }
 
@@ -159,6 +174,7 @@ impl FaultKind {
             FaultKind::Corrupt => "corrupt",
             FaultKind::Membership => "membership",
             FaultKind::ClockBeyond => "clock-beyond",
+            FaultKind::Forged => "forged",
         }
     }
 
@@ -201,6 +217,10 @@ impl FaultKind {
             }
             FaultKind::ClockBeyond => {
                 "the leader's clock at 0.25x-0.5x, the others' 1.2x-1.5x (unsafe for leases)"
+            }
+            FaultKind::Forged => {
+                "a stranger sends every node forged votes, appends, huge frames and \
+                 administrator's requests: each must be refused (not part of all)"
             }
         }
     }
@@ -393,6 +413,12 @@ pub enum Fault {
     },
     /// The configuration changed, and changed back when the fault ends.
     Reconfigure(Reconfiguration),
+    /// Forged messages sent to every node until the fault ends; aimed at the target as far as
+    /// availability is counted (the leader's writes must not stop).
+    Forged {
+        /// The node whose leadership is watched.
+        target: Target,
+    },
 }
 
 impl Fault {
@@ -430,6 +456,7 @@ impl Fault {
             Fault::DiskFull { .. } => FaultKind::DiskFull,
             Fault::Corrupt { .. } => FaultKind::Corrupt,
             Fault::Reconfigure(_) => FaultKind::Membership,
+            Fault::Forged { .. } => FaultKind::Forged,
         }
     }
 }
@@ -522,6 +549,10 @@ impl fmt::Display for Fault {
             Fault::Reconfigure(Reconfiguration::Transfer) => {
                 write!(f, "membership: the leadership handed to another voter")
             }
+            Fault::Forged { target } => write!(
+                f,
+                "forged: a stranger's messages to every node, {target} watched"
+            ),
         }
     }
 }

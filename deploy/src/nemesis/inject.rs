@@ -2,6 +2,7 @@
 //! fault hits is decided here, when it comes (the leader of the moment, say).
 
 use super::fault::{clocks_text, Direction, Fault, Target};
+use super::forger::{Forger, Targets};
 use crate::lossy_fs::Corruption;
 use crate::real_time::now;
 use crate::system::{Connection, Unreachable};
@@ -37,6 +38,8 @@ pub enum Injected {
     Disk(NodeId, Instant),
     /// The configuration was changed: make these changes to undo it.
     Reconfigured(Vec<node::MembershipChange>),
+    /// A stranger sends forged messages: stop it, and count what came of them.
+    Forging(Forger),
 }
 
 /// The cluster a nemesis works on, and the means it works with.
@@ -336,6 +339,24 @@ impl Nemesis<'_> {
                 ))
             }
             Fault::Reconfigure(change) => self.reconfigure(change),
+            Fault::Forged { target } => {
+                let (_, named) = self.resolve(target);
+                let targets = Targets {
+                    node_ports: self
+                        .cluster
+                        .ids()
+                        .into_iter()
+                        .map(|node| (node, self.cluster.rpc_address(node)))
+                        .collect(),
+                    client_ports: self.cluster.clients().clone(),
+                };
+                let forger = Forger::start(targets)
+                    .map_err(|error| format!("cannot start the forger: {error}"))?;
+                Ok((
+                    format!("forged: a stranger's messages to every node ({named} watched)"),
+                    Injected::Forging(forger),
+                ))
+            }
         }
     }
 
@@ -416,6 +437,16 @@ impl Nemesis<'_> {
             }
             Injected::Corrupted(node, corruption) => self.after_corruption(node, corruption),
             Injected::Reconfigured(changes) => self.reconfigure_back(&changes),
+            Injected::Forging(forger) => {
+                let tally = forger.stop();
+                if tally.taken.is_empty() && tally.refused > 0 {
+                    Ok(tally.describe())
+                } else if tally.taken.is_empty() {
+                    Err(format!("{}: none reached a node", tally.describe()))
+                } else {
+                    Err(format!("{}: {}", tally.describe(), tally.taken.join("; ")))
+                }
+            }
             Injected::Disk(node, since) => {
                 let exited = self
                     .cluster

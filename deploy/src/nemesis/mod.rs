@@ -14,6 +14,7 @@
 mod availability;
 mod clients;
 mod fault;
+mod forger;
 mod inject;
 mod plan;
 mod reconfigure;
@@ -23,6 +24,7 @@ mod run;
 pub use availability::{bound_on_leader, writes_stopped_for, FaultGroup, WritesStopped};
 pub use clients::{Clients, Workload, KEY_LIFETIME, OPERATION_DEADLINE};
 pub use fault::{Direction, Fault, FaultKind, Reconfiguration, Target};
+pub use forger::{Forger, Tally, Targets};
 pub use plan::{plan, Step};
 pub use recovery::RECOVERY_BOUND;
 pub use run::{run, FaultRecord, NemesisConfig, NemesisRun};

@@ -180,6 +180,7 @@ fn draw(rng: &mut DetRng, kind: FaultKind, nodes: u32) -> (Fault, Duration) {
             };
             (Fault::Reconfigure(change), seconds(rng, 1000, 4000))
         }
+        FaultKind::Forged => (Fault::Forged { target }, seconds(rng, 3000, 6000)),
     }
 }
 

@@ -364,3 +364,39 @@ fn forged_votes_appends_handovers_and_administrators_requests_from_outside_are_r
     );
     servers.stop_cleanly();
 }
+
+/// The nemesis's `forged` fault against real servers while a clerk writes: every forged
+/// message refused, none unanswered, and the clerk's writes go on.
+#[test]
+fn the_nemesis_forger_is_refused_everything_while_a_clerk_writes() {
+    let mut servers = Servers::start(3, "hostile-forger");
+    let mut clerk = honest_clerk(&servers);
+    clerk.put("k", "before", None).expect("no deadline");
+    let targets = deploy::nemesis::Targets {
+        node_ports: servers
+            .cluster
+            .ids()
+            .into_iter()
+            .map(|id| (id, servers.cluster.rpc_address(id)))
+            .collect(),
+        client_ports: servers.cluster.clients().clone(),
+    };
+    let forger = deploy::nemesis::Forger::start(targets).expect("a thread");
+    for i in 0..60 {
+        clerk
+            .append("k", &format!("{i};"), None)
+            .expect("served while forged messages arrive");
+        #[allow(clippy::disallowed_methods)] // real processes, real time
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let tally = forger.stop();
+    assert!(
+        tally.taken.is_empty(),
+        "{}: {:?}",
+        tally.describe(),
+        tally.taken
+    );
+    assert_eq!(tally.unanswered, 0, "{}", tally.describe());
+    assert!(tally.refused >= 12, "{}", tally.describe());
+    servers.stop_cleanly();
+}
