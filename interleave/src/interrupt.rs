@@ -2,9 +2,10 @@
 //!
 //! - **Ctrl-C** during `chaos`, `shrink` or `deploy`, and **SIGTERM** and **SIGHUP** alike (a
 //!   CI runner's cancel, a closed terminal): the first one asks the command to stop at the next
-//!   boundary (no new seed starts; a shrink keeps the smallest failing schedule found so far and
-//!   writes it; a nemesis heals and checks what ran), and says so on standard error; a second
-//!   one ends the process at once. The exit status is 128 + the signal (130 for Ctrl-C), as
+//!   boundary (no new seed starts, and the seeds under way are abandoned at their next step,
+//!   counted as not run; a shrink keeps the smallest failing schedule found so far and writes
+//!   it; a nemesis heals and checks what ran), and says so on standard error; a second one ends
+//!   the process at once. The exit status is 128 + the signal (130 for Ctrl-C), as
 //!   shells report it. Commands that do not ask ([`stop_on_ctrl_c`] not called) keep the
 //!   default: the signal ends them.
 //! - **A closed pipe** (`interleave chaos | head`): the process ends quietly, as `cat` does,
@@ -47,7 +48,7 @@ pub fn interrupted_exit() -> u8 {
 #[cfg(unix)]
 extern "C" fn on_ctrl_c(signal: libc::c_int) {
     const NOTE: &[u8] =
-        b"\ninterleave: stopping at the next boundary (the same signal again quits at once)\n";
+        b"\ninterleave: stopping: the seeds under way are abandoned (the same signal again quits at once)\n";
     if STOPPED_BY
         .compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst)
         .is_err()
@@ -58,6 +59,9 @@ extern "C" fn on_ctrl_c(signal: libc::c_int) {
             libc::raise(signal);
         }
     } else {
+        // The seeds under way stop at their next step instead of running to their end (one
+        // atomic store).
+        crate::engines::abandon_runs();
         // SAFETY: `write` is async-signal-safe; the buffer is a static byte string.
         unsafe {
             libc::write(libc::STDERR_FILENO, NOTE.as_ptr().cast(), NOTE.len());

@@ -186,6 +186,7 @@ impl WorkloadArgs {
 /// key-value run (443 MB at 300 s, measured), so the length of a run is its memory: 600 s is
 /// about 1 GB per worker. OS threads record nothing of the kind.
 pub const MAX_DETERMINISTIC_DURATION: Duration = Duration::from_secs(600);
+const _: () = assert!(MAX_SCHEDULE_END.as_secs() == 2 * MAX_DETERMINISTIC_DURATION.as_secs());
 
 /// Refuses a run its engine cannot hold in bounded memory, or one with a broken variant in a
 /// build without them.
@@ -206,8 +207,53 @@ pub fn check_runnable(spec: &RunSpec) -> Result<(), String> {
                 MAX_DETERMINISTIC_DURATION.as_secs()
             ))
         }
-        _ => Ok(()),
+        _ => check_rounds(spec),
     }
+}
+
+/// Refuses, on a deterministic engine, raft rounds that may take longer than
+/// [`MAX_DETERMINISTIC_DURATION`] of simulated time with no `--duration` to stop them.
+fn check_rounds(spec: &RunSpec) -> Result<(), String> {
+    let round_max = sim::ChaosConfig::default().round_max;
+    let longest = round_max * spec.rounds;
+    let most = MAX_DETERMINISTIC_DURATION.as_millis() / round_max.as_millis();
+    if spec.workload == Workload::Raft
+        && spec.scheduler.deterministic()
+        && spec.duration.is_none()
+        && longest > MAX_DETERMINISTIC_DURATION
+    {
+        return Err(format!(
+            "--rounds {} may take {} simulated s (a round takes up to {} ms), over the {} s a \
+             deterministic run may last: at most {most} rounds, or --duration {} to stop them \
+             there, or --scheduler os for long ones",
+            spec.rounds,
+            longest.as_secs(),
+            round_max.as_millis(),
+            MAX_DETERMINISTIC_DURATION.as_secs(),
+            MAX_DETERMINISTIC_DURATION.as_secs(),
+        ));
+    }
+    Ok(())
+}
+
+/// The latest a schedule replayed on a deterministic engine may end: twice the longest run,
+/// so the schedule of any run the commands make (its rounds or clients, then its healing and
+/// probes) replays, and one edited to end at 10^7 s is refused before it runs for hours.
+pub const MAX_SCHEDULE_END: Duration = Duration::from_secs(2 * 600);
+
+/// Refuses, on a deterministic engine, a schedule whose events go on past [`MAX_SCHEDULE_END`]:
+/// the run follows it to its end.
+pub fn check_schedule_end(spec: &RunSpec, end: Duration) -> Result<(), String> {
+    if spec.scheduler.deterministic() && end > MAX_SCHEDULE_END {
+        return Err(format!(
+            "the schedule ends at {:.6} s, past the {} s a schedule may last on a deterministic \
+             engine (shuttle keeps every thread switch in memory): cut it, or add --scheduler os \
+             to its flags note",
+            end.as_secs_f64(),
+            MAX_SCHEDULE_END.as_secs()
+        ));
+    }
+    Ok(())
 }
 
 /// `--mutation`: one of [`Mutation::ALL`], listed in `--help` and in shell completions, each

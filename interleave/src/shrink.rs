@@ -32,6 +32,7 @@ pub fn spec_of(schedule: &Schedule) -> Result<RunSpec, String> {
     };
     schedule.check_nodes(spec.nodes as usize, &clients)?;
     crate::run_spec::check_runnable(&spec)?;
+    crate::run_spec::check_schedule_end(&spec, schedule.end())?;
     Ok(spec)
 }
 

@@ -77,6 +77,55 @@ fn ctrl_c_sigterm_and_sighup_stop_chaos_at_a_boundary_report_what_ran_and_exit_1
     }
 }
 
+/// A signal does not wait for the seed under way: a 600 s key-value seed (18 s of work in the
+/// test build) is abandoned at its next step, counted as not run, and the command ends at once.
+#[test]
+fn sigterm_abandons_the_seed_under_way_and_reports_it_not_run() {
+    use std::io::Read;
+    let mut child = support::interleave_command()
+        .args([
+            "chaos",
+            "--workload",
+            "kv",
+            "--duration",
+            "600",
+            "--seeds",
+            "1",
+            "--workers",
+            "1",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run interleave");
+    // The header comes after the handler is installed; a second later the seed is under way.
+    let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
+    let mut header = String::new();
+    stdout.read_line(&mut header).expect("stdout");
+    assert!(header.starts_with("interleave chaos: "), "{header}");
+    #[allow(clippy::disallowed_methods)] // a real process in real time
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    #[allow(clippy::disallowed_methods)] // a real process's wall time
+    let signalled = std::time::Instant::now();
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    // SAFETY: signals the child this test started and has not yet waited for.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).expect("stdout");
+    let status = child.wait().expect("wait");
+    let took = signalled.elapsed();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{rest}");
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "{took:?} to stop: {rest}"
+    );
+    assert!(
+        rest.contains("interrupted by SIGTERM: 0 of 1 seeds ran (1 under way abandoned)"),
+        "{rest}"
+    );
+    assert!(!rest.contains("FAILED"), "{rest}");
+}
+
 #[test]
 fn ctrl_c_stops_deploy_which_stops_its_servers_and_saves_what_ran() {
     let out = support::fresh_dir("deploy-interrupted");

@@ -454,13 +454,17 @@ impl Model for KvStore {
     }
 
     fn state_heap_bytes(&self, state: &Self::State) -> usize {
-        // A B-tree keeps up to 11 entries per node; a node's own bookkeeping, shared out, is
-        // well under this per entry.
-        const PER_ENTRY: usize = 2 * std::mem::size_of::<String>() + 16;
-        state
-            .iter()
-            .map(|(key, value)| key.capacity() + value.capacity() + PER_ENTRY)
-            .sum()
+        // Whole nodes, and every string's buffer as the allocator hands it out: counted by
+        // length, a map of a few short keys took twice the budget (issue 59).
+        let entry = 2 * std::mem::size_of::<String>();
+        crate::heap::btree_node_bytes(state.len(), entry)
+            + state
+                .iter()
+                .map(|(key, value)| {
+                    crate::heap::allocated(key.capacity())
+                        + crate::heap::allocated(value.capacity())
+                })
+                .sum::<usize>()
     }
 
     fn describe(&self, input: &KvInput, output: Option<&KvOutput>) -> String {

@@ -25,6 +25,7 @@ mod cli_files;
 mod cli_txn;
 pub mod corpus;
 pub mod formats;
+mod heap;
 pub mod history;
 pub mod html;
 pub mod kv;

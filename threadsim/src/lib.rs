@@ -65,6 +65,7 @@
 //! wait with timeouts, tested all three ways.
 #![deny(missing_docs)]
 
+pub mod abandon;
 pub mod channel;
 pub mod clock;
 mod context;

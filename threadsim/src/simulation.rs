@@ -262,6 +262,13 @@ where
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
+        if crate::abandon::runs_abandoned() {
+            // Its threads are left to the process, which is about to end.
+            return Err(SimFailure {
+                seed,
+                message: crate::abandon::ABANDONED.to_string(),
+            });
+        }
         let progress = clock.progress();
         if progress.deadlocked {
             return Err(SimFailure {

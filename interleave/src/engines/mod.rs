@@ -31,6 +31,14 @@ impl Default for Watchdog {
     }
 }
 
+/// Stops every seed under way on either engine at its next step, and every later one: each
+/// fails with `threadsim::abandon::ABANDONED` (async-signal-safe: an atomic store in each
+/// build of `threadsim`).
+pub fn abandon_runs() {
+    threadsim::abandon::abandon_runs();
+    threadsim_shuttle::abandon::abandon_runs();
+}
+
 /// Runs `spec`, its events generated as it goes.
 pub fn run_seed(spec: &RunSpec, watchdog: Watchdog) -> SeedOutcome {
     run_seed_following(spec, watchdog, None)

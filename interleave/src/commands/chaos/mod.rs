@@ -69,10 +69,11 @@ pub fn chaos(args: &ChaosArgs, watchdog: Watchdog) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Before the header: a signal that comes once it is shown finds the handler.
+    crate::interrupt::stop_on_ctrl_c();
     if !args.json {
         print_header(args, &spec, workers, whole, range);
     }
-    crate::interrupt::stop_on_ctrl_c();
     let run = Run {
         args,
         spec,
@@ -256,6 +257,19 @@ fn run_and_verify(
     #[allow(clippy::disallowed_methods)] // the seed's wall time, for the JUnit report
     let started = std::time::Instant::now();
     let mut outcome = run_seed(&spec);
+    if outcome
+        .failure
+        .as_deref()
+        .is_some_and(threadsim::abandon::is_abandoned)
+    {
+        // Stopped by Ctrl-C or SIGTERM: nothing to verify, and nothing found.
+        return Finished {
+            spec,
+            wall: started.elapsed(),
+            outcome,
+            verification: None,
+        };
+    }
     let deterministic = spec.scheduler.deterministic();
     let self_checked =
         deterministic && self_check_every > 0 && spec.seed.is_multiple_of(self_check_every);

@@ -97,6 +97,7 @@ fn summary_json(
                 "tool": env!("CARGO_PKG_VERSION"),
             },
             "interrupted": crate::interrupt::interrupted(),
+            "abandoned": tally.abandoned,
             "engine": run.spec.scheduler.describe(run.spec.pct_depth),
             "failures": tally.failures,
             "nondeterministic": tally.diverged,
@@ -186,8 +187,13 @@ fn print_summary(
     }
     print_unavailability(&totals.fault_windows);
     if crate::interrupt::interrupted() {
+        let abandoned = match tally.abandoned {
+            0 => String::new(),
+            1 => " (1 under way abandoned)".to_string(),
+            n => format!(" ({n} under way abandoned)"),
+        };
         println!(
-            "interrupted by {}: {done} of {} seeds ran{}",
+            "interrupted by {}: {done} of {} seeds ran{abandoned}{}",
             crate::interrupt::interruption(),
             run.range.count,
             if !tally.failures.is_empty() && !args.no_shrink {

@@ -28,6 +28,8 @@ pub(super) struct Tally {
     pub(super) coverage: crate::coverage::CoverageTally,
     /// Failing seeds stopped at their violation (no figures).
     pub(super) stopped_early: u64,
+    /// Seeds under way when Ctrl-C or SIGTERM came, stopped before their end: not run.
+    pub(super) abandoned: u64,
     saved: usize,
     pub(super) totals: RunFigures,
     /// The lowest failing seed whose replay held, and its folder: the one to shrink.
@@ -46,6 +48,14 @@ impl Tally {
             outcome,
             verification,
         } = finished;
+        if outcome
+            .failure
+            .as_deref()
+            .is_some_and(threadsim::abandon::is_abandoned)
+        {
+            self.abandoned += 1;
+            return;
+        }
         self.done += 1;
         self.coverage.add(&outcome.coverage, &outcome.faults_fired);
         if run.args.junit.is_some() {

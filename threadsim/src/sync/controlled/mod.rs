@@ -119,6 +119,9 @@ where
     let value = match outcome {
         // Stopped by the scheduler: the body never finished.
         Ok(_) if livelock.is_some() => Err(livelock.expect("just seen").to_string()),
+        Ok(_) if lock(&result).is_none() && crate::abandon::runs_abandoned() => {
+            Err(crate::abandon::ABANDONED.to_string())
+        }
         Ok(_) => lock(&result)
             .take()
             .unwrap_or_else(|| Err("the execution ended without running its body".into())),

@@ -129,6 +129,10 @@ impl Scheduler for Controlled {
         current: Option<TaskId>,
         is_yielding: bool,
     ) -> Option<TaskId> {
+        if crate::abandon::runs_abandoned() {
+            // No task: shuttle stops the execution, and the run reports it abandoned.
+            return None;
+        }
         let now = super::simulated_now();
         let highest = runnable.iter().map(|task| usize::from(task.id())).max();
         self.tasks = self.tasks.max(highest.map_or(0, |id| id as u64 + 1));
