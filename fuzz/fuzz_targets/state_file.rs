@@ -7,7 +7,7 @@ use libfuzzer_sys::fuzz_target;
 use node::PersistentState;
 
 fuzz_target!(|file: &[u8]| {
-    if let Ok(body) = deploy::decode_state_file(file) {
+    if let Ok(body) = storage::decode_state_file(file) {
         let _ = PersistentState::decode(body);
     }
     if let Ok(state) = PersistentState::decode(file) {

@@ -3,7 +3,7 @@
 //! panic, and a state it recovers comes back the same when the log is opened again.
 #![no_main]
 
-use deploy::wal::{segment_name, WalPersister};
+use storage::wal::{segment_name, WalPersister};
 use libfuzzer_sys::fuzz_target;
 use node::{PersistentState, Persister};
 use std::path::PathBuf;

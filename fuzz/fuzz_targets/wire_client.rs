@@ -2,7 +2,7 @@
 //! never a panic, and what decodes encodes back to the same message.
 #![no_main]
 
-use deploy::wire::kv::{
+use server::wire::kv::{
     decode_client_reply, decode_client_request, encode_client_reply, encode_client_request,
 };
 use libfuzzer_sys::fuzz_target;

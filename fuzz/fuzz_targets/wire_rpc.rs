@@ -2,7 +2,7 @@
 //! encodes back to the same message.
 #![no_main]
 
-use deploy::wire::rpc::{decode_request, decode_response, encode_request, encode_response};
+use server::wire::rpc::{decode_request, decode_response, encode_request, encode_response};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|frame: &[u8]| {

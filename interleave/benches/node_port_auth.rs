@@ -7,9 +7,9 @@
 //! `cargo bench -p interleave --bench node_port_auth` (20,000 calls a case); with `--test` (as the
 //! suite runs it) 200.
 
-use deploy::tcp::{Admission, Caller, ClusterKey, Listener, RaftRpc};
 use node::messages::{AppendEntriesArgs, AppendEntriesReply, Request, Response};
 use node::{Command, Entry, LogIndex, NodeId, Term};
+use server::tcp::{Admission, Caller, ClusterKey, Listener, RaftRpc};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -6,7 +6,7 @@ use crate::run_spec::{
 use crate::seeds::{FirstSeed, Shard};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
-use deploy::nemesis::FaultKind;
+use lab::nemesis::FaultKind;
 use node::kv::ReadMode;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -66,7 +66,7 @@ pub enum Command {
     Deploy(DeployArgs),
     /// Run one server of the replicated key-value store on real disks and TCP (the same as the
     /// `interleave-server` binary; `interleave deploy` starts its servers this way).
-    Server(deploy::ServerArgs),
+    Server(server::ServerArgs),
     /// Change a running cluster's membership, or hand its leadership over: asks each server
     /// in turn until the leader does it, and prints the configuration after it. Exit 0 done,
     /// 1 refused, no leader, or done in part (it may still happen), 2 bad input.
@@ -483,8 +483,8 @@ pub struct DeployArgs {
     pub snapshot_threshold: Option<u64>,
     /// How the servers store their state: `wal` (the default: an append-only log, fsyncs
     /// shared among concurrent writes) or `file` (the whole state rewritten per save).
-    #[arg(long, value_name = "KIND", default_value = "wal", value_parser = deploy::StorageKind::parse)]
-    pub storage: deploy::StorageKind,
+    #[arg(long, value_name = "KIND", default_value = "wal", value_parser = storage::StorageKind::parse)]
+    pub storage: storage::StorageKind,
     /// Make the servers write their state in a deliberately broken way: `ack-before-write`
     /// acknowledges a write before making it (kills must then lose acknowledged writes, and
     /// the run must fail), `in-place` overwrites the state file in place, `no-dir-sync` renames
@@ -514,7 +514,7 @@ pub enum SystemChoice {
     /// This project's server.
     Interleave,
     /// etcd, reading as said.
-    Etcd(deploy::system::EtcdReads),
+    Etcd(lab::system::EtcdReads),
 }
 
 impl SystemChoice {
@@ -522,14 +522,14 @@ impl SystemChoice {
     pub fn name(self) -> &'static str {
         match self {
             SystemChoice::Interleave => "interleave",
-            SystemChoice::Etcd(deploy::system::EtcdReads::Linearizable) => "etcd",
-            SystemChoice::Etcd(deploy::system::EtcdReads::Serializable) => "etcd-serializable",
+            SystemChoice::Etcd(lab::system::EtcdReads::Linearizable) => "etcd",
+            SystemChoice::Etcd(lab::system::EtcdReads::Serializable) => "etcd-serializable",
         }
     }
 }
 
 fn parse_system(text: &str) -> Result<SystemChoice, String> {
-    use deploy::system::EtcdReads;
+    use lab::system::EtcdReads;
     match text {
         "interleave" => Ok(SystemChoice::Interleave),
         "etcd" => Ok(SystemChoice::Etcd(EtcdReads::Linearizable)),
@@ -546,14 +546,14 @@ pub enum NetworkChoice {
     /// Namespaces where this machine can make them, else proxies.
     Auto,
     /// This network.
-    Exactly(deploy::Network),
+    Exactly(lab::Network),
 }
 
 fn parse_network(text: &str) -> Result<NetworkChoice, String> {
     match text {
         "auto" => Ok(NetworkChoice::Auto),
-        "namespaces" => Ok(NetworkChoice::Exactly(deploy::Network::Namespaces)),
-        "proxies" => Ok(NetworkChoice::Exactly(deploy::Network::Proxies)),
+        "namespaces" => Ok(NetworkChoice::Exactly(lab::Network::Namespaces)),
+        "proxies" => Ok(NetworkChoice::Exactly(lab::Network::Proxies)),
         other => Err(format!(
             "{other:?}: the network is auto, namespaces or proxies"
         )),

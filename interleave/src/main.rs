@@ -48,7 +48,7 @@ fn main() -> ExitCode {
     };
     // A server sets up its own logging and signals, as the `interleave-server` binary does.
     let command = match command {
-        Command::Server(args) => return ::deploy::serve(&args, "interleave server"),
+        Command::Server(args) => return ::server::serve(&args, "interleave server"),
         command => command,
     };
     if let Err(message) = interleave::logging::init() {

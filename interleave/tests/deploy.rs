@@ -126,7 +126,7 @@ fn a_server_that_goes_on_after_its_disk_failed_is_caught() {
 fn a_server_that_never_syncs_loses_acknowledged_writes_to_a_power_cut_and_only_to_one() {
     if !realtools::require(
         "a_server_that_never_syncs_loses_acknowledged_writes_to_a_power_cut_and_only_to_one",
-        deploy::lossy_fs::available(),
+        lab::lossy_fs::available(),
     ) {
         return;
     }
@@ -216,8 +216,8 @@ fn bad_input_is_refused_with_a_clear_error() {
 
 /// Whether etcd and network namespaces are here (a skip on a user's machine, a failure in CI).
 fn etcd_can_run(test: &str) -> bool {
-    let etcd = deploy::system::Etcd::available(std::path::Path::new("etcd"));
-    realtools::require(test, etcd.and_then(|()| deploy::netns::available()))
+    let etcd = lab::system::Etcd::available(std::path::Path::new("etcd"));
+    realtools::require(test, etcd.and_then(|()| lab::netns::available()))
 }
 
 #[test]

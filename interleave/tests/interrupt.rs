@@ -156,7 +156,7 @@ fn ctrl_c_stops_deploy_which_stops_its_servers_and_saves_what_ran() {
 /// The names of slot `slot`'s namespaces and links on this machine.
 fn names_of_slot(slot: &str) -> Vec<String> {
     let prefix = format!("ilv{slot}");
-    deploy::netns::names_on_this_machine()
+    lab::netns::names_on_this_machine()
         .expect("ip lists them")
         .into_iter()
         .filter(|name| {
@@ -210,7 +210,7 @@ fn deploy_on_hosts_until_its_first_fault(out: &std::path::Path) -> (std::process
 fn no_namespace_link_or_server_is_left_after_ctrl_c_or_a_kill_9_of_deploy() {
     if !realtools::require(
         "no_namespace_link_or_server_is_left_after_ctrl_c_or_a_kill_9_of_deploy",
-        deploy::netns::available(),
+        lab::netns::available(),
     ) {
         return;
     }

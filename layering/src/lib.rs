@@ -10,11 +10,16 @@
 //! The reading is lexical (comments and strings are dropped, `use` groups expanded, then every
 //! path that starts with `crate::`, `super::` or `self::` resolved to the longest module it
 //! names), which is enough for code that imports by path, as this workspace does.
+//!
+//! Between crates, a crate may be forbidden to depend on another ([`CrateRule`]), read from
+//! the `[dependencies]` of its manifest.
 
 mod graph;
+mod manifest;
 mod paths;
 mod rule;
 mod source;
 
 pub use graph::{cycles, ModuleGraph};
+pub use manifest::{dependencies, dependencies_of, CrateRule};
 pub use rule::{Breach, Rule};

@@ -3,7 +3,7 @@
 
 #![cfg(not(any(loom, shuttle)))]
 
-use layering::{cycles, ModuleGraph, Rule};
+use layering::{cycles, dependencies, dependencies_of, CrateRule, ModuleGraph, Rule};
 use std::path::PathBuf;
 
 /// Every library and binary crate whose modules are checked, by folder.
@@ -16,8 +16,34 @@ const CRATES: &[&str] = &[
     "sim",
     "models",
     "interleave",
-    "deploy",
+    "storage",
+    "server",
+    "lab",
     "layering",
+];
+
+/// Crates that must not depend on another (their `[dependencies]`; a test may reach above).
+const CRATE_RULES: &[CrateRule] = &[
+    CrateRule {
+        krate: "server",
+        forbidden: "lab",
+        why: "what ships never holds the lab: the lab drives servers from outside",
+    },
+    CrateRule {
+        krate: "storage",
+        forbidden: "server",
+        why: "the storage engine sits low enough for the simulation to run it",
+    },
+    CrateRule {
+        krate: "storage",
+        forbidden: "lab",
+        why: "the storage engine sits low enough for the simulation to run it",
+    },
+    CrateRule {
+        krate: "sim",
+        forbidden: "server",
+        why: "the simulation may run the storage engine, not the server's sockets",
+    },
 ];
 
 /// What a folder of a crate must not import, and why (docs/layering.md).
@@ -122,7 +148,7 @@ const RULES: &[(&str, Rule)] = &[
         },
     ),
     (
-        "deploy",
+        "server",
         Rule {
             from: "crate::wire",
             forbidden: "crate::server",
@@ -130,11 +156,11 @@ const RULES: &[(&str, Rule)] = &[
         },
     ),
     (
-        "deploy",
+        "server",
         Rule {
             from: "crate::wire",
-            forbidden: "crate::nemesis",
-            why: "the wire format is beneath whoever speaks it",
+            forbidden: "crate::tcp",
+            why: "the wire format is beneath the connections that carry it",
         },
     ),
 ];
@@ -217,6 +243,46 @@ fn no_folder_imports_what_its_rules_forbid() {
         "layering broken:\n{}",
         breaches.join("\n")
     );
+}
+
+#[test]
+fn no_crate_depends_on_what_its_rules_forbid() {
+    let mut breaches = Vec::new();
+    for rule in CRATE_RULES {
+        let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(rule.krate)
+            .join("Cargo.toml");
+        let names = dependencies_of(&manifest)
+            .unwrap_or_else(|error| panic!("reading {}: {error}", manifest.display()));
+        assert!(
+            names.iter().any(|name| name == "node"),
+            "{}: no dependencies read",
+            rule.krate
+        );
+        if names.iter().any(|name| name == rule.forbidden) {
+            breaches.push(format!(
+                "{} depends on {} ({})",
+                rule.krate, rule.forbidden, rule.why
+            ));
+        }
+    }
+    assert!(
+        breaches.is_empty(),
+        "crate layering broken:\n{}",
+        breaches.join("\n")
+    );
+}
+
+/// The crate rule can fail: a server manifest that names the lab among its dependencies.
+#[test]
+fn a_server_that_depends_on_the_lab_is_caught() {
+    let manifest = "[package]\nname = \"server\"\n[dependencies]\nnode.workspace = true\n\
+                    lab = { path = \"../lab\" }\n";
+    let rule = CRATE_RULES[0];
+    assert!(dependencies(manifest)
+        .iter()
+        .any(|name| name == rule.forbidden));
 }
 
 /// The checks can fail: a crate whose checker and search import each other, and whose core

@@ -1,12 +1,12 @@
 //! `interleave admin`: an administrator's request to a running cluster (the configuration, a
-//! change of it, a transfer of leadership), sent through `deploy::administer` to whichever of
+//! change of it, a transfer of leadership), sent through `server::administer` to whichever of
 //! the servers leads, each connection proving it holds the administrators' key, and the
 //! configuration after it printed.
 
 use crate::cli::{AdminAction, AdminArgs};
-use deploy::wire::admin::AdminRequest;
-use deploy::{administer, TcpKvTransport};
 use node::{MembershipChange, NodeId};
+use server::wire::admin::AdminRequest;
+use server::{administer, TcpKvTransport};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
@@ -19,7 +19,7 @@ pub fn admin(args: &AdminArgs) -> ExitCode {
         .map(NodeId)
         .zip(args.servers.iter().copied())
         .collect();
-    let key = match deploy::tcp::ClusterKey::read(&args.admin_key) {
+    let key = match server::tcp::ClusterKey::read(&args.admin_key) {
         Ok(key) => key,
         Err(error) => {
             eprintln!("interleave admin: --admin-key: {error}");

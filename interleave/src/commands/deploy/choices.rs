@@ -2,16 +2,16 @@
 //! servers are on, and the faults both allow.
 
 use crate::cli::{DeployArgs, FaultList, NetworkChoice, SystemChoice};
-use deploy::nemesis::FaultKind;
-use deploy::system::{Etcd, InterleaveServer, System};
-use deploy::{Network, ServerProgram};
+use lab::nemesis::FaultKind;
+use lab::system::{Etcd, InterleaveServer, System};
+use lab::{Network, ServerProgram};
 use std::sync::Arc;
 
 /// The network `choice` comes to on this machine for `system`: `auto` takes network
 /// namespaces where they can be made and says why not where they cannot; a system whose
 /// members share one list of addresses (etcd) cannot go through proxies.
 pub(super) fn network(choice: NetworkChoice, system: &dyn System) -> Result<Network, String> {
-    let available = deploy::netns::available();
+    let available = lab::netns::available();
     if !system.takes_an_address_per_link() {
         let why = format!(
             "{} gives every member one address for all its peers, so it cannot be given a \
@@ -90,7 +90,7 @@ pub(super) fn injectable(
     let mut kinds = kinds;
     if !held.is_empty() {
         let names: Vec<&str> = held.iter().map(|kind| kind.name()).collect();
-        match deploy::netns::can_hold_packets() {
+        match lab::netns::can_hold_packets() {
             Ok(()) => kinds.extend(held),
             Err(why) if faults.all => {
                 eprintln!("interleave: {} left out of all: {why}", names.join(" and "));
@@ -107,7 +107,7 @@ pub(super) fn injectable(
     let names: Vec<&str> = lossy.iter().map(|kind| kind.name()).collect();
     let available = match system.cannot_use_lossy_disks() {
         Some(why) => Err(why),
-        None => deploy::lossy_fs::available(),
+        None => lab::lossy_fs::available(),
     };
     match available {
         Ok(()) => {
@@ -138,7 +138,7 @@ pub(super) fn system(args: &DeployArgs) -> Result<Arc<dyn System>, String> {
             "--read-mode",
             args.read_mode != node::kv::ReadMode::ReadIndex,
         ),
-        ("--storage", args.storage != deploy::StorageKind::default()),
+        ("--storage", args.storage != storage::StorageKind::default()),
         ("--snapshot-threshold", args.snapshot_threshold.is_some()),
         ("--broken-write", args.broken_write.is_some()),
         ("--mutation", !args.mutations.is_empty()),

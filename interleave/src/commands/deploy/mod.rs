@@ -1,4 +1,4 @@
-//! `interleave deploy`: a real cluster under a nemesis (see [`deploy::nemesis`]), its history
+//! `interleave deploy`: a real cluster under a nemesis (see [`lab::nemesis`]), its history
 //! checked for linearizability, and a folder that shows what happened.
 
 mod choices;
@@ -6,7 +6,7 @@ mod summary;
 
 use crate::cli::{DeployArgs, FaultList};
 use crate::interrupt::{interrupted, stop_on_ctrl_c};
-use deploy::nemesis::{self, writes_stopped_for, FaultRecord, NemesisConfig, NemesisRun, Workload};
+use lab::nemesis::{self, writes_stopped_for, FaultRecord, NemesisConfig, NemesisRun, Workload};
 use models::{
     check_partitions, partition_by_key, CheckOptions, History, KeyValue, KvInput, KvOutput, Report,
 };
@@ -121,7 +121,7 @@ fn claim(out: &Path) -> Result<crate::out_dir::Claim, String> {
     })?;
     // A run killed with its disks mounted left them behind, and nothing can remove them.
     for left in [PARTIAL_CLUSTER, "cluster"] {
-        deploy::lossy_fs::unmount_stale_below(&out.join(left));
+        lab::lossy_fs::unmount_stale_below(&out.join(left));
     }
     claim.clear(|name| name == PARTIAL_CLUSTER)?;
     Ok(claim)

@@ -3,9 +3,9 @@
 
 use crate::cli::{DeployArgs, FaultList, SystemChoice};
 use crate::interrupt::interrupted_exit;
-use deploy::nemesis::{bound_on_leader, FaultRecord, NemesisRun, WritesStopped};
-use deploy::system::System;
-use deploy::Network;
+use lab::nemesis::{bound_on_leader, FaultRecord, NemesisRun, WritesStopped};
+use lab::system::System;
+use lab::Network;
 use models::{Report, Verdict};
 use std::path::PathBuf;
 
@@ -60,7 +60,7 @@ impl Summary {
         if let Some(bytes) = args.snapshot_threshold {
             rerun.push_str(&format!(" --snapshot-threshold {bytes}"));
         }
-        if args.storage != deploy::StorageKind::default() {
+        if args.storage != storage::StorageKind::default() {
             rerun.push_str(&format!(" --storage {}", args.storage.name()));
         }
         if let Some(broken) = &args.broken_write {

@@ -1,0 +1,7 @@
+//! The storage engines on real files under `kill -9`, and opening a data directory.
+#![cfg(not(any(loom, shuttle)))]
+
+mod crash;
+mod data_directory;
+mod killed_writer;
+mod wal_crash;
