@@ -67,6 +67,20 @@ pub struct Targets {
     pub client_ports: BTreeMap<NodeId, SocketAddr>,
 }
 
+impl Targets {
+    /// Every node of `cluster`: where a stranger reaches its node port and its client port.
+    pub fn of(cluster: &crate::LocalCluster) -> Targets {
+        Targets {
+            node_ports: cluster
+                .ids()
+                .into_iter()
+                .map(|node| (node, cluster.rpc_address(node)))
+                .collect(),
+            client_ports: cluster.clients().clone(),
+        }
+    }
+}
+
 /// The forger at work (see the module's documentation); [`Forger::stop`] ends it.
 #[derive(Debug)]
 pub struct Forger {

@@ -342,16 +342,7 @@ impl Nemesis<'_> {
             Fault::Reconfigure(change) => self.reconfigure(change),
             Fault::Forged { target } => {
                 let (_, named) = self.resolve(target);
-                let targets = Targets {
-                    node_ports: self
-                        .cluster
-                        .ids()
-                        .into_iter()
-                        .map(|node| (node, self.cluster.rpc_address(node)))
-                        .collect(),
-                    client_ports: self.cluster.clients().clone(),
-                };
-                let forger = Forger::start(targets)
+                let forger = Forger::start(Targets::of(self.cluster))
                     .map_err(|error| format!("cannot start the forger: {error}"))?;
                 Ok((
                     format!("forged: a stranger's messages to every node ({named} watched)"),

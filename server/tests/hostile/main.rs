@@ -373,15 +373,7 @@ fn the_nemesis_forger_is_refused_everything_while_a_clerk_writes() {
     let mut servers = Servers::start(3, "hostile-forger");
     let mut clerk = honest_clerk(&servers);
     clerk.put("k", "before", None).expect("no deadline");
-    let targets = lab::nemesis::Targets {
-        node_ports: servers
-            .cluster
-            .ids()
-            .into_iter()
-            .map(|id| (id, servers.cluster.rpc_address(id)))
-            .collect(),
-        client_ports: servers.cluster.clients().clone(),
-    };
+    let targets = lab::nemesis::Targets::of(&servers.cluster);
     let forger = lab::nemesis::Forger::start(targets).expect("a thread");
     for i in 0..60 {
         clerk
