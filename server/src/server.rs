@@ -17,9 +17,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 #[cfg(feature = "mutations")]
 use storage::FilePersister;
-use storage::OpenError;
-use storage::WalError;
-use storage::{Storage, StorageKind};
+use storage::{OpenError, Storage, StorageKind, WalError};
 use threadsim::clock::{RatePpm, SkewedClock};
 use threadsim::sync::{Arc, Mutex};
 use threadsim::{channel, ClockRef, SystemClock};
@@ -52,7 +50,7 @@ pub struct ServerConfig {
     pub admin_key: Option<ClusterKey>,
     /// How it serves gets.
     pub read_mode: ReadMode,
-    /// Whether a client may inject faults: change this node's clock, make its disk fail (a
+    /// Whether an administrator may inject faults: change this node's clock, make its disk fail (a
     /// nemesis on a test cluster).
     pub allow_faults: bool,
     /// Check-quorum's window, if not the node's default ([`node::Config::leader_quorum_timeout`]).

@@ -139,7 +139,7 @@ impl FaultKind {
         )
     }
 
-    /// Whether the servers themselves must make it (at a client's request): clock rates and
+    /// Whether the servers themselves must make it (at an administrator's request): clock rates and
     /// jumps, a disk that fails, and changes of the configuration (this project's
     /// administrator's requests); or it speaks this project's wire (forged messages).
     pub fn needs_cooperation(self) -> bool {
