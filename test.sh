@@ -90,11 +90,21 @@ fi
 
 # Under `--cfg loom` or `--cfg shuttle` every test that is not a model compiles to nothing, so the
 # command a user types at the root runs exactly the models (each mode in its own target dir).
-step "loom: exhaustive interleavings of the node's own code and of the example, as users type it"
-RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom-root cargo test
+# Here the models' packages run them, and every other member is checked to build in the mode:
+# the same tests, without code generation for the members that hold no model (on a clean clone
+# of 6b02e98 the root's `cargo test` took 221 s and 174 s; this took 130 s and 106 s).
+models_in() {
+  local mode=$1
+  shift
+  RUSTFLAGS="--cfg $mode" CARGO_TARGET_DIR=target/$mode-root cargo test "$@"
+  RUSTFLAGS="--cfg $mode" CARGO_TARGET_DIR=target/$mode-root cargo check --workspace --all-targets
+}
 
-step "shuttle: whole clusters under random and PCT schedules, and the example, as users type it"
-RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle-root cargo test
+step "loom: exhaustive interleavings of the node's own code and of the example"
+models_in loom -p loom-tests -p worker-pool
+
+step "shuttle: whole clusters under random and PCT schedules, and the example"
+models_in shuttle -p shuttle-tests -p worker-pool
 
 step "benchmarks, each run once"
 # In the test profile (opt-level 1), beside the tests' own build, not in a release build of their
