@@ -49,8 +49,6 @@ pub enum OpenError {
 
 /// An open, locked data directory.
 pub(crate) struct DataDir {
-    /// The directory, open so it can be `fsync`ed after a rename or a new file.
-    pub directory: File,
     /// The locked `LOCK` file; closing it releases the directory.
     pub lock: File,
 }
@@ -105,8 +103,9 @@ impl DataDir {
                 Err(TryLockError::Error(source)) => return Err(unusable(source)),
             }
         }
-        let directory = File::open(dir).map_err(unusable)?;
-        directory.sync_all().map_err(unusable)?;
-        Ok(DataDir { directory, lock })
+        File::open(dir)
+            .and_then(|directory| directory.sync_all())
+            .map_err(unusable)?;
+        Ok(DataDir { lock })
     }
 }

@@ -6,14 +6,14 @@
 //! Only then does it return, and only then may the node answer. A `LOCK` file, held locked
 //! while the persister lives, keeps a second server off the same directory.
 
-use crate::data_dir::{DataDir, OpenError};
+use crate::data_dir::OpenError;
+use crate::filesystem::{DirectoryHold, Filesystem, RealFilesystem};
 use crate::state_file::{decode_state_file, encode_state_file};
 use node::{Persister, StorageError};
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use threadsim::sync::Mutex;
+use threadsim::sync::{Arc, Mutex};
 
 /// The state, in the data directory.
 pub(crate) const STATE: &str = "state";
@@ -39,12 +39,12 @@ pub enum BrokenWrite {
 
 /// Stores a node's state in `state` in a data directory (see the module's documentation).
 pub struct FilePersister {
+    filesystem: Arc<dyn Filesystem>,
+    dir: PathBuf,
     state: PathBuf,
     state_tmp: PathBuf,
-    /// The directory, open so it can be `fsync`ed after a rename.
-    directory: File,
-    /// The locked `LOCK` file; closing it releases the directory.
-    _lock: File,
+    /// Held while the persister lives; dropping it releases the directory.
+    _hold: DirectoryHold,
     /// Serializes saves; the broken [`BrokenWrite::AckBeforeWrite`] keeps its owed bytes here.
     owed: Mutex<Option<Vec<u8>>>,
     /// Set by [`FilePersister::fail_writes`]: every later save fails with EIO.
@@ -58,21 +58,30 @@ impl FilePersister {
     /// `state.tmp` left by a process killed mid-save is removed: the save it held never
     /// returned.
     pub fn open(dir: &Path) -> Result<FilePersister, OpenError> {
-        let DataDir { directory, lock } = DataDir::open(dir)?;
+        FilePersister::open_on(Arc::new(RealFilesystem), dir)
+    }
+
+    /// [`open`](Self::open) on `filesystem`.
+    pub fn open_on(
+        filesystem: Arc<dyn Filesystem>,
+        dir: &Path,
+    ) -> Result<FilePersister, OpenError> {
+        let hold = filesystem.hold_directory(dir)?;
         let unusable = |source| OpenError::Unusable {
             dir: dir.to_path_buf(),
             source,
         };
         let state_tmp = dir.join(STATE_TMP);
-        match fs::remove_file(&state_tmp) {
+        match filesystem.remove(&state_tmp) {
             Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(unusable(error)),
             _ => {}
         }
         Ok(FilePersister {
+            filesystem,
+            dir: dir.to_path_buf(),
             state: dir.join(STATE),
             state_tmp,
-            directory,
-            _lock: lock,
+            _hold: hold,
             owed: Mutex::new(None),
             failing: AtomicBool::new(false),
             #[cfg(feature = "mutations")]
@@ -83,7 +92,17 @@ impl FilePersister {
     /// [`open`](Self::open), writing the state in a deliberately broken way.
     #[cfg(feature = "mutations")]
     pub fn open_broken(dir: &Path, broken: BrokenWrite) -> Result<FilePersister, OpenError> {
-        let mut persister = FilePersister::open(dir)?;
+        FilePersister::open_broken_on(Arc::new(RealFilesystem), dir, broken)
+    }
+
+    /// [`open_broken`](Self::open_broken) on `filesystem`.
+    #[cfg(feature = "mutations")]
+    pub fn open_broken_on(
+        filesystem: Arc<dyn Filesystem>,
+        dir: &Path,
+        broken: BrokenWrite,
+    ) -> Result<FilePersister, OpenError> {
+        let mut persister = FilePersister::open_on(filesystem, dir)?;
         persister.broken = Some(broken);
         Ok(persister)
     }
@@ -103,7 +122,7 @@ impl FilePersister {
     /// rename durable.
     fn replace(&self, file: &[u8]) -> Result<(), StorageError> {
         self.rename_into_place(file)?;
-        self.directory.sync_all().map_err(|error| {
+        self.filesystem.sync_directory(&self.dir).map_err(|error| {
             StorageError::Io(format!(
                 "syncing the directory of {}: {error}",
                 self.state.display()
@@ -117,14 +136,11 @@ impl FilePersister {
         let failed = |path: &Path, what: &str, error: io::Error| {
             StorageError::Io(format!("{what} {}: {error}", path.display()))
         };
-        let mut tmp = File::create(&self.state_tmp)
-            .map_err(|error| failed(&self.state_tmp, "creating", error))?;
-        tmp.write_all(file)
+        self.filesystem
+            .write_synced(&self.state_tmp, file)
             .map_err(|error| failed(&self.state_tmp, "writing", error))?;
-        tmp.sync_data()
-            .map_err(|error| failed(&self.state_tmp, "syncing", error))?;
-        drop(tmp);
-        fs::rename(&self.state_tmp, &self.state)
+        self.filesystem
+            .rename(&self.state_tmp, &self.state)
             .map_err(|error| failed(&self.state, "renaming over", error))
     }
 
@@ -136,14 +152,10 @@ impl FilePersister {
         owed: &mut Option<Vec<u8>>,
     ) -> Result<(), StorageError> {
         match broken {
-            BrokenWrite::InPlace => {
-                let mut state = File::create(&self.state)
-                    .map_err(|error| StorageError::Io(error.to_string()))?;
-                state
-                    .write_all(&file)
-                    .and_then(|()| state.sync_data())
-                    .map_err(|error| StorageError::Io(error.to_string()))
-            }
+            BrokenWrite::InPlace => self
+                .filesystem
+                .write_synced(&self.state, &file)
+                .map_err(|error| StorageError::Io(error.to_string())),
             BrokenWrite::IgnoreFailures => self.replace(&file),
             BrokenWrite::NoDirSync => self.rename_into_place(&file),
             BrokenWrite::AckBeforeWrite => match owed.replace(file) {
@@ -181,7 +193,7 @@ impl Persister for FilePersister {
         let _no_save_meanwhile = self.owed.lock();
         // The body's limit, and the header and trailer around it.
         let limit = crate::MAX_STATE_BYTES + 64;
-        let file = match userfiles::read_limited(&self.state, limit) {
+        let file = match self.filesystem.read(&self.state, limit) {
             Ok(file) => file,
             Err(error) if error.is_not_found() => return Ok(None),
             Err(error) => return Err(StorageError::Io(error.to_string())),

@@ -11,7 +11,9 @@
 //! - [`Storage`]: either, chosen by [`StorageKind`], in a data directory locked for one process
 //!   ([`OpenError`]).
 //!
-//! Everything here is real: files and `fsync`. It imports neither the server nor the lab.
+//! Both write through a [`filesystem::Filesystem`]: real files and `fsync` as the server runs
+//! them, or a [`filesystem::MemoryFilesystem`] whose crashes a test or the simulation decides,
+//! the same engine either way. It imports neither the server nor the lab.
 //!
 //! ```
 //! use storage::FilePersister;
@@ -29,6 +31,7 @@
 
 mod data_dir;
 mod file_persister;
+pub mod filesystem;
 mod state_file;
 mod storage;
 pub mod wal;

@@ -17,17 +17,17 @@ const DIR_VARIABLE: &str = "DEPLOY_WAL_CRASH_DIR";
 const BROKEN_VARIABLE: &str = "DEPLOY_WAL_CRASH_BROKEN";
 const SEGMENT_BYTES: u64 = 64 * 1024;
 
-fn command(index: u64) -> Command {
+pub(crate) fn command(index: u64) -> Command {
     let len = 200 + (index * 7919 % 3000) as usize;
     Command((0..len).map(|i| (index as usize + i) as u8).collect())
 }
 
-fn term_at(index: u64) -> Term {
+pub(crate) fn term_at(index: u64) -> Term {
     Term(1 + index / 50)
 }
 
 /// Where state `n`'s snapshot ends: every 100 entries, 50 behind.
-fn snapshot_index(n: u64) -> u64 {
+pub(crate) fn snapshot_index(n: u64) -> u64 {
     if n >= 100 {
         (n / 100) * 100 - 50
     } else {
@@ -36,7 +36,7 @@ fn snapshot_index(n: u64) -> u64 {
 }
 
 /// The state after `n` entries, as a node would hold it.
-fn state(n: u64) -> PersistentState {
+pub(crate) fn state(n: u64) -> PersistentState {
     let s = snapshot_index(n);
     let entries = (s + 1..=n)
         .map(|index| Entry {
@@ -84,21 +84,29 @@ fn wal_writer_child() {
         None => PersistentState::default(),
     };
     let mut encoder = StateEncoder::new();
-    for n in held.log.last_index().0 + 1.. {
-        held.log.append(Entry {
-            term: term_at(n),
-            command: command(n),
-        });
-        held.current_term = term_at(n);
-        held.voted_for = Some(NodeId((n % 3) as u32));
-        let s = snapshot_index(n);
-        if s > held.log.snapshot_index().0 {
-            held.log.compact_to(LogIndex(s));
-            held.snapshot = state(n).snapshot;
-        }
+    loop {
+        let n = grow(&mut held);
         wal.save_state(&held, &mut encoder).expect("a save");
         println!("saved {n}");
     }
+}
+
+/// Brings `held`, state `n`, to state `n + 1` as a node would (one entry appended, a snapshot
+/// taken when one is due), and returns `n + 1`.
+pub(crate) fn grow(held: &mut PersistentState) -> u64 {
+    let n = held.log.last_index().0 + 1;
+    held.log.append(Entry {
+        term: term_at(n),
+        command: command(n),
+    });
+    held.current_term = term_at(n);
+    held.voted_for = Some(NodeId((n % 3) as u32));
+    let s = snapshot_index(n);
+    if s > held.log.snapshot_index().0 {
+        held.log.compact_to(LogIndex(s));
+        held.snapshot = state(n).snapshot;
+    }
+    n
 }
 
 /// What the kills found.

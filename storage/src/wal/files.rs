@@ -2,10 +2,9 @@
 //! `snapshot-<number>` (each written as `<name>.tmp`, synced and renamed), their headers, and
 //! the durable ways to create them.
 
+use crate::filesystem::{AppendFile, Filesystem};
 use crate::wal::WalError;
 use node::{LogIndex, Term};
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
 use std::path::Path;
 
 /// A segment's header: magic, version, its number, and a CRC32C of those.
@@ -90,28 +89,35 @@ pub fn check_segment_header(bytes: &[u8], number: u64) -> Result<(), String> {
 
 /// Writes `bytes` as `path`, durably: a temporary file synced, renamed over `path`, and the
 /// directory synced, so after a crash `path` holds all of them or does not exist.
-pub fn write_durably(dir: &File, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_durably(
+    filesystem: &dyn Filesystem,
+    dir: &Path,
+    path: &Path,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    debug_assert_eq!(
+        path.parent(),
+        Some(dir),
+        "{} is not in {}",
+        path.display(),
+        dir.display()
+    );
     let tmp = path.with_extension("tmp");
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&tmp)?;
-    file.write_all(bytes)?;
-    file.sync_data()?;
-    fs::rename(&tmp, path)?;
-    dir.sync_all()
+    filesystem.write_synced(&tmp, bytes)?;
+    filesystem.rename(&tmp, path)?;
+    filesystem.sync_directory(dir)
 }
 
 /// A new segment `number` holding its header, created durably (the directory synced).
-pub fn create_segment(dir_path: &Path, dir: &File, number: u64) -> std::io::Result<File> {
-    let mut file = OpenOptions::new()
-        .append(true)
-        .create_new(true)
-        .open(dir_path.join(segment_name(number)))?;
-    file.write_all(&segment_header(number))?;
+pub fn create_segment(
+    filesystem: &dyn Filesystem,
+    dir: &Path,
+    number: u64,
+) -> std::io::Result<Box<dyn AppendFile>> {
+    let file = filesystem.create_new(&dir.join(segment_name(number)))?;
+    file.append(&segment_header(number))?;
     file.sync_data()?;
-    dir.sync_all()?;
+    filesystem.sync_directory(dir)?;
     Ok(file)
 }
 
@@ -138,6 +144,7 @@ pub fn encode_snapshot(index: LogIndex, term: Term, bytes: &[u8]) -> Vec<u8> {
 /// The service's bytes in snapshot file `path`, checked against what the log's record says of
 /// it (index, term, length, checksum of the whole file).
 pub fn read_snapshot(
+    filesystem: &dyn Filesystem,
     path: &Path,
     index: LogIndex,
     term: Term,
@@ -150,18 +157,16 @@ pub fn read_snapshot(
         why,
     };
     let expected = SNAPSHOT_HEADER_LEN as u64 + len + 4;
-    let on_disk = fs::metadata(path)
-        .map_err(|source| WalError::Io {
-            file: path.to_path_buf(),
-            source,
-        })?
-        .len();
+    let on_disk = filesystem.len(path).map_err(|source| WalError::Io {
+        file: path.to_path_buf(),
+        source,
+    })?;
     if on_disk != expected {
         return Err(damaged(format!(
             "{on_disk} bytes where the log records {expected}"
         )));
     }
-    let file = read_bounded(path, expected)?;
+    let file = read_bounded(filesystem, path, expected)?;
     let (contents, stored) = file.split_at(file.len() - 4);
     let actual = crc32c::crc32c(contents);
     if actual != u32::from_le_bytes(stored.try_into().expect("4 bytes")) || actual != crc {
@@ -177,8 +182,12 @@ pub fn read_snapshot(
 
 /// The bytes of the log's file at `path`: a regular file of at most `limit` bytes (a link to a
 /// device, a FIFO or a larger file is refused before it is read, as damage).
-pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, WalError> {
-    userfiles::read_limited(path, limit).map_err(|error| match error {
+pub fn read_bounded(
+    filesystem: &dyn Filesystem,
+    path: &Path,
+    limit: u64,
+) -> Result<Vec<u8>, WalError> {
+    filesystem.read(path, limit).map_err(|error| match error {
         userfiles::ReadError::Io { source, .. } => WalError::Io {
             file: path.to_path_buf(),
             source,

@@ -22,14 +22,14 @@ mod writer;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests;
 
-use crate::data_dir::{DataDir, OpenError};
+use crate::data_dir::OpenError;
+use crate::filesystem::{DirectoryHold, Filesystem, RealFilesystem};
 use node::persist::StateEncoder;
 use node::{GroupCommit, GroupCommitStats, PersistentState, Persister, StorageError, WriteTicket};
-use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use threadsim::sync::Mutex;
+use threadsim::sync::{Arc, Mutex};
 use writer::Writer;
 
 pub use files::segment_name;
@@ -92,13 +92,10 @@ pub enum WalError {
 
 /// Whether `dir` holds a segment of a log.
 pub fn holds_a_log(dir: &Path) -> bool {
-    fs::read_dir(dir).is_ok_and(|entries| {
-        entries.filter_map(Result::ok).any(|entry| {
-            matches!(
-                entry.file_name().to_str().and_then(files::parse_name),
-                Some(files::Named::Segment(_))
-            )
-        })
+    RealFilesystem.list(dir).is_ok_and(|names| {
+        names
+            .iter()
+            .any(|name| matches!(files::parse_name(name), Some(files::Named::Segment(_))))
     })
 }
 
@@ -117,9 +114,10 @@ pub struct WalStats {
 
 /// A node's state as an append-only log in a data directory (see the module's documentation).
 pub struct WalPersister {
+    filesystem: Arc<dyn Filesystem>,
     dir: PathBuf,
-    directory: File,
-    _lock: File,
+    /// Held while the log lives; dropping it releases the directory.
+    _hold: DirectoryHold,
     writer: Mutex<Writer>,
     group: GroupCommit,
     /// Set by [`WalPersister::fail_writes`]: every later write fails with EIO.
@@ -139,22 +137,33 @@ impl WalPersister {
         dir: &Path,
         segment_bytes: u64,
     ) -> Result<WalPersister, WalError> {
+        WalPersister::open_on(Arc::new(RealFilesystem), dir, segment_bytes)
+    }
+
+    /// [`open_with_segment_size`](Self::open_with_segment_size) on `filesystem`: the same
+    /// engine on another disk (a [`crate::filesystem::MemoryFilesystem`] whose crashes a test
+    /// or the simulation decides).
+    pub fn open_on(
+        filesystem: Arc<dyn Filesystem>,
+        dir: &Path,
+        segment_bytes: u64,
+    ) -> Result<WalPersister, WalError> {
         assert!(
             segment_bytes <= files::MAX_ROLL_BYTES,
             "segments roll at {segment_bytes} bytes, past the most recovery reads ({})",
             files::MAX_ROLL_BYTES
         );
-        let DataDir { directory, lock } = DataDir::open(dir)?;
+        let hold = filesystem.hold_directory(dir)?;
         let legacy = dir.join(crate::file_persister::STATE);
-        let recovered = recovery::recover(dir)?;
-        if recovered.segments.is_empty() && legacy.exists() {
+        let recovered = recovery::recover(&*filesystem, dir)?;
+        if recovered.segments.is_empty() && filesystem.exists(&legacy) {
             return Err(WalError::StateFilePresent { file: legacy });
         }
-        let writer = Writer::resume(dir, &directory, recovered, segment_bytes)?;
+        let writer = Writer::resume(filesystem.clone(), dir, recovered, segment_bytes)?;
         Ok(WalPersister {
+            filesystem,
             dir: dir.to_path_buf(),
-            directory,
-            _lock: lock,
+            _hold: hold,
             writer: Mutex::new(writer),
             group: GroupCommit::new(),
             failing: AtomicBool::new(false),
@@ -167,7 +176,17 @@ impl WalPersister {
     /// a process killed after a save returned loses it. The crash test must catch it.
     #[cfg(feature = "mutations")]
     pub fn open_broken(dir: &Path, segment_bytes: u64) -> Result<WalPersister, WalError> {
-        let wal = WalPersister::open_with_segment_size(dir, segment_bytes)?;
+        WalPersister::open_broken_on(Arc::new(RealFilesystem), dir, segment_bytes)
+    }
+
+    /// [`open_broken`](Self::open_broken) on `filesystem`.
+    #[cfg(feature = "mutations")]
+    pub fn open_broken_on(
+        filesystem: Arc<dyn Filesystem>,
+        dir: &Path,
+        segment_bytes: u64,
+    ) -> Result<WalPersister, WalError> {
+        let wal = WalPersister::open_on(filesystem, dir, segment_bytes)?;
         wal.writer.lock().buffer_appends();
         Ok(wal)
     }
@@ -230,8 +249,10 @@ impl Persister for WalPersister {
 
     fn load(&self) -> Result<Option<Vec<u8>>, StorageError> {
         let _no_write_meanwhile = self.writer.lock();
-        let recovered = recovery::recover(&self.dir).map_err(storage_error)?;
-        let state = recovered.state(&self.dir).map_err(storage_error)?;
+        let recovered = recovery::recover(&*self.filesystem, &self.dir).map_err(storage_error)?;
+        let state = recovered
+            .state(&*self.filesystem, &self.dir)
+            .map_err(storage_error)?;
         let empty = recovered.replay.is_empty();
         Ok((!empty).then(|| state.encode()))
     }
@@ -246,7 +267,7 @@ impl Persister for WalPersister {
         self.refuse_if_failing()?;
         let mut writer = self.writer.lock();
         let wrote = writer
-            .append(&self.directory, state)
+            .append(state)
             .map_err(|error| StorageError::Io(error.to_string()))?;
         Ok(match wrote {
             writer::Appended::Records(records) => {
@@ -272,7 +293,7 @@ impl Persister for WalPersister {
         let due = self.writer.lock().deletions_due(self.group.durable());
         if !due.is_empty() {
             for path in &due {
-                match fs::remove_file(path) {
+                match self.filesystem.remove(path) {
                     Err(error) if error.kind() != io::ErrorKind::NotFound => {
                         return Err(StorageError::Io(format!(
                             "deleting {}: {error}",

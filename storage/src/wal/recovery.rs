@@ -4,9 +4,9 @@
 use super::files::{check_segment_header, parse_name, read_snapshot, Named, SEGMENT_HEADER_LEN};
 use super::record::{decode_items, unframe, Framed, Item, SnapshotRef};
 use super::WalError;
+use crate::filesystem::Filesystem;
 use node::log::RaftLog;
 use node::{Command, Entry, LogIndex, NodeId, PersistentState, Term};
-use std::fs;
 use std::path::{Path, PathBuf};
 
 /// What a segment's first record, a checkpoint, restates.
@@ -163,7 +163,11 @@ pub struct Recovered {
 
 impl Recovered {
     /// The state, with the snapshot's bytes read from its file.
-    pub fn state(&self, dir: &Path) -> Result<PersistentState, WalError> {
+    pub fn state(
+        &self,
+        filesystem: &dyn Filesystem,
+        dir: &Path,
+    ) -> Result<PersistentState, WalError> {
         let replay = &self.replay;
         let (index, term, snapshot) = match replay.snapshot {
             None => (LogIndex(0), Term(0), Vec::new()),
@@ -171,6 +175,7 @@ impl Recovered {
                 snapshot.index,
                 snapshot.term,
                 read_snapshot(
+                    filesystem,
                     &dir.join(super::files::snapshot_name(snapshot.file)),
                     snapshot.index,
                     snapshot.term,
@@ -204,8 +209,12 @@ struct ParsedSegment {
     continued_in: Option<u64>,
 }
 
-fn parse_segment(path: &Path, number: u64) -> Result<ParsedSegment, WalError> {
-    let bytes = super::files::read_bounded(path, super::files::MAX_SEGMENT_FILE_BYTES)?;
+fn parse_segment(
+    filesystem: &dyn Filesystem,
+    path: &Path,
+    number: u64,
+) -> Result<ParsedSegment, WalError> {
+    let bytes = super::files::read_bounded(filesystem, path, super::files::MAX_SEGMENT_FILE_BYTES)?;
     let mut segment = ParsedSegment {
         number,
         path: path.to_path_buf(),
@@ -335,7 +344,7 @@ pub fn replay_start(segments: &[(Option<Checkpoint>, LogIndex)]) -> usize {
 }
 
 /// Replays the log in `dir`.
-pub fn recover(dir: &Path) -> Result<Recovered, WalError> {
+pub fn recover(filesystem: &dyn Filesystem, dir: &Path) -> Result<Recovered, WalError> {
     let io = |file: &Path, source| WalError::Io {
         file: file.to_path_buf(),
         source,
@@ -343,29 +352,44 @@ pub fn recover(dir: &Path) -> Result<Recovered, WalError> {
     let mut numbers = Vec::new();
     let mut snapshots = Vec::new();
     let mut leftovers = Vec::new();
-    for entry in fs::read_dir(dir).map_err(|source| io(dir, source))? {
-        let entry = entry.map_err(|source| io(dir, source))?;
-        let name = entry.file_name();
-        match name.to_str().and_then(parse_name) {
+    let mut names = filesystem.list(dir).map_err(|source| io(dir, source))?;
+    // Listing order is the filesystem's: sorted, what recovery does is the same on every one.
+    names.sort_unstable();
+    for name in names {
+        match parse_name(&name) {
             Some(Named::Segment(number)) => numbers.push(number),
             Some(Named::Snapshot(number)) => snapshots.push(number),
-            Some(Named::Temporary) => leftovers.push(entry.path()),
+            Some(Named::Temporary) => leftovers.push(dir.join(name)),
             None => {}
         }
     }
     numbers.sort_unstable();
     let mut parsed = Vec::new();
-    for (position, &number) in numbers.iter().enumerate() {
-        let segment = parse_segment(&dir.join(super::files::segment_name(number)), number)?;
-        let is_last = position + 1 == numbers.len();
-        if let (Some((offset, why)), false) = (&segment.damage, is_last) {
-            return Err(WalError::Damaged {
-                file: segment.path,
-                offset: *offset,
-                why: why.clone(),
-            });
+    for &number in &numbers {
+        let path = dir.join(super::files::segment_name(number));
+        parsed.push(parse_segment(filesystem, &path, number)?);
+    }
+    // A roll-over syncs the closed segment before it writes a record to the next
+    // (`Writer::roll_over`): a torn tail in the segment before the last, with no record in the
+    // last, is a roll-over the power stopped. Nothing in either was acknowledged; the last is
+    // a leftover, and the one before it is the last, its tail cut.
+    if let [.., closed, next] = &parsed[..] {
+        if closed.damage.is_some() && next.records.is_empty() {
+            let unstarted = parsed.pop().expect("two segments");
+            leftovers.push(unstarted.path);
         }
-        parsed.push(segment);
+    }
+    let last = parsed.len().saturating_sub(1);
+    if let Some(damaged) = parsed[..last]
+        .iter()
+        .find(|segment| segment.damage.is_some())
+    {
+        let (offset, why) = damaged.damage.clone().expect("damaged");
+        return Err(WalError::Damaged {
+            file: damaged.path.clone(),
+            offset,
+            why,
+        });
     }
     if let Some(last) = parsed.last() {
         if let Some(next) = last.continued_in {

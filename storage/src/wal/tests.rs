@@ -5,6 +5,7 @@ use super::files::{segment_name, SEGMENT_HEADER_LEN};
 use super::*;
 use node::log::RaftLog;
 use node::{Command, Entry, LogIndex, NodeId, Term};
+use std::fs;
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("interleave-wal-{name}-{}", std::process::id()));

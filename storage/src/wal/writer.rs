@@ -5,13 +5,13 @@ use super::files::{create_segment, encode_snapshot, segment_name, snapshot_name,
 use super::record::{frame, Item, SnapshotRef, MAX_BODY_BYTES};
 use super::recovery::{checkpoint_snapshot, replay_start, Recovered, SegmentInfo};
 use super::WalError;
+use crate::filesystem::{AppendFile, Filesystem};
 use node::persist::checksum;
 use node::{Entry, LogIndex, NodeId, PersistentState, Term, WriteTicket};
 use std::collections::VecDeque;
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use threadsim::sync::Arc;
 
 /// A segment at least this long is closed right after a save that took a snapshot.
 const ROLL_AT_SNAPSHOT_BYTES: u64 = 1 << 20;
@@ -58,14 +58,13 @@ pub enum Appended {
 
 /// The appending side (see the module's documentation).
 pub struct Writer {
+    filesystem: Arc<dyn Filesystem>,
     dir: PathBuf,
     segment_bytes: u64,
-    segment: Arc<File>,
+    segment: Arc<dyn AppendFile>,
     segment_len: u64,
     /// The live segments, oldest first; the last is `segment`.
     segments: VecDeque<SegmentInfo>,
-    /// Segments closed since the last fsync: the next one syncs them too.
-    closed_unsynced: Vec<(PathBuf, Arc<File>)>,
     mirror: Mirror,
     next_snapshot_file: u64,
     /// Files to delete once the write that made them unneeded is durable: those of the write
@@ -86,8 +85,8 @@ impl Writer {
     /// Takes up a recovered log: cuts its torn tail, deletes what no record needs, and appends
     /// to its last segment (or to a new first one).
     pub fn resume(
+        filesystem: Arc<dyn Filesystem>,
         dir: &Path,
-        directory: &File,
         recovered: Recovered,
         segment_bytes: u64,
     ) -> Result<Writer, WalError> {
@@ -96,27 +95,27 @@ impl Writer {
             source,
         };
         // Read the snapshot now: a damaged one refuses to open.
-        let state = recovered.state(dir)?;
+        let state = recovered.state(&*filesystem, dir)?;
         if let Some((file, offset, why)) = &recovered.cut {
             tracing::warn!(file = %file.display(), offset, why, "cutting the torn tail of the log");
-            let torn = OpenOptions::new()
-                .write(true)
-                .open(file)
+            filesystem
+                .truncate_synced(file, *offset)
                 .map_err(|source| io(file, source))?;
-            torn.set_len(*offset).map_err(|source| io(file, source))?;
-            torn.sync_all().map_err(|source| io(file, source))?;
         }
         for leftover in &recovered.leftovers {
-            std::fs::remove_file(leftover).map_err(|source| io(leftover, source))?;
+            filesystem
+                .remove(leftover)
+                .map_err(|source| io(leftover, source))?;
         }
-        directory.sync_all().map_err(|source| io(dir, source))?;
+        filesystem
+            .sync_directory(dir)
+            .map_err(|source| io(dir, source))?;
         let mut segments: VecDeque<SegmentInfo> = recovered.segments.iter().copied().collect();
         let (segment, segment_len, fresh) = match segments.back() {
             Some(last) if last.good_len > 0 => {
                 let path = dir.join(segment_name(last.number));
-                let file = OpenOptions::new()
-                    .append(true)
-                    .open(&path)
+                let file = filesystem
+                    .open_append(&path)
                     .map_err(|source| io(&path, source))?;
                 (file, last.good_len, 0)
             }
@@ -125,11 +124,13 @@ impl Writer {
                 let number = last.map_or(1, |last| last.number);
                 let path = dir.join(segment_name(number));
                 if last.is_some() {
-                    std::fs::remove_file(&path).map_err(|source| io(&path, source))?;
+                    filesystem
+                        .remove(&path)
+                        .map_err(|source| io(&path, source))?;
                     segments.pop_back();
                 }
-                let file =
-                    create_segment(dir, directory, number).map_err(|source| io(&path, source))?;
+                let file = create_segment(&*filesystem, dir, number)
+                    .map_err(|source| io(&path, source))?;
                 (file, 0, number)
             }
         };
@@ -144,12 +145,12 @@ impl Writer {
             removals: Some(0),
         };
         let mut writer = Writer {
+            filesystem,
             dir: dir.to_path_buf(),
             segment_bytes,
-            segment: Arc::new(segment),
+            segment: Arc::from(segment),
             segment_len,
             segments,
-            closed_unsynced: Vec::new(),
             mirror,
             next_snapshot_file: recovered.highest_snapshot_file + 1,
             deletions_pending: Vec::new(),
@@ -180,8 +181,8 @@ impl Writer {
 
     /// Appends what `state` changed since the last write, as records (one unless its entries
     /// are too many bytes for one).
-    pub fn append(&mut self, directory: &File, state: &PersistentState) -> io::Result<Appended> {
-        let items = self.changes(directory, state)?;
+    pub fn append(&mut self, state: &PersistentState) -> io::Result<Appended> {
+        let items = self.changes(state)?;
         if items.is_empty() {
             return Ok(Appended::Nothing);
         }
@@ -206,7 +207,7 @@ impl Writer {
         let worth_rolling_at_snapshot =
             compacted && self.segment_len >= ROLL_AT_SNAPSHOT_BYTES.min(self.segment_bytes);
         if full || worth_rolling_at_snapshot {
-            self.roll_over(directory, state)?;
+            self.roll_over(state)?;
             records += 1;
         }
         Ok(Appended::Records(records))
@@ -214,7 +215,7 @@ impl Writer {
 
     /// The items that bring the log from the mirror to `state`, and the mirror brought along.
     /// A new snapshot is written to its file, durably, first.
-    fn changes(&mut self, directory: &File, state: &PersistentState) -> io::Result<Vec<Item>> {
+    fn changes(&mut self, state: &PersistentState) -> io::Result<Vec<Item>> {
         let log = &state.log;
         let mut items = Vec::new();
         let log_rewritten = self.mirror.removals != Some(log.removals());
@@ -232,7 +233,8 @@ impl Writer {
             let number = self.next_snapshot_file;
             self.next_snapshot_file += 1;
             let contents = encode_snapshot(snapshot_index, log.snapshot_term(), &state.snapshot);
-            write_durably(directory, &self.dir.join(snapshot_name(number)), &contents)?;
+            let path = self.dir.join(snapshot_name(number));
+            write_durably(&*self.filesystem, &self.dir, &path, &contents)?;
             let crc = u32::from_le_bytes(contents[contents.len() - 4..].try_into().expect("4"));
             let snapshot = SnapshotRef {
                 file: number,
@@ -316,11 +318,11 @@ impl Writer {
             Some(buffer) => {
                 buffer.extend_from_slice(&record);
                 if buffer.len() >= BROKEN_BUFFER_BYTES {
-                    (&*self.segment).write_all(buffer)?;
+                    self.segment.append(buffer)?;
                     buffer.clear();
                 }
             }
-            None => (&*self.segment).write_all(&record)?,
+            None => self.segment.append(&record)?,
         }
         self.segment_len += record.len() as u64;
         self.bytes_appended += record.len() as u64;
@@ -333,23 +335,27 @@ impl Writer {
         Ok(())
     }
 
-    /// Closes the current segment (sealed with the next one's number) and starts the next with
-    /// a checkpoint of the term, the vote and the snapshot; the segments the new checkpoint's snapshot covers are deleted once it
-    /// is durable.
-    fn roll_over(&mut self, directory: &File, state: &PersistentState) -> io::Result<()> {
+    /// Closes the current segment (sealed with the next one's number, and synced) and starts
+    /// the next with a checkpoint of the term, the vote and the snapshot; the segments the new
+    /// checkpoint's snapshot covers are deleted once it is durable.
+    fn roll_over(&mut self, state: &PersistentState) -> io::Result<()> {
         let closed = self.segments.back().expect("a current segment").number;
         let number = closed + 1;
         if let Some(buffer) = &mut self.buffered {
-            (&*self.segment).write_all(buffer)?;
+            self.segment.append(buffer)?;
             buffer.clear();
         }
-        let file = create_segment(&self.dir, directory, number)?;
+        let file = create_segment(&*self.filesystem, &self.dir, number)?;
         // The closed segment says where the log goes on: the new one exists durably now, so a
         // recovery that finds this seal and not the segment knows a file was lost.
-        (&*self.segment).write_all(&frame(&[Item::ContinuedIn { segment: number }]))?;
-        let old = std::mem::replace(&mut self.segment, Arc::new(file));
-        self.closed_unsynced
-            .push((self.dir.join(segment_name(closed)), old));
+        self.segment
+            .append(&frame(&[Item::ContinuedIn { segment: number }]))?;
+        // The closed segment is durable, seal and all, before anything is written to the next:
+        // so a closed segment with a torn tail means the power went during a roll-over, when
+        // the next held no record and nothing in either was acknowledged (what recovery
+        // relies on: `recovery::recover`). Once per segment, 64 MiB by default.
+        self.segment.sync_data()?;
+        self.segment = Arc::from(file);
         self.start_segment(number, state)?;
         let live: Vec<_> = self
             .segments
@@ -420,11 +426,9 @@ impl Writer {
     }
 
     /// The files an fsync must sync now, named.
-    pub fn files_to_sync(&mut self) -> Vec<(PathBuf, Arc<File>)> {
-        let mut files = std::mem::take(&mut self.closed_unsynced);
+    pub fn files_to_sync(&mut self) -> Vec<(PathBuf, Arc<dyn AppendFile>)> {
         let current = self.segments.back().expect("a current segment").number;
-        files.push((self.dir.join(segment_name(current)), self.segment.clone()));
-        files
+        vec![(self.dir.join(segment_name(current)), self.segment.clone())]
     }
 
     /// The files whose deletion waited for a write now durable.
