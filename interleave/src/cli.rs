@@ -293,7 +293,7 @@ pub struct ReplayArgs {
 
 /// The settings of a run's configuration, as clap names them: giving any of them pins the
 /// configuration of every seed (`chaos` runs the swarm only without them).
-pub const CONFIGURATION_FLAGS: [&str; 18] = [
+pub const CONFIGURATION_FLAGS: [&str; 19] = [
     "nodes",
     "reliable",
     "no_crashes",
@@ -312,6 +312,7 @@ pub const CONFIGURATION_FLAGS: [&str; 18] = [
     "clock_skew",
     "snapshot_threshold",
     "read_mode",
+    "storage",
 ];
 
 impl Cli {

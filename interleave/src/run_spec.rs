@@ -5,7 +5,9 @@
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
-use runspec::{bounds, ClockSkew, FaultMix, Mutation, ReadMode, RunSpec, SchedulerKind, Workload};
+use runspec::{
+    bounds, ClockSkew, FaultMix, Mutation, ReadMode, RunSpec, SchedulerKind, SimStorage, Workload,
+};
 use sim::mutants::Broken;
 use std::time::Duration;
 
@@ -118,6 +120,13 @@ pub struct WorkloadArgs {
     /// restore snapshots many times a run; off by default.
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(bounds::SNAPSHOT_THRESHOLD))]
     pub snapshot_threshold: Option<u64>,
+    /// Where every node keeps its state: `copies`, the simulation's disk (the whole state in two
+    /// checksummed copies, with torn, misdirected and corrupted writes and read errors), or
+    /// `log`, the server's write-ahead log (the storage engine that ships) over a disk in memory
+    /// that loses, at a power cut (`--power-loss`), what was not synced and tears what was under
+    /// way.
+    #[arg(long, default_value = "copies", value_name = "STORAGE", value_parser = storage_parser())]
+    pub storage: SimStorage,
 }
 
 /// How the cluster's threads are scheduled, shared by `chaos` and `replay`.
@@ -177,6 +186,7 @@ impl WorkloadArgs {
             pct_depth: engine.pct_depth,
             livelock_switches: engine.livelock_switches,
             overlap_unchecked: self.without_overlap_check,
+            storage: self.storage,
         }
     }
 }
@@ -292,6 +302,12 @@ fn workload_parser() -> impl TypedValueParser<Value = Workload> {
 fn scheduler_parser() -> impl TypedValueParser<Value = SchedulerKind> {
     PossibleValuesParser::new(SchedulerKind::ON_THE_COMMAND_LINE.map(SchedulerKind::name))
         .map(|name| SchedulerKind::from_name(&name).expect("a listed name"))
+}
+
+/// `--storage`: one of [`SimStorage::ALL`].
+fn storage_parser() -> impl TypedValueParser<Value = SimStorage> {
+    PossibleValuesParser::new(SimStorage::ALL.map(SimStorage::name))
+        .map(|name| SimStorage::from_name(&name).expect("a listed name"))
 }
 
 /// `--clock-skew`: one of [`ClockSkew::ALL`].

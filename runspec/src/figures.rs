@@ -30,6 +30,12 @@ pub struct RunFigures {
     pub copies_corrupted: u64,
     /// Loads that found one copy of the state damaged or stale and read the other.
     pub damaged_copies_read_past: u64,
+    /// Power losses of a node whose state is in the server's log (`--storage log`).
+    pub log_power_losses: u64,
+    /// Bytes written to a log and not synced that its power losses took back.
+    pub log_bytes_lost: u64,
+    /// Segments the logs rolled over to.
+    pub log_roll_overs: u64,
     /// Symmetric partitions.
     pub partitions: u64,
     /// Partitions that left the leader in a minority.
@@ -86,6 +92,9 @@ impl AddAssign<&RunFigures> for RunFigures {
             misdirected_saves,
             copies_corrupted,
             damaged_copies_read_past,
+            log_power_losses,
+            log_bytes_lost,
+            log_roll_overs,
             partitions,
             leader_isolations,
             one_way_cuts,
@@ -119,6 +128,9 @@ impl AddAssign<&RunFigures> for RunFigures {
             (&mut self.misdirected_saves, misdirected_saves),
             (&mut self.copies_corrupted, copies_corrupted),
             (&mut self.damaged_copies_read_past, damaged_copies_read_past),
+            (&mut self.log_power_losses, log_power_losses),
+            (&mut self.log_bytes_lost, log_bytes_lost),
+            (&mut self.log_roll_overs, log_roll_overs),
             (&mut self.partitions, partitions),
             (&mut self.leader_isolations, leader_isolations),
             (&mut self.one_way_cuts, one_way_cuts),
@@ -166,6 +178,9 @@ mod tests {
             misdirected_saves: 24,
             copies_corrupted: 25,
             damaged_copies_read_past: 26,
+            log_power_losses: 28,
+            log_bytes_lost: 29,
+            log_roll_overs: 30,
             partitions: 6,
             leader_isolations: 7,
             one_way_cuts: 8,
@@ -200,6 +215,7 @@ mod tests {
         assert_eq!(totals.operations_unknown, 28);
         assert_eq!(totals.refused_starts, 44);
         assert_eq!(totals.torn_saves, 46);
+        assert_eq!(totals.log_bytes_lost, 58);
         assert_eq!(
             (
                 totals.misdirected_saves,

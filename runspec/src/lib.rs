@@ -21,6 +21,7 @@ mod mutation;
 mod read_mode;
 mod scheduler;
 mod spec;
+mod storage;
 mod swarm;
 mod text;
 
@@ -32,5 +33,6 @@ pub use mutation::{Mutation, UnknownMutation};
 pub use read_mode::ReadMode;
 pub use scheduler::SchedulerKind;
 pub use spec::{bounds, RunSpec, Workload};
+pub use storage::SimStorage;
 pub use swarm::{SWARM_NODES, SWARM_READ_MODES, SWARM_SNAPSHOT_THRESHOLDS};
 pub use text::{SpecError, FLAGS_NOTE, SEED_NOTE, VIOLATION_NOTE};

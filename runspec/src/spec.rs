@@ -2,7 +2,7 @@
 //! and a scheduler. Everything a replay needs and nothing else: a run with the same
 //! [`RunSpec`] on the same build is the same run.
 
-use crate::{ClockSkew, FaultMix, Mutation, ReadMode, SchedulerKind};
+use crate::{ClockSkew, FaultMix, Mutation, ReadMode, SchedulerKind, SimStorage};
 use std::time::Duration;
 
 /// What runs on the cluster.
@@ -102,6 +102,9 @@ pub struct RunSpec {
     /// two configurations whose majorities share no node, to show what that leads to (two
     /// leaders of one term, lost commits). Never on by default, never drawn by the swarm.
     pub overlap_unchecked: bool,
+    /// Where each node keeps its state: the simulation's two-copy disk, or the server's
+    /// write-ahead log over a disk in memory.
+    pub storage: SimStorage,
 }
 
 impl Default for RunSpec {
@@ -123,6 +126,7 @@ impl Default for RunSpec {
             pct_depth: 3,
             livelock_switches: bounds::DEFAULT_LIVELOCK_SWITCHES,
             overlap_unchecked: false,
+            storage: SimStorage::Copies,
         }
     }
 }
@@ -244,6 +248,20 @@ impl RunSpec {
             return Err(
                 "--session-churn is the key-value workload's (its clients have sessions)".into(),
             );
+        }
+        if self.storage == SimStorage::Log {
+            let copies_only = [
+                (self.faults.torn_writes, "--torn-writes"),
+                (self.faults.corruption, "--corruption"),
+                (self.faults.misdirected_writes, "--misdirected-writes"),
+                (self.faults.read_errors, "--read-errors"),
+            ];
+            if let Some((_, flag)) = copies_only.iter().find(|(on, _)| *on) {
+                return Err(format!(
+                    "{flag} is the two-copy disk's (--storage copies); the log's disk has \
+                     crashes and power cuts (--power-loss), which tear what was not synced"
+                ));
+            }
         }
         if self.scheduler == SchedulerKind::RandomOneStream {
             return Err("the random-one-stream scheduler is the benchmarks' only".into());

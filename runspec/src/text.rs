@@ -4,7 +4,7 @@
 //! `# violation: ...`).
 
 use crate::spec::bounds;
-use crate::{ClockSkew, Mutation, ReadMode, RunSpec, SchedulerKind, Workload};
+use crate::{ClockSkew, Mutation, ReadMode, RunSpec, SchedulerKind, SimStorage, Workload};
 use std::time::Duration;
 
 /// The schedule note that holds the seed.
@@ -89,6 +89,9 @@ impl RunSpec {
         if self.faults.power_loss {
             push("--power-loss".into());
         }
+        if self.storage != SimStorage::Copies {
+            push(format!("--storage {}", self.storage));
+        }
         if self.faults.read_errors {
             push("--read-errors".into());
         }
@@ -165,6 +168,11 @@ impl RunSpec {
                 "--pct-depth" => spec.pct_depth = number(flag, value()?)?,
                 "--livelock-switches" => spec.livelock_switches = number(flag, value()?)?,
                 "--snapshot-threshold" => spec.snapshot_threshold = Some(number(flag, value()?)?),
+                "--storage" => {
+                    let name = value()?;
+                    spec.storage = SimStorage::from_name(name)
+                        .ok_or_else(|| bad(flag, name, "known: copies, log"))?;
+                }
                 "--duration" => spec.duration = Some(seconds(flag, value()?)?),
                 "--mutation" => {
                     let name = value()?;
@@ -310,6 +318,14 @@ mod tests {
                 ..base.clone()
             },
             RunSpec {
+                faults: FaultMix {
+                    power_loss: true,
+                    ..FaultMix::DEFAULT
+                },
+                storage: SimStorage::Log,
+                ..base.clone()
+            },
+            RunSpec {
                 scheduler: SchedulerKind::Os,
                 workload: Workload::Kv,
                 read_mode: ReadMode::UnsafeLocal,
@@ -366,6 +382,8 @@ mod tests {
         assert!(refused("--snapshot-threshold 10").contains("outside 256"));
         assert!(refused("--scheduler random-one-stream").contains("unknown name"));
         assert!(refused("--session-churn").contains("key-value workload's"));
+        assert!(refused("--storage disk").contains("known: copies, log"));
+        assert!(refused("--storage log --torn-writes").contains("two-copy disk's"));
         assert_eq!(
             RunSpec::from_notes(&[]).unwrap_err(),
             SpecError::MissingNote(SEED_NOTE)

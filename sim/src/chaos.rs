@@ -15,7 +15,7 @@ use crate::timeline::{execute, Following, Snapshot, Timeline};
 use crate::{availability_probe, non_disruption_probe};
 use node::{Command, MutationSet, NodeId};
 use runspec::RunSpec;
-pub use runspec::{FaultMix, FaultWindows, RunFigures};
+pub use runspec::{FaultMix, FaultWindows, RunFigures, SimStorage};
 use std::time::Duration;
 
 /// The shape of a chaos run.
@@ -43,6 +43,8 @@ pub struct ChaosConfig {
     pub snapshot_threshold: Option<usize>,
     /// Configuration overlap is not checked (see [`runspec::RunSpec::overlap_unchecked`]).
     pub overlap_unchecked: bool,
+    /// Where each node keeps its state.
+    pub storage: SimStorage,
 }
 
 impl Default for ChaosConfig {
@@ -58,6 +60,7 @@ impl Default for ChaosConfig {
             duration: None,
             snapshot_threshold: None,
             overlap_unchecked: false,
+            storage: SimStorage::Copies,
         }
     }
 }
@@ -74,6 +77,7 @@ impl ChaosConfig {
             duration: spec.duration,
             snapshot_threshold: spec.snapshot_threshold.map(threshold_bytes),
             overlap_unchecked: spec.overlap_unchecked,
+            storage: spec.storage,
             ..ChaosConfig::default()
         }
     }
@@ -125,6 +129,7 @@ pub fn run_chaos_with(
         cluster_config.membership = Some(membership_changes::bootstrap(config.nodes));
     }
     cluster_config.overlap_unchecked = config.overlap_unchecked;
+    cluster_config.storage = config.storage;
     let cluster = Cluster::new(sim, cluster_config);
     let started = cluster.clock().now();
     let ids = cluster.ids();
@@ -227,6 +232,7 @@ pub fn run_chaos_with(
     report.misdirected_saves = disks.iter().map(|disk| disk.misdirected).sum();
     report.copies_corrupted = disks.iter().map(|disk| disk.corrupted).sum();
     report.damaged_copies_read_past = disks.iter().map(|disk| disk.damaged_copies_read_past).sum();
+    cluster.count_log_figures(&mut report);
     report.fault_windows = on_leader.windows(&cluster);
     report.fault_windows.extend(&probed);
     cluster.shutdown();

@@ -23,7 +23,7 @@ use node::kv::{
     KvTransport, ReadMode, SessionPolicy,
 };
 use node::{MutationSet, NodeId, TransportError};
-use runspec::{RunFigures, RunSpec};
+use runspec::{RunFigures, RunSpec, SimStorage};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use threadsim::clock::spawn;
@@ -71,6 +71,8 @@ pub struct KvWorkloadConfig {
     /// Whether a crashed node's disk fails its next read (a latent read error): the restart
     /// after a crash is refused and tried again at once.
     pub read_errors: bool,
+    /// Where each node keeps its state.
+    pub storage: SimStorage,
     /// The drift bound the nodes assume (their `max_clock_drift_ppm`), which
     /// [`ClockSkew::WithinBound`] keeps to: wider than a real deployment's, so that the margin a
     /// lease needs is wide and a lease without it is caught.
@@ -132,6 +134,7 @@ impl KvWorkloadConfig {
             fault_points: spec.faults.fault_points,
             power_loss: spec.faults.power_loss,
             read_errors: spec.faults.read_errors,
+            storage: spec.storage,
             snapshot_threshold: spec.snapshot_threshold.map(crate::chaos::threshold_bytes),
             sessions: if spec.faults.session_churn {
                 SESSION_CHURN
@@ -198,6 +201,7 @@ impl Default for KvWorkloadConfig {
             fault_points: false,
             power_loss: false,
             read_errors: false,
+            storage: SimStorage::Copies,
             max_clock_drift_ppm: 250_000,
             election_timeout: (Duration::from_millis(300), Duration::from_millis(600)),
             quiet_between_faults: (Duration::from_millis(1000), Duration::from_millis(3000)),
@@ -291,6 +295,7 @@ pub fn run_kv_workload_with(
     cluster_config.node.mutations = config.mutations.clone();
     cluster_config.power_loss_on_crash = config.power_loss;
     cluster_config.read_error_after_crash = config.read_errors;
+    cluster_config.storage = config.storage;
     cluster_config.node.max_clock_drift_ppm = config.max_clock_drift_ppm;
     let (min, max) = config.election_timeout;
     cluster_config.node.set_election_timeouts(min, max);
@@ -392,6 +397,8 @@ pub fn run_kv_workload_with(
     let observed = cluster.invariants().observed();
     let fault_windows = on_leader.windows(&cluster);
     let simulated = clock.now() - started;
+    let mut counts = counts;
+    cluster.count_log_figures(&mut counts);
     cluster.shutdown();
     let (history, online, found_online) = history_recorder.finish();
     let transactions = std::mem::take(&mut *transactions.lock());

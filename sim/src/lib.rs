@@ -43,7 +43,9 @@ pub mod skew;
 pub mod timeline;
 pub mod txn_client;
 
-pub use chaos::{run_chaos, run_chaos_with, ChaosConfig, ChaosEvents, FaultMix, RunFigures};
+pub use chaos::{
+    run_chaos, run_chaos_with, ChaosConfig, ChaosEvents, FaultMix, RunFigures, SimStorage,
+};
 pub use cluster::{Cluster, ClusterConfig};
 pub use disk::{Disk, Layout};
 pub use invariants::Invariants;

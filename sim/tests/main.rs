@@ -9,6 +9,7 @@ mod election;
 mod faults;
 mod kv;
 mod lease_reads;
+mod log_storage;
 mod persistence;
 mod snapshots;
 mod support;

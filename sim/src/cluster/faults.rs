@@ -25,13 +25,26 @@ impl Cluster {
             self.events.info(format!("crash {node}"));
             if self.config.power_loss_on_crash {
                 // At one instant: no sync under way finishes after the cut.
-                self.disk(node).cut_power();
+                match &self.logs {
+                    Some(logs) => logs.cut_power_now(node),
+                    None => self.disk(node).cut_power(),
+                }
             }
             self.stop_instance(node);
-            if self.config.power_loss_on_crash {
-                let lost = self.disk(node).lose_unsynced();
-                self.events
-                    .info(format!("power lost on {node}: {lost} unsynced writes gone"));
+            match (&self.logs, self.config.power_loss_on_crash) {
+                (Some(logs), true) => {
+                    let lost = logs.lose_power(node);
+                    self.events.info(format!(
+                        "power lost on {node}: {lost} bytes written and not synced gone"
+                    ));
+                }
+                (Some(logs), false) => logs.process_killed(node),
+                (None, true) => {
+                    let lost = self.disk(node).lose_unsynced();
+                    self.events
+                        .info(format!("power lost on {node}: {lost} unsynced writes gone"));
+                }
+                (None, false) => {}
             }
             if self.config.read_error_after_crash {
                 self.disk(node).fail_next_read();
@@ -40,6 +53,13 @@ impl Cluster {
             }
         } else {
             self.events.info(format!("crash {node} (already down)"));
+        }
+    }
+
+    /// Adds what the nodes' logs went through to `figures` (nothing with the two-copy disk).
+    pub fn count_log_figures(&self, figures: &mut runspec::RunFigures) {
+        if let Some(logs) = &self.logs {
+            logs.count(figures);
         }
     }
 
@@ -80,6 +100,9 @@ impl Cluster {
         });
         self.stop_instance(node);
         self.disk(node).reboot();
+        if let Some(logs) = &self.logs {
+            logs.process_killed(node);
+        }
         self.start_node(node)
     }
 
@@ -89,7 +112,10 @@ impl Cluster {
     pub fn tear_next_save(&self, node: NodeId) {
         self.events
             .info(format!("{node}'s next save will be torn by a crash"));
-        self.disk(node).tear_next_save(self.next_tear_rng());
+        match &self.logs {
+            Some(logs) => logs.tear_next_save(node, self.next_tear_rng()),
+            None => self.disk(node).tear_next_save(self.next_tear_rng()),
+        }
     }
 
     /// Arms a power cut in the middle of `node`'s next sync (a leader syncing its own entries
@@ -98,7 +124,10 @@ impl Cluster {
     pub fn cut_power_in_next_sync(&self, node: NodeId) {
         self.events
             .info(format!("{node}'s power will go during its next sync"));
-        self.disk(node).cut_power_in_next_sync();
+        match &self.logs {
+            Some(logs) => logs.cut_power_in_next_sync(node),
+            None => self.disk(node).cut_power_in_next_sync(),
+        }
     }
 
     /// Ends a fault armed by [`Cluster::cut_power_in_next_sync`] as
@@ -106,7 +135,10 @@ impl Cluster {
     pub fn end_power_cut_in_sync(&self, node: NodeId) {
         if self.is_stopped(node) {
             self.crash(node);
-        } else if self.disk(node).cancel_power_cut_in_sync() {
+        } else if match &self.logs {
+            Some(logs) => logs.cancel_power_cut_in_sync(node),
+            None => self.disk(node).cancel_power_cut_in_sync(),
+        } {
             self.events.info(format!(
                 "{node} synced nothing since its power cut was armed: taken back"
             ));
@@ -119,7 +151,10 @@ impl Cluster {
     pub fn end_torn_save(&self, node: NodeId) {
         if self.is_stopped(node) {
             self.crash(node);
-        } else if self.disk(node).cancel_tear() {
+        } else if match &self.logs {
+            Some(logs) => logs.cancel_tear(node),
+            None => self.disk(node).cancel_tear(),
+        } {
             self.events.info(format!(
                 "{node} saved nothing since its tear was armed: taken back"
             ));

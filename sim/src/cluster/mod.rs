@@ -10,10 +10,15 @@ use crate::runner::Sim;
 mod checker_service;
 mod checks;
 mod faults;
+mod node_logs;
 
 pub use faults::Restarted;
 use node::kv::{KvServer, KvServerConfig};
-use node::{Command, Config, Delivery, LogIndex, Node, NodeError, NodeId, NodeParams, Term};
+use node::{
+    Command, Config, Delivery, LogIndex, Node, NodeError, NodeId, NodeParams, Persister, Term,
+};
+pub use node_logs::NodeLogs;
+use runspec::SimStorage;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use threadsim::clock::ClockJoinHandle;
@@ -46,6 +51,9 @@ pub struct ClusterConfig {
     /// After a crash, the node's disk fails its next read ([`crate::disk::Disk::fail_next_read`]):
     /// the restart after the crash must be refused, and the one after that reads the state.
     pub read_error_after_crash: bool,
+    /// Where each node keeps its state: the two-copy [`Disk`], or the server's write-ahead log
+    /// over a disk in memory ([`NodeLogs`]).
+    pub storage: SimStorage,
     /// The configuration before the first entry (`None`: every node votes).
     pub membership: Option<node::Membership>,
     /// Configuration overlap is not checked (to see what it prevents; see
@@ -78,6 +86,7 @@ impl ClusterConfig {
             snapshot_threshold: None,
             power_loss_on_crash: false,
             read_error_after_crash: false,
+            storage: SimStorage::Copies,
             membership: None,
             overlap_unchecked: false,
         }
@@ -151,6 +160,9 @@ pub struct Cluster {
     config: ClusterConfig,
     network: Arc<Network>,
     disks: Vec<Arc<Disk>>,
+    /// With [`SimStorage::Log`], the nodes' logs and their disks (the two-copy disks then
+    /// stand unused).
+    logs: Option<NodeLogs>,
     running: Mutex<BTreeMap<NodeId, Running>>,
     incarnations: Mutex<BTreeMap<NodeId, u64>>,
     invariants: Arc<Invariants>,
@@ -169,6 +181,7 @@ const NETWORK_STREAM: u64 = 1;
 const NODE_STREAM: u64 = 2;
 const HARNESS_STREAM: u64 = 3;
 const TEAR_STREAM: u64 = 4;
+const LOG_TEAR_STREAM: u64 = 5;
 
 impl Cluster {
     /// Builds and starts every node.
@@ -184,10 +197,16 @@ impl Cluster {
         let clock = sim.clock();
         let events = Events::new(clock.clone(), sim.trace().clone());
         let network = Network::new(events.clone(), config.net.clone(), sim.rng(NETWORK_STREAM));
+        assert!(
+            config.storage == SimStorage::Copies || !config.read_error_after_crash,
+            "latent read errors are the two-copy disk's"
+        );
         let cluster = Cluster {
             disks: (0..config.nodes)
                 .map(|_| Arc::new(new_disk(&config, &clock)))
                 .collect(),
+            logs: (config.storage == SimStorage::Log)
+                .then(|| NodeLogs::new(config.nodes, sim.rng(LOG_TEAR_STREAM))),
             node_clocks: (0..config.nodes)
                 .map(|_| SkewedClock::new(clock.clone()))
                 .collect(),
@@ -307,12 +326,16 @@ impl Cluster {
             .node_seeds
             .split((u64::from(id.0) << 32) | incarnation)
             .next_u64();
+        let persister: Arc<dyn Persister> = match &self.logs {
+            Some(logs) => logs.open(id)?,
+            None => self.disks[id.0 as usize].clone(),
+        };
         let node = Arc::new(Node::new(NodeParams {
             id,
             peers: self.ids().into_iter().filter(|&peer| peer != id).collect(),
             membership: self.config.membership.clone(),
             transport: port.clone(),
-            persister: self.disks[id.0 as usize].clone(),
+            persister,
             clock: node_clock.clone(),
             apply_sender,
             config: Config {

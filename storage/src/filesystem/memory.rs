@@ -32,8 +32,12 @@ struct Disk {
     /// The directories held, with the token of their hold.
     held: BTreeMap<PathBuf, u64>,
     next_hold: u64,
-    /// How many crashes so far: a file opened before one can no longer be written.
+    /// How many crashes (or killed processes) so far: a file opened before one can no longer
+    /// be written.
     crashes: u64,
+    /// The next sync of a file cuts the power instead
+    /// ([`MemoryFilesystem::cut_power_at_next_sync`]).
+    cut_at_next_sync: bool,
     /// How many more changes the disk makes before its power is cut (`None`: no cut set).
     changes_before_cut: Option<u64>,
 }
@@ -140,6 +144,28 @@ impl MemoryFilesystem {
         disk.held.clear();
         disk.crashes += 1;
         disk.changes_before_cut = None;
+        disk.cut_at_next_sync = false;
+    }
+
+    /// The process using the disk is killed, the machine stays up: every hold is released and
+    /// every file open before now refuses to be written, but the page cache keeps everything
+    /// written, synced or not.
+    pub fn process_killed(&self) {
+        let mut disk = self.disk();
+        disk.held.clear();
+        disk.crashes += 1;
+    }
+
+    /// The power goes during the next sync of a file: that sync fails having made nothing
+    /// durable, and so does every later change, until [`crash`](Self::crash).
+    pub fn cut_power_at_next_sync(&self) {
+        self.disk().cut_at_next_sync = true;
+    }
+
+    /// Takes back a cut armed by [`cut_power_at_next_sync`](Self::cut_power_at_next_sync) that
+    /// no sync has met yet; returns whether there was one.
+    pub fn cancel_power_cut_at_next_sync(&self) -> bool {
+        std::mem::take(&mut self.disk().cut_at_next_sync)
     }
 
     /// Cuts the power after `changes` more changes (writes, syncs, names made or undone): the
@@ -147,6 +173,17 @@ impl MemoryFilesystem {
     /// [`crash`](Self::crash) says what the disk kept.
     pub fn cut_power_after(&self, changes: u64) {
         self.disk().changes_before_cut = Some(changes);
+    }
+
+    /// Takes back a cut set by [`cut_power_after`](Self::cut_power_after) that has not come
+    /// yet; returns whether there was one.
+    pub fn cancel_power_cut(&self) -> bool {
+        let mut disk = self.disk();
+        let pending = matches!(disk.changes_before_cut, Some(left) if left > 0);
+        if pending {
+            disk.changes_before_cut = None;
+        }
+        pending
     }
 
     /// Whether the power was cut (a change was refused for it).
@@ -209,6 +246,12 @@ impl AppendFile for MemoryFile {
     }
 
     fn sync_data(&self) -> io::Result<()> {
+        {
+            let mut disk = self.disk.lock();
+            if std::mem::take(&mut disk.cut_at_next_sync) {
+                disk.changes_before_cut = Some(0);
+            }
+        }
         self.with_inode(|inode| inode.durable_len = inode.data.len())
     }
 }

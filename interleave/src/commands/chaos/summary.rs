@@ -161,6 +161,12 @@ fn print_summary(
             totals.misdirected_saves, totals.copies_corrupted, totals.damaged_copies_read_past
         );
     }
+    if totals.log_power_losses + totals.log_roll_overs > 0 {
+        println!(
+            "the server's log: {} power losses took {} bytes written and not synced; {} segment roll-overs",
+            totals.log_power_losses, totals.log_bytes_lost, totals.log_roll_overs
+        );
+    }
     if totals.refused_starts > 0 {
         println!(
             "{} restarts refused by a node whose disk failed its read (latent read errors)",
