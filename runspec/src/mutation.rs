@@ -173,6 +173,12 @@ pub enum Mutation {
     /// The persister syncs its file but never the directory that holds it: a power loss takes
     /// the file's entry, and the node comes back with no state at all.
     DirNotSynced,
+    /// The write-ahead log rolls over to a new segment without syncing the one it closes: a
+    /// power cut then leaves a torn closed segment behind a newer one holding records, which
+    /// recovery must refuse as damage, and the node never starts again. (The log had this bug
+    /// until its power-cut test found it, storage/tests/power_loss.rs.) Only the log in the
+    /// simulation (`--storage log`) and the server have it.
+    RollOverUnsynced,
     /// A replicator with nothing to send polls again at once instead of waiting to be woken: a
     /// busy loop that only burns a core on real threads, and never lets the node's threads all
     /// block, so fake time stands still (a livelock).
@@ -181,7 +187,7 @@ pub enum Mutation {
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 44] = [
+    pub const ALL: [Mutation; 45] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -219,6 +225,7 @@ impl Mutation {
         Mutation::TrustRecordWithoutChecksum,
         Mutation::ReadFirstGoodCopy,
         Mutation::DirNotSynced,
+        Mutation::RollOverUnsynced,
         Mutation::TxnReadsAtProposal,
         Mutation::ChangeBeforeOwnTermCommit,
         Mutation::TwoChangesInFlight,
@@ -268,6 +275,7 @@ impl Mutation {
             Mutation::TrustRecordWithoutChecksum => "trust-record-without-checksum",
             Mutation::ReadFirstGoodCopy => "read-first-good-copy",
             Mutation::DirNotSynced => "dir-not-synced",
+            Mutation::RollOverUnsynced => "roll-over-unsynced",
             Mutation::ReplicatorBusyWaits => "replicator-busy-waits",
             Mutation::TxnReadsAtProposal => "txn-reads-at-proposal",
             Mutation::ChangeBeforeOwnTermCommit => "change-before-own-term-commit",

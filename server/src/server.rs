@@ -321,6 +321,10 @@ impl Server {
             )?)),
             None => Storage::open(config.storage, &config.data_dir)?,
         };
+        #[cfg(feature = "mutations")]
+        if let Storage::Wal(wal) = &storage {
+            wal.break_as(&config.mutations);
+        }
         #[cfg(not(feature = "mutations"))]
         let storage = Storage::open(config.storage, &config.data_dir)?;
         let persister = storage.persister();

@@ -327,7 +327,7 @@ impl Cluster {
             .split((u64::from(id.0) << 32) | incarnation)
             .next_u64();
         let persister: Arc<dyn Persister> = match &self.logs {
-            Some(logs) => logs.open(id)?,
+            Some(logs) => logs.open(id, &self.config.node.mutations)?,
             None => self.disks[id.0 as usize].clone(),
         };
         let node = Arc::new(Node::new(NodeParams {

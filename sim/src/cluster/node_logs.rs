@@ -8,7 +8,7 @@
 //! a follower's save), and the fake clock does not advance while a thread waits for a lock.
 
 use crate::disk::SECTOR;
-use node::{NodeError, NodeId, Persister, StorageError};
+use node::{MutationSet, NodeError, NodeId, Persister, StorageError};
 use runspec::RunFigures;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -67,11 +67,19 @@ impl NodeLogs {
         &self.disks[node.0 as usize]
     }
 
-    /// `node`'s log, recovered from its disk: a torn tail cut, damage refused.
-    pub fn open(&self, node: NodeId) -> Result<Arc<dyn Persister>, NodeError> {
+    /// `node`'s log, recovered from its disk (a torn tail cut, damage refused), broken as
+    /// `mutations` say (`roll-over-unsynced`).
+    pub fn open(
+        &self,
+        node: NodeId,
+        mutations: &MutationSet,
+    ) -> Result<Arc<dyn Persister>, NodeError> {
         let filesystem = Arc::new(self.disk(node).clone());
         match WalPersister::open_on(filesystem, Path::new(DATA_DIR), SEGMENT_BYTES) {
-            Ok(wal) => Ok(Arc::new(wal)),
+            Ok(wal) => {
+                wal.break_as(mutations);
+                Ok(Arc::new(wal))
+            }
             Err(error @ (WalError::Damaged { .. } | WalError::Missing { .. })) => {
                 Err(NodeError::Storage(StorageError::Corrupt(error.to_string())))
             }

@@ -5,7 +5,7 @@
 use super::detector::Detector;
 use super::detector::{
     chaos_kv, chaos_kv_misses, chaos_kv_snapshots, CHAOS_LIST_APPEND, CHAOS_RAFT,
-    CHAOS_RAFT_CORRUPTION, CHAOS_RAFT_LIVENESS, CHAOS_RAFT_MEMBERSHIP,
+    CHAOS_RAFT_CORRUPTION, CHAOS_RAFT_LIVENESS, CHAOS_RAFT_LOG_POWER_LOSS, CHAOS_RAFT_MEMBERSHIP,
     CHAOS_RAFT_MISDIRECTED_WRITES, CHAOS_RAFT_MISSES, CHAOS_RAFT_POWER_LOSS,
     CHAOS_RAFT_READ_ERRORS, CHAOS_RAFT_SNAPSHOTS_MISSES, CHAOS_RAFT_TORN_WRITES,
 };
@@ -346,6 +346,12 @@ pub fn catalogue() -> Vec<Variant> {
             models: "the state file is synced but its directory never is: a power loss takes the file's entry and the node comes back empty (fsync of the file does not make its name durable; Pillai et al., OSDI '14)",
             detectors: vec![CHAOS_RAFT_POWER_LOSS, CHAOS_RAFT_MISSES],
             signature: &["invariant violated"],
+        },
+        Variant {
+            broken: node(Mutation::RollOverUnsynced),
+            models: "the write-ahead log rolls over to a new segment without syncing the one it closes: a power cut leaves a torn closed segment behind a newer one that holds records, and recovery refuses the log, so the node never starts again (this log's own bug, found by its power-cut test)",
+            detectors: vec![CHAOS_RAFT_LOG_POWER_LOSS, CHAOS_RAFT_MISSES],
+            signature: &["cannot restart", "invariant violated"],
         },
         Variant {
             broken: node(Mutation::TxnReadsAtProposal),

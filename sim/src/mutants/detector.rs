@@ -4,7 +4,7 @@ use super::Broken;
 use crate::runner::Sim;
 use node::kv::ReadMode;
 use node::MutationSet;
-use runspec::{RunSpec, Workload};
+use runspec::{RunSpec, SimStorage, Workload};
 
 /// The kinds of detector, one column each in the kill matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -135,6 +135,9 @@ pub enum ChaosWorkload {
     /// [`ChaosWorkload::Raft`] whose crashes are power losses: a crashed node's disk loses what
     /// it had not synced.
     RaftPowerLoss,
+    /// [`ChaosWorkload::RaftPowerLoss`] on the server's write-ahead log (`--storage log`), with
+    /// snapshots: the log rolls its segments over, compacts and loses what was not synced.
+    RaftLogPowerLoss,
     /// [`ChaosWorkload::Raft`] with latent read errors: a crashed node's disk fails its next
     /// read.
     RaftReadErrors,
@@ -165,6 +168,7 @@ impl ChaosWorkload {
             | ChaosWorkload::RaftSnapshots
             | ChaosWorkload::RaftLiveness
             | ChaosWorkload::RaftPowerLoss
+            | ChaosWorkload::RaftLogPowerLoss
             | ChaosWorkload::RaftReadErrors
             | ChaosWorkload::RaftTornWrites
             | ChaosWorkload::RaftCorruption
@@ -179,7 +183,9 @@ impl ChaosWorkload {
     pub fn snapshots(self) -> bool {
         matches!(
             self,
-            ChaosWorkload::RaftSnapshots | ChaosWorkload::KvSnapshots(_)
+            ChaosWorkload::RaftSnapshots
+                | ChaosWorkload::KvSnapshots(_)
+                | ChaosWorkload::RaftLogPowerLoss
         )
     }
 
@@ -198,6 +204,9 @@ impl ChaosWorkload {
         }
         if self == ChaosWorkload::RaftPowerLoss {
             text.push_str(", power loss");
+        }
+        if self == ChaosWorkload::RaftLogPowerLoss {
+            text.push_str(", the log, power loss");
         }
         if self == ChaosWorkload::RaftReadErrors {
             text.push_str(", read errors");
@@ -236,7 +245,13 @@ impl ChaosWorkload {
             spec.snapshot_threshold = Some(CHAOS_SNAPSHOT_THRESHOLD);
         }
         spec.faults.liveness = self == ChaosWorkload::RaftLiveness;
-        spec.faults.power_loss = self == ChaosWorkload::RaftPowerLoss;
+        spec.faults.power_loss = matches!(
+            self,
+            ChaosWorkload::RaftPowerLoss | ChaosWorkload::RaftLogPowerLoss
+        );
+        if self == ChaosWorkload::RaftLogPowerLoss {
+            spec.storage = SimStorage::Log;
+        }
         spec.faults.read_errors = self == ChaosWorkload::RaftReadErrors;
         spec.faults.torn_writes = self == ChaosWorkload::RaftTornWrites;
         spec.faults.corruption = self == ChaosWorkload::RaftCorruption;
@@ -274,6 +289,12 @@ pub(super) const CHAOS_RAFT_LIVENESS: Detector = Detector::Chaos {
 /// Raft chaos whose crashes are power losses, which must find the variant.
 pub(super) const CHAOS_RAFT_POWER_LOSS: Detector = Detector::Chaos {
     workload: ChaosWorkload::RaftPowerLoss,
+    seeds: CHAOS_RAFT_SEEDS,
+    kills: true,
+};
+/// Raft chaos on the server's log whose crashes are power losses, which must find the variant.
+pub(super) const CHAOS_RAFT_LOG_POWER_LOSS: Detector = Detector::Chaos {
+    workload: ChaosWorkload::RaftLogPowerLoss,
     seeds: CHAOS_RAFT_SEEDS,
     kills: true,
 };

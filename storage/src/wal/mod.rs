@@ -191,6 +191,15 @@ impl WalPersister {
         Ok(wal)
     }
 
+    /// Switches on the broken behaviour of the log a node mutation in `mutations` asks for, if
+    /// any: `roll-over-unsynced` leaves each closed segment unsynced. Inert without the
+    /// `mutations` feature, as every [`node::MutationSet`] is.
+    pub fn break_as(&self, mutations: &node::MutationSet) {
+        if mutations.has(node::Mutation::RollOverUnsynced) {
+            self.writer.lock().leave_closed_segments_unsynced();
+        }
+    }
+
     /// Makes every later write fail with EIO and write nothing, as a dying disk would (a
     /// nemesis's fault).
     pub fn fail_writes(&self) {

@@ -76,6 +76,9 @@ pub struct Writer {
     pub segments_deleted: u64,
     /// Broken (`WalPersister::open_broken`): records not yet written to the file.
     buffered: Option<Vec<u8>>,
+    /// Whether a roll-over syncs the segment it closes (false only for the broken
+    /// `roll-over-unsynced`, [`super::WalPersister::break_as`]).
+    sync_closed: bool,
 }
 
 /// How much the broken buffered log gathers before it writes.
@@ -159,6 +162,7 @@ impl Writer {
             segments_created: 0,
             segments_deleted: 0,
             buffered: None,
+            sync_closed: true,
         };
         if fresh > 0 {
             writer
@@ -306,6 +310,11 @@ impl Writer {
         Ok(items)
     }
 
+    /// Makes roll-overs leave the closed segment unsynced (the broken `roll-over-unsynced`).
+    pub fn leave_closed_segments_unsynced(&mut self) {
+        self.sync_closed = false;
+    }
+
     /// Makes later records wait in a buffer (the broken log of `WalPersister::open_broken`).
     #[cfg(feature = "mutations")]
     pub fn buffer_appends(&mut self) {
@@ -354,7 +363,9 @@ impl Writer {
         // so a closed segment with a torn tail means the power went during a roll-over, when
         // the next held no record and nothing in either was acknowledged (what recovery
         // relies on: `recovery::recover`). Once per segment, 64 MiB by default.
-        self.segment.sync_data()?;
+        if self.sync_closed {
+            self.segment.sync_data()?;
+        }
         self.segment = Arc::from(file);
         self.start_segment(number, state)?;
         let live: Vec<_> = self
