@@ -179,6 +179,15 @@ pub enum Mutation {
     /// until its power-cut test found it, storage/tests/power_loss.rs.) Only the log in the
     /// simulation (`--storage log`) and the server have it.
     RollOverUnsynced,
+    /// The write-ahead log creates a new segment and syncs its header but never its directory
+    /// entry: a power cut takes the segment's name while the closed segment's seal, synced,
+    /// names it, and the node refuses to start on a log that lost a file (fsync of a file does
+    /// not make its name durable; Pillai et al., OSDI '14).
+    SegmentNameUnsynced,
+    /// The write-ahead log renames a new snapshot file into place without syncing its bytes
+    /// first: a power cut keeps the name and tears the bytes, and the log's record points at a
+    /// damaged snapshot (the zero-length files of ext4's delayed allocation, 2009).
+    SnapshotUnsynced,
     /// A replicator with nothing to send polls again at once instead of waiting to be woken: a
     /// busy loop that only burns a core on real threads, and never lets the node's threads all
     /// block, so fake time stands still (a livelock).
@@ -187,7 +196,7 @@ pub enum Mutation {
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 45] = [
+    pub const ALL: [Mutation; 47] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -226,6 +235,8 @@ impl Mutation {
         Mutation::ReadFirstGoodCopy,
         Mutation::DirNotSynced,
         Mutation::RollOverUnsynced,
+        Mutation::SegmentNameUnsynced,
+        Mutation::SnapshotUnsynced,
         Mutation::TxnReadsAtProposal,
         Mutation::ChangeBeforeOwnTermCommit,
         Mutation::TwoChangesInFlight,
@@ -276,6 +287,8 @@ impl Mutation {
             Mutation::ReadFirstGoodCopy => "read-first-good-copy",
             Mutation::DirNotSynced => "dir-not-synced",
             Mutation::RollOverUnsynced => "roll-over-unsynced",
+            Mutation::SegmentNameUnsynced => "segment-name-unsynced",
+            Mutation::SnapshotUnsynced => "snapshot-unsynced",
             Mutation::ReplicatorBusyWaits => "replicator-busy-waits",
             Mutation::TxnReadsAtProposal => "txn-reads-at-proposal",
             Mutation::ChangeBeforeOwnTermCommit => "change-before-own-term-commit",

@@ -354,6 +354,18 @@ pub fn catalogue() -> Vec<Variant> {
             signature: &["cannot restart", "invariant violated"],
         },
         Variant {
+            broken: node(Mutation::SegmentNameUnsynced),
+            models: "the write-ahead log syncs a new segment's header but never its directory entry: a power cut takes the segment's name while the closed segment's seal names it, and the node refuses a log that lost a file (fsync of a file does not make its name durable; Pillai et al., OSDI '14)",
+            detectors: vec![CHAOS_RAFT_LOG_POWER_LOSS, CHAOS_RAFT_MISSES],
+            signature: &["cannot restart", "invariant violated"],
+        },
+        Variant {
+            broken: node(Mutation::SnapshotUnsynced),
+            models: "the write-ahead log renames a new snapshot file into place before its bytes are synced: a power cut keeps the name and tears the bytes, and the log points at a damaged snapshot (ext4's zero-length files after delayed allocation, 2009)",
+            detectors: vec![CHAOS_RAFT_LOG_POWER_LOSS, CHAOS_RAFT_MISSES],
+            signature: &["cannot restart", "invariant violated"],
+        },
+        Variant {
             broken: node(Mutation::TxnReadsAtProposal),
             models: "a transaction's reads served from the leader's state when it is proposed, not at its position in the log: a transaction committed in between is missed by the reads, not by the appends (reads outside the transaction's snapshot; Elle's G-single)",
             detectors: vec![Transactions { seeds: 5 }, CHAOS_LIST_APPEND],

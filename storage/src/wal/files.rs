@@ -89,11 +89,15 @@ pub fn check_segment_header(bytes: &[u8], number: u64) -> Result<(), String> {
 
 /// Writes `bytes` as `path`, durably: a temporary file synced, renamed over `path`, and the
 /// directory synced, so after a crash `path` holds all of them or does not exist.
+///
+/// With `sync_bytes` false (the broken `snapshot-unsynced`), the temporary file's bytes are not
+/// synced before the rename: a power loss can leave the name durable and the bytes torn.
 pub fn write_durably(
     filesystem: &dyn Filesystem,
     dir: &Path,
     path: &Path,
     bytes: &[u8],
+    sync_bytes: bool,
 ) -> std::io::Result<()> {
     debug_assert_eq!(
         path.parent(),
@@ -103,21 +107,33 @@ pub fn write_durably(
         dir.display()
     );
     let tmp = path.with_extension("tmp");
-    filesystem.write_synced(&tmp, bytes)?;
+    if sync_bytes {
+        filesystem.write_synced(&tmp, bytes)?;
+    } else {
+        match filesystem.remove(&tmp) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => return Err(error),
+            _ => {}
+        }
+        filesystem.create_new(&tmp)?.append(bytes)?;
+    }
     filesystem.rename(&tmp, path)?;
     filesystem.sync_directory(dir)
 }
 
-/// A new segment `number` holding its header, created durably (the directory synced).
+/// A new segment `number` holding its header, created durably (the directory synced, unless
+/// `sync_name` is false: the broken `segment-name-unsynced`).
 pub fn create_segment(
     filesystem: &dyn Filesystem,
     dir: &Path,
     number: u64,
+    sync_name: bool,
 ) -> std::io::Result<Box<dyn AppendFile>> {
     let file = filesystem.create_new(&dir.join(segment_name(number)))?;
     file.append(&segment_header(number))?;
     file.sync_data()?;
-    filesystem.sync_directory(dir)?;
+    if sync_name {
+        filesystem.sync_directory(dir)?;
+    }
     Ok(file)
 }
 

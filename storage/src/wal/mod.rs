@@ -15,6 +15,7 @@
 //! were acknowledged. See docs/storage.md for the format and the figures.
 
 mod files;
+mod flaws;
 mod record;
 mod recovery;
 mod writer;
@@ -191,13 +192,11 @@ impl WalPersister {
         Ok(wal)
     }
 
-    /// Switches on the broken behaviour of the log a node mutation in `mutations` asks for, if
-    /// any: `roll-over-unsynced` leaves each closed segment unsynced. Inert without the
+    /// Switches on the broken behaviours of the log the node mutations in `mutations` ask for
+    /// (`roll-over-unsynced`, `segment-name-unsynced`, `snapshot-unsynced`; [`flaws`]). Inert without the
     /// `mutations` feature, as every [`node::MutationSet`] is.
     pub fn break_as(&self, mutations: &node::MutationSet) {
-        if mutations.has(node::Mutation::RollOverUnsynced) {
-            self.writer.lock().leave_closed_segments_unsynced();
-        }
+        self.writer.lock().flaws = flaws::Flaws::of(mutations);
     }
 
     /// Makes every later write fail with EIO and write nothing, as a dying disk would (a

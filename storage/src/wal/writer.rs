@@ -2,6 +2,7 @@
 //! the difference), the current segment, and the files waiting for an fsync or a deletion.
 
 use super::files::{create_segment, encode_snapshot, segment_name, snapshot_name, write_durably};
+use super::flaws::Flaws;
 use super::record::{frame, Item, SnapshotRef, MAX_BODY_BYTES};
 use super::recovery::{checkpoint_snapshot, replay_start, Recovered, SegmentInfo};
 use super::WalError;
@@ -76,9 +77,9 @@ pub struct Writer {
     pub segments_deleted: u64,
     /// Broken (`WalPersister::open_broken`): records not yet written to the file.
     buffered: Option<Vec<u8>>,
-    /// Whether a roll-over syncs the segment it closes (false only for the broken
-    /// `roll-over-unsynced`, [`super::WalPersister::break_as`]).
-    sync_closed: bool,
+    /// The steps of durability left out (none but in a broken log,
+    /// [`super::WalPersister::break_as`]).
+    pub flaws: Flaws,
 }
 
 /// How much the broken buffered log gathers before it writes.
@@ -132,7 +133,7 @@ impl Writer {
                         .map_err(|source| io(&path, source))?;
                     segments.pop_back();
                 }
-                let file = create_segment(&*filesystem, dir, number)
+                let file = create_segment(&*filesystem, dir, number, true)
                     .map_err(|source| io(&path, source))?;
                 (file, 0, number)
             }
@@ -162,7 +163,7 @@ impl Writer {
             segments_created: 0,
             segments_deleted: 0,
             buffered: None,
-            sync_closed: true,
+            flaws: Flaws::default(),
         };
         if fresh > 0 {
             writer
@@ -238,7 +239,13 @@ impl Writer {
             self.next_snapshot_file += 1;
             let contents = encode_snapshot(snapshot_index, log.snapshot_term(), &state.snapshot);
             let path = self.dir.join(snapshot_name(number));
-            write_durably(&*self.filesystem, &self.dir, &path, &contents)?;
+            write_durably(
+                &*self.filesystem,
+                &self.dir,
+                &path,
+                &contents,
+                !self.flaws.snapshot_unsynced,
+            )?;
             let crc = u32::from_le_bytes(contents[contents.len() - 4..].try_into().expect("4"));
             let snapshot = SnapshotRef {
                 file: number,
@@ -310,11 +317,6 @@ impl Writer {
         Ok(items)
     }
 
-    /// Makes roll-overs leave the closed segment unsynced (the broken `roll-over-unsynced`).
-    pub fn leave_closed_segments_unsynced(&mut self) {
-        self.sync_closed = false;
-    }
-
     /// Makes later records wait in a buffer (the broken log of `WalPersister::open_broken`).
     #[cfg(feature = "mutations")]
     pub fn buffer_appends(&mut self) {
@@ -354,7 +356,12 @@ impl Writer {
             self.segment.append(buffer)?;
             buffer.clear();
         }
-        let file = create_segment(&*self.filesystem, &self.dir, number)?;
+        let file = create_segment(
+            &*self.filesystem,
+            &self.dir,
+            number,
+            !self.flaws.segment_name_unsynced,
+        )?;
         // The closed segment says where the log goes on: the new one exists durably now, so a
         // recovery that finds this seal and not the segment knows a file was lost.
         self.segment
@@ -363,7 +370,7 @@ impl Writer {
         // so a closed segment with a torn tail means the power went during a roll-over, when
         // the next held no record and nothing in either was acknowledged (what recovery
         // relies on: `recovery::recover`). Once per segment, 64 MiB by default.
-        if self.sync_closed {
+        if !self.flaws.closed_segment_unsynced {
             self.segment.sync_data()?;
         }
         self.segment = Arc::from(file);
