@@ -188,6 +188,11 @@ pub enum Mutation {
     /// first: a power cut keeps the name and tears the bytes, and the log's record points at a
     /// damaged snapshot (the zero-length files of ext4's delayed allocation, 2009).
     SnapshotUnsynced,
+    /// The write-ahead log tries a failed fsync again and believes the second answer: the
+    /// kernel dropped the pages it could not write and calls them clean, so the retry succeeds
+    /// having written nothing, and a power loss takes back saves the node acknowledged
+    /// (PostgreSQL's "fsyncgate", 2018).
+    SyncErrorRetried,
     /// A replicator with nothing to send polls again at once instead of waiting to be woken: a
     /// busy loop that only burns a core on real threads, and never lets the node's threads all
     /// block, so fake time stands still (a livelock).
@@ -196,7 +201,7 @@ pub enum Mutation {
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 47] = [
+    pub const ALL: [Mutation; 48] = [
         Mutation::CommitOldTermByCounting,
         Mutation::ForgetVote,
         Mutation::VoteWithoutUpToDateCheck,
@@ -237,6 +242,7 @@ impl Mutation {
         Mutation::RollOverUnsynced,
         Mutation::SegmentNameUnsynced,
         Mutation::SnapshotUnsynced,
+        Mutation::SyncErrorRetried,
         Mutation::TxnReadsAtProposal,
         Mutation::ChangeBeforeOwnTermCommit,
         Mutation::TwoChangesInFlight,
@@ -289,6 +295,7 @@ impl Mutation {
             Mutation::RollOverUnsynced => "roll-over-unsynced",
             Mutation::SegmentNameUnsynced => "segment-name-unsynced",
             Mutation::SnapshotUnsynced => "snapshot-unsynced",
+            Mutation::SyncErrorRetried => "sync-error-retried",
             Mutation::ReplicatorBusyWaits => "replicator-busy-waits",
             Mutation::TxnReadsAtProposal => "txn-reads-at-proposal",
             Mutation::ChangeBeforeOwnTermCommit => "change-before-own-term-commit",

@@ -168,6 +168,7 @@ pub fn run_chaos_with(
     if config.faults.power_loss {
         for &id in &ids {
             cluster.end_power_cut_in_sync(id);
+            cluster.end_sync_failure(id);
         }
     }
     if config.faults.misdirected_writes {
@@ -428,7 +429,14 @@ fn choose_fault(cluster: &Cluster, snapshot: &Snapshot, faults: FaultMix) -> Opt
             if faults.torn_writes && cluster.random(2) == 0 {
                 Some(Event::TearSave(node))
             } else if faults.power_loss && cluster.random(2) == 0 {
-                Some(Event::CutPowerInSync(snapshot.leader.unwrap_or(node)))
+                let target = snapshot.leader.unwrap_or(node);
+                // On the server's log, a third of these fail the sync instead of cutting the
+                // power in it (drawn only there, so the two-copy disk's runs are unchanged).
+                if cluster.storage() == SimStorage::Log && cluster.random(3) == 0 {
+                    Some(Event::FailSync(target))
+                } else {
+                    Some(Event::CutPowerInSync(target))
+                }
             } else if faults.misdirected_writes && cluster.random(2) == 0 {
                 Some(Event::MisdirectSave(node))
             } else {

@@ -9,7 +9,7 @@
 
 use crate::wal_crash::{grow, state};
 use node::persist::StateEncoder;
-use node::{PersistentState, Persister};
+use node::{Mutation, MutationSet, PersistentState, Persister};
 use std::path::Path;
 use std::sync::Arc;
 use storage::filesystem::MemoryFilesystem;
@@ -158,5 +158,47 @@ fn every_broken_way_of_writing_is_caught_by_a_power_cut() {
     for engine in broken {
         let error = cut_repeatedly(engine, 100, 3).expect_err(&format!("{engine:?} caught"));
         eprintln!("{engine:?}: {error}");
+    }
+}
+
+/// After an fsync fails, the kernel calls the pages it could not write clean: the correct log
+/// refuses the save and writes nothing more, so a power loss leaves the last acknowledged
+/// state; the log that tries the sync again (`sync-error-retried`) acknowledges a save that the
+/// power loss then takes back.
+#[test]
+fn a_failed_sync_stops_the_log_and_a_retried_one_loses_an_acknowledged_save() {
+    let dir = Path::new("/data");
+    for (mutations, broken) in [
+        (MutationSet::default(), false),
+        (MutationSet::only(Mutation::SyncErrorRetried), true),
+    ] {
+        let disk = MemoryFilesystem::new();
+        let wal = WalPersister::open_on(Arc::new(disk.clone()), dir, SEGMENT_BYTES).unwrap();
+        wal.break_as(&mutations);
+        let (mut held, mut encoder) = (PersistentState::default(), StateEncoder::new());
+        for _ in 0..5 {
+            grow(&mut held);
+            wal.save_state(&held, &mut encoder).expect("a working disk");
+        }
+        disk.fail_next_sync();
+        grow(&mut held);
+        let sixth = wal.save_state(&held, &mut encoder);
+        assert_eq!(sixth.is_ok(), broken, "the sixth save: {sixth:?}");
+        if !broken {
+            grow(&mut held);
+            let seventh = wal.save_state(&held, &mut encoder);
+            assert!(seventh.is_err(), "a write after a failed sync: {seventh:?}");
+        }
+        drop(wal);
+        disk.crash(&mut |_, unsynced| unsynced);
+        let wal = WalPersister::open_on(Arc::new(disk.clone()), dir, SEGMENT_BYTES).unwrap();
+        let loaded = PersistentState::decode(&wal.load().unwrap().unwrap()).unwrap();
+        let acknowledged = if broken { 6 } else { 5 };
+        let n = loaded.log.last_index().0;
+        assert_eq!(
+            n < acknowledged,
+            broken,
+            "state {n} loaded, {acknowledged} acknowledged"
+        );
     }
 }

@@ -130,6 +130,37 @@ impl Cluster {
         }
     }
 
+    /// Makes `node`'s next sync fail with EIO, dropping what it should have written (the
+    /// server's log only; the two-copy disk has no such fault, and the event says so).
+    pub fn fail_next_sync(&self, node: NodeId) {
+        match &self.logs {
+            Some(logs) => {
+                self.events
+                    .info(format!("{node}'s next sync will fail (EIO)"));
+                logs.fail_next_sync(node);
+            }
+            None => self.events.info(format!(
+                "{node}'s next sync would fail: not on the two-copy disk (--storage log)"
+            )),
+        }
+    }
+
+    /// Ends a fault armed by [`Cluster::fail_next_sync`] as [`Cluster::end_torn_save`] ends a
+    /// tear: a node that stopped on the failure is crashed, a failure no sync met is taken back.
+    pub fn end_sync_failure(&self, node: NodeId) {
+        if self.is_stopped(node) {
+            self.crash(node);
+        } else if self
+            .logs
+            .as_ref()
+            .is_some_and(|logs| logs.cancel_sync_failure(node))
+        {
+            self.events.info(format!(
+                "{node} synced nothing since its failure was armed: taken back"
+            ));
+        }
+    }
+
     /// Ends a fault armed by [`Cluster::cut_power_in_next_sync`] as
     /// [`Cluster::end_torn_save`] ends a tear.
     pub fn end_power_cut_in_sync(&self, node: NodeId) {

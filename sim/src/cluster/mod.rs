@@ -235,6 +235,11 @@ impl Cluster {
         cluster
     }
 
+    /// Where the nodes keep their state.
+    pub fn storage(&self) -> SimStorage {
+        self.config.storage
+    }
+
     /// Every node id, in order.
     pub fn ids(&self) -> Vec<NodeId> {
         (0..self.config.nodes as u32).map(NodeId).collect()

@@ -126,6 +126,16 @@ impl NodeLogs {
         self.disk(node).cancel_power_cut()
     }
 
+    /// Makes `node`'s next sync fail, dropping what it should have written.
+    pub fn fail_next_sync(&self, node: NodeId) {
+        self.disk(node).fail_next_sync();
+    }
+
+    /// Takes back a failure armed for `node` that no sync met; returns whether there was one.
+    pub fn cancel_sync_failure(&self, node: NodeId) -> bool {
+        self.disk(node).cancel_sync_failure()
+    }
+
     /// Arms a power cut in `node`'s next sync.
     pub fn cut_power_in_next_sync(&self, node: NodeId) {
         self.disk(node).cut_power_at_next_sync();

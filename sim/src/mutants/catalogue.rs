@@ -366,6 +366,12 @@ pub fn catalogue() -> Vec<Variant> {
             signature: &["cannot restart", "invariant violated"],
         },
         Variant {
+            broken: node(Mutation::SyncErrorRetried),
+            models: "the write-ahead log tries a failed fsync again and believes the second answer: the kernel dropped the pages it could not write and calls them clean, so the retry writes nothing and a power loss takes back acknowledged saves (PostgreSQL's fsyncgate, 2018)",
+            detectors: vec![CHAOS_RAFT_LOG_POWER_LOSS, CHAOS_RAFT_MISSES],
+            signature: &["cannot restart", "invariant violated"],
+        },
+        Variant {
             broken: node(Mutation::TxnReadsAtProposal),
             models: "a transaction's reads served from the leader's state when it is proposed, not at its position in the log: a transaction committed in between is missed by the reads, not by the appends (reads outside the transaction's snapshot; Elle's G-single)",
             detectors: vec![Transactions { seeds: 5 }, CHAOS_LIST_APPEND],

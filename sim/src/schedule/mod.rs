@@ -45,6 +45,10 @@ pub enum Event {
     /// The node's machine loses power while its next sync is under way: the sync never
     /// returns, the node stops, and what it had not synced is gone once it is crashed.
     CutPowerInSync(NodeId),
+    /// The node's next sync fails with EIO and drops what it should have written (the page
+    /// cache calls it clean); the node stops, and a power loss then finds a hole (the server's
+    /// log only, `--storage log`).
+    FailSync(NodeId),
     /// The node's next save writes one copy of its state over the other's place (that place
     /// keeps a stale copy), and the machine goes down after it.
     MisdirectSave(NodeId),
@@ -186,6 +190,7 @@ impl Schedule {
                 | Event::Restart(node)
                 | Event::TearSave(node)
                 | Event::CutPowerInSync(node)
+                | Event::FailSync(node)
                 | Event::MisdirectSave(node)
                 | Event::CorruptCopy(node)
                 | Event::Pause(node)

@@ -32,6 +32,7 @@ impl fmt::Display for Event {
             Event::Restart(node) => write!(f, "restart {node}"),
             Event::TearSave(node) => write!(f, "tear the next save of {node}"),
             Event::CutPowerInSync(node) => write!(f, "cut the power in the next sync of {node}"),
+            Event::FailSync(node) => write!(f, "fail the next sync of {node}"),
             Event::MisdirectSave(node) => write!(f, "misdirect the next save of {node}"),
             Event::CorruptCopy(node) => write!(f, "corrupt a copy of the state of {node}"),
             Event::Pause(node) => write!(f, "pause {node}"),
@@ -193,6 +194,10 @@ fn parse_event(text: &str) -> Result<Event, String> {
             }
             _ => Err("expected `cut the power in the next sync of nN`".into()),
         },
+        Some("fail") => match words[1..] {
+            ["the", "next", "sync", "of", node] => Ok(Event::FailSync(parse_node(node)?)),
+            _ => Err("expected `fail the next sync of nN`".into()),
+        },
         Some("pause") => one_node(Event::Pause),
         Some("resume") => one_node(Event::Resume),
         Some("partition") => Ok(Event::Partition(parse_groups(
@@ -317,6 +322,7 @@ mod tests {
             Event::MisdirectSave(NodeId(1)),
             Event::CorruptCopy(NodeId(3)),
             Event::CutPowerInSync(NodeId(2)),
+            Event::FailSync(NodeId(0)),
             Event::Pause(NodeId(1)),
             Event::Resume(NodeId(1)),
             Event::Partition(vec![
@@ -350,7 +356,7 @@ mod tests {
         };
         let text = schedule.to_string();
         assert!(
-            text.contains("2.250000s partition [n0 n1] [n2 n1004]"),
+            text.contains("2.500000s partition [n0 n1] [n2 n1004]"),
             "{text}"
         );
         assert_eq!(text.parse::<Schedule>(), Ok(schedule));

@@ -15,6 +15,9 @@ use threadsim::sync::{Arc, Mutex, MutexGuard};
 struct Inode {
     data: Vec<u8>,
     durable_len: usize,
+    /// Ranges a failed sync dropped: the page cache still holds them and calls them clean, so
+    /// no later sync writes them, and a crash finds zeros there (Linux after an fsync error).
+    lost: Vec<(usize, usize)>,
 }
 
 /// Which inode a name stands for.
@@ -38,6 +41,8 @@ struct Disk {
     /// The next sync of a file cuts the power instead
     /// ([`MemoryFilesystem::cut_power_at_next_sync`]).
     cut_at_next_sync: bool,
+    /// The next sync of a file fails ([`MemoryFilesystem::fail_next_sync`]).
+    fail_next_sync: bool,
     /// How many more changes the disk makes before its power is cut (`None`: no cut set).
     changes_before_cut: Option<u64>,
 }
@@ -68,7 +73,14 @@ impl Disk {
         let id = self.next_inode;
         self.next_inode += 1;
         let durable_len = if durable { data.len() } else { 0 };
-        self.inodes.insert(id, Inode { data, durable_len });
+        self.inodes.insert(
+            id,
+            Inode {
+                data,
+                durable_len,
+                lost: Vec::new(),
+            },
+        );
         id
     }
 
@@ -139,12 +151,31 @@ impl MemoryFilesystem {
             let kept = keep(&path, unsynced).min(unsynced);
             inode.data.truncate(inode.durable_len + kept);
             inode.durable_len = inode.data.len();
+            for (start, end) in std::mem::take(&mut inode.lost) {
+                let end = end.min(inode.data.len());
+                if start < end {
+                    inode.data[start..end].fill(0);
+                }
+            }
         }
         disk.collect();
         disk.held.clear();
         disk.crashes += 1;
         disk.changes_before_cut = None;
         disk.cut_at_next_sync = false;
+        disk.fail_next_sync = false;
+    }
+
+    /// The next sync of a file fails with EIO, and what it should have written stays in the
+    /// page cache marked clean: reads see it, no later sync writes it, a crash loses it.
+    pub fn fail_next_sync(&self) {
+        self.disk().fail_next_sync = true;
+    }
+
+    /// Takes back a failure armed by [`fail_next_sync`](Self::fail_next_sync) that no sync has
+    /// met yet; returns whether there was one.
+    pub fn cancel_sync_failure(&self) -> bool {
+        std::mem::take(&mut self.disk().fail_next_sync)
     }
 
     /// The process using the disk is killed, the machine stays up: every hold is released and
@@ -246,13 +277,23 @@ impl AppendFile for MemoryFile {
     }
 
     fn sync_data(&self) -> io::Result<()> {
-        {
+        let fails = {
             let mut disk = self.disk.lock();
             if std::mem::take(&mut disk.cut_at_next_sync) {
                 disk.changes_before_cut = Some(0);
             }
+            std::mem::take(&mut disk.fail_next_sync)
+        };
+        let dropped = self.with_inode(|inode| {
+            if fails && inode.durable_len < inode.data.len() {
+                inode.lost.push((inode.durable_len, inode.data.len()));
+            }
+            inode.durable_len = inode.data.len();
+        });
+        match (dropped, fails) {
+            (Ok(()), true) => Err(io::Error::from_raw_os_error(libc::EIO)),
+            (result, _) => result,
         }
-        self.with_inode(|inode| inode.durable_len = inode.data.len())
     }
 }
 

@@ -60,3 +60,25 @@ fn a_cut_refuses_every_change_after_it_and_a_held_directory_is_refused() {
     disk.hold_directory(Path::new("/d"))
         .expect("a crash releases every hold");
 }
+
+#[test]
+fn a_failed_sync_drops_what_it_should_have_written_and_a_crash_finds_zeros() {
+    let (disk, _hold) = disk_with_dir();
+    let path = Path::new("/d/log");
+    let file = disk.create_new(path).unwrap();
+    disk.sync_directory(Path::new("/d")).unwrap();
+    file.append(b"kept").unwrap();
+    file.sync_data().unwrap();
+    file.append(b"gone").unwrap();
+    disk.fail_next_sync();
+    file.sync_data().expect_err("EIO");
+    file.sync_data()
+        .expect("a retry succeeds: the pages are clean");
+    assert_eq!(
+        disk.contents(path).unwrap(),
+        b"keptgone",
+        "the page cache keeps them"
+    );
+    disk.crash(&mut |_, unsynced| unsynced);
+    assert_eq!(disk.contents(path).unwrap(), b"kept\0\0\0\0");
+}

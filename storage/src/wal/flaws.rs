@@ -13,6 +13,8 @@ pub struct Flaws {
     pub segment_name_unsynced: bool,
     /// `snapshot-unsynced`: a snapshot file is renamed into place with its bytes unsynced.
     pub snapshot_unsynced: bool,
+    /// `sync-error-retried`: a failed sync is tried again, and its second answer believed.
+    pub sync_error_retried: bool,
 }
 
 impl Flaws {
@@ -22,6 +24,7 @@ impl Flaws {
             closed_segment_unsynced: mutations.has(Mutation::RollOverUnsynced),
             segment_name_unsynced: mutations.has(Mutation::SegmentNameUnsynced),
             snapshot_unsynced: mutations.has(Mutation::SnapshotUnsynced),
+            sync_error_retried: mutations.has(Mutation::SyncErrorRetried),
         }
     }
 }

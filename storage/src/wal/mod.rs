@@ -234,12 +234,27 @@ impl WalPersister {
 
     /// Makes every file written so far durable: the segments closed since the last fsync and
     /// the current one.
+    ///
+    /// A failed sync leaves the log's tail unknown (the kernel may have dropped the pages it
+    /// could not write, and calls them clean): nothing more is written, so no record can follow
+    /// the hole, and the node stops (every later wait fails, [`GroupCommit`]).
     fn fsync(&self) -> Result<(), StorageError> {
-        let files = self.writer.lock().files_to_sync();
+        let (files, flaws) = {
+            let mut writer = self.writer.lock();
+            (writer.files_to_sync(), writer.flaws)
+        };
         for (path, file) in files {
-            file.sync_data().map_err(|error| {
-                StorageError::Io(format!("syncing {}: {error}", path.display()))
-            })?;
+            let mut synced = file.sync_data();
+            if synced.is_err() && flaws.sync_error_retried {
+                synced = file.sync_data();
+            }
+            if let Err(error) = synced {
+                self.failing.store(true, Ordering::SeqCst);
+                return Err(StorageError::Io(format!(
+                    "syncing {}: {error}",
+                    path.display()
+                )));
+            }
         }
         Ok(())
     }
