@@ -155,30 +155,41 @@ fn rejected_on_every_seed(name: &str, read_mode: ReadMode, mutations: MutationSe
     rejected_on_every_seed_of(name, &config)
 }
 
-/// [`rejected_on_every_seed`] with the workload `config`.
+/// How many times a seed runs before a broken variant that survives it fails the test. On OS
+/// threads a seed decides the faults, not the interleaving, and the bug needs one: the suite's
+/// kv tests, run eight times on 2 cores, failed once with `read-index-without-round survived
+/// seed 5` (2026-12-07), and such runs are rarer than one in fifty.
+const RUNS_PER_SEED: usize = 3;
+
+/// [`rejected_on_every_seed`] with the workload `config`: every seed's run must be rejected,
+/// within [`RUNS_PER_SEED`] runs of it.
 fn rejected_on_every_seed_of(name: &str, config: &KvWorkloadConfig) -> Vec<KvRun> {
     let mut runs = Vec::new();
     for seed in seeds(&[1, 2, 3, 4, 5]) {
-        let wall = crate::support::stopwatch();
-        let run = simulate_kv(seed, config)
-            .unwrap_or_else(|failure| panic!("{name} seed {seed}: {}", failure.message));
-        let simulated_in = wall.elapsed();
-        let started = crate::support::stopwatch();
-        let report = check_kv_history(&run.history);
-        eprintln!(
-            "{name} seed {seed}: simulated in {simulated_in:?}, {} operations, checked in {:?}, {} local reads, {} by deposed leaders: {:?}",
-            run.history.len(),
-            started.elapsed(),
-            run.figures.local_reads,
-            run.figures.reads_by_deposed_leaders,
-            report.verdict
-        );
-        assert_eq!(
-            report.verdict,
-            Verdict::NotLinearizable,
-            "{name} survived seed {seed} (replay: INTERLEAVE_SEED={seed})"
-        );
-        runs.push(run);
+        for attempt in 1..=RUNS_PER_SEED {
+            let wall = crate::support::stopwatch();
+            let run = simulate_kv(seed, config)
+                .unwrap_or_else(|failure| panic!("{name} seed {seed}: {}", failure.message));
+            let simulated_in = wall.elapsed();
+            let started = crate::support::stopwatch();
+            let report = check_kv_history(&run.history);
+            eprintln!(
+                "{name} seed {seed} (run {attempt}): simulated in {simulated_in:?}, {} operations, checked in {:?}, {} local reads, {} by deposed leaders: {:?}",
+                run.history.len(),
+                started.elapsed(),
+                run.figures.local_reads,
+                run.figures.reads_by_deposed_leaders,
+                report.verdict
+            );
+            if report.verdict == Verdict::NotLinearizable {
+                runs.push(run);
+                break;
+            }
+            assert!(
+                attempt < RUNS_PER_SEED,
+                "{name} survived seed {seed} {RUNS_PER_SEED} times (replay: INTERLEAVE_SEED={seed})"
+            );
+        }
     }
     runs
 }
@@ -199,8 +210,19 @@ fn unsafe_local_reads_are_rejected() {
             "no stale-read opportunity in a run that ran to its end"
         );
         // The online checker found it and stopped the workload within a second of the return
-        // that made it certain: no operation was called after.
-        let found = run.found_online.as_ref().expect("found online");
+        // that made it certain: no operation was called after. A key whose window outgrew the
+        // online checker's budget is left to the whole history's check instead: seed 1 once ran
+        // to its end (7,123 operations) unfound online, rejected by the whole history's check,
+        // in eight runs of these tests (2026-12-07). Unfound with no key deferred would be a
+        // violation the online checker missed, and fails.
+        let Some(found) = run.found_online.as_ref() else {
+            assert!(
+                run.online.keys_deferred > 0,
+                "not found online, and no key was left to the whole history's check: {:?}",
+                run.online
+            );
+            continue;
+        };
         assert!(found.delay() < Duration::from_secs(1), "{found:?}");
         let found_at = u64::try_from(found.found_at.as_nanos()).expect("fits");
         assert!(run
