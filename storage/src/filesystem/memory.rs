@@ -227,15 +227,6 @@ impl MemoryFilesystem {
         let mut disk = self.disk();
         disk.inode_at(path).ok().map(|inode| inode.data.clone())
     }
-
-    /// Replaces the bytes of the file at `path` (damage, as a test makes it), durably.
-    pub fn overwrite(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        let mut disk = self.disk();
-        let inode = disk.inode_at(path)?;
-        inode.data = bytes.to_vec();
-        inode.durable_len = bytes.len();
-        Ok(())
-    }
 }
 
 impl Default for MemoryFilesystem {
