@@ -38,4 +38,7 @@ pub struct ScheduleSummary {
     /// The most thread switches made while neither simulated time nor the trace moved (with one
     /// runnable thread or more): how near the run came to the livelock bound.
     pub most_switches_standing_still: u64,
+    /// The simulated time the execution reached, in microseconds since the run began: for a
+    /// failed run, the instant it stopped at (its trace can end earlier, as a livelock's does).
+    pub reached_micros: u64,
 }

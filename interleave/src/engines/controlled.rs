@@ -107,6 +107,16 @@ mod tests {
         rounds: Option<u32>,
         livelock_switches: u64,
     ) -> (Option<()>, crate::outcome::SeedOutcome) {
+        two_spinners_from(seed, Duration::ZERO, rounds, livelock_switches)
+    }
+
+    /// [`two_spinners`] that trace one event at time zero and sleep `from` before they spin.
+    fn two_spinners_from(
+        seed: u64,
+        from: Duration,
+        rounds: Option<u32>,
+        livelock_switches: u64,
+    ) -> (Option<()>, crate::outcome::SeedOutcome) {
         let engine = Engine::Controlled {
             scheduler: Scheduler::Random,
             max_steps: 10_000_000,
@@ -114,11 +124,17 @@ mod tests {
         };
         let run = engine_threadsim::simulate(seed, &engine, move |sim| {
             let clock = sim.clock();
+            if !from.is_zero() {
+                let start = clock.now();
+                let info = engine_threadsim::Level::Info;
+                sim.trace().record(start, info, "the last event".into());
+            }
             let spinners: Vec<_> = ["spinner-a", "spinner-b"]
                 .into_iter()
                 .map(|name| {
                     let clock = clock.clone();
                     engine_threadsim::spawn(&clock.clone(), name, move || {
+                        clock.sleep(from);
                         let mut round = 0;
                         while rounds.is_none_or(|rounds| round < rounds) {
                             engine_threadsim::sync::thread::yield_now();
@@ -166,5 +182,18 @@ mod tests {
             .expect("a controlled run")
             .most_switches_standing_still;
         assert!((10_000..20_000).contains(&most), "{most}");
+    }
+
+    #[test]
+    fn a_livelock_stops_where_its_threads_spin_not_at_its_last_trace_event() {
+        let from = Duration::from_micros(7_500);
+        let (_, outcome) = two_spinners_from(3, from, None, 20_000);
+        let failure = outcome.failure.clone().expect("a livelock");
+        assert!(failure.contains("stood still at 0.007500s"), "{failure}");
+        assert_eq!(outcome.trace.events.len(), 1);
+        assert_eq!(outcome.trace.events[0].at.since_epoch(), Duration::ZERO);
+        // The failed run's schedule must end past the spinning instant: a replay that woke its
+        // driver before it (at the trace's last event and a millisecond) took another path.
+        assert_eq!(seed::stopped_at(&outcome), from);
     }
 }

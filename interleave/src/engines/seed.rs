@@ -62,16 +62,23 @@ pub fn run(
     };
     outcome.schedule_events = from_engine(recorder.take());
     if outcome.failure.is_some() {
-        let stopped = outcome
-            .trace
-            .events
-            .last()
-            .map(|event| event.at.since_epoch());
-        outcome
-            .schedule_events
-            .end_after_stop(stopped.unwrap_or_default());
+        outcome.schedule_events.end_after_stop(stopped_at(&outcome));
     }
     outcome
+}
+
+/// The simulated instant a failed run stopped at: where the controlled scheduler's last decision
+/// was, else (on OS threads) the trace's last event. A livelock's trace ends before the instant
+/// its threads spun at, and a schedule that ended there would wake its driver at an instant the
+/// failed run never had, so its replay would take another path (seed 4 of
+/// `ticker-check-then-act` did).
+pub(super) fn stopped_at(outcome: &SeedOutcome) -> std::time::Duration {
+    let traced = (outcome.trace.events.last())
+        .map_or(std::time::Duration::ZERO, |event| event.at.since_epoch());
+    let reached = (outcome.schedule).map_or(std::time::Duration::ZERO, |summary| {
+        std::time::Duration::from_micros(summary.reached_micros)
+    });
+    traced.max(reached)
 }
 
 /// What a key-value run's history shows: `None` when linearizable by both the online checker
@@ -210,5 +217,6 @@ fn schedule(summary: engine_threadsim::ScheduleSummary) -> threadsim::ScheduleSu
         digest: summary.digest,
         tasks: summary.tasks,
         most_switches_standing_still: summary.most_switches_standing_still,
+        reached_micros: summary.reached_micros,
     }
 }

@@ -184,6 +184,7 @@ impl Scheduler for Controlled {
             digest: self.digest.value(),
             tasks: self.tasks,
             most_switches_standing_still: self.still.most(),
+            reached_micros: now,
         });
         match still {
             Ok(()) => Some(chosen),
