@@ -103,6 +103,32 @@ fn unsafe_local_reads_through_a_partitioned_leader_are_caught_with_a_counterexam
 }
 
 #[test]
+fn lease_reads_stay_linearizable_while_the_leaders_clock_strobes_within_the_drift_bound() {
+    let out = support::fresh_dir("deploy-clock-strobe");
+    // Seed 2's plan strobes the leader's clock twice in 10 s, every 31 ms the first time.
+    let args = [
+        "--duration",
+        "10",
+        "--seed",
+        "2",
+        "--faults",
+        "clock-strobe",
+        "--read-mode",
+        "lease",
+    ];
+    let (code, json, stderr) = deploy(&args, &out);
+    assert_eq!(code, 0, "{json}\n{stderr}");
+    assert_eq!(field(&json, "verdict"), "Linearizable");
+    let flips: Vec<u64> = (stderr.lines())
+        .filter_map(|line| line.split("clock flipped ").nth(1))
+        .map(|rest| rest.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(!flips.is_empty() && flips[0] >= 40, "{flips:?}\n{stderr}");
+    assert!(stderr.contains("(0 not answered)"), "{stderr}");
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
 fn a_server_that_goes_on_after_its_disk_failed_is_caught() {
     let out = support::fresh_dir("deploy-ignored-disk");
     let args = [

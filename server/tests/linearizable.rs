@@ -8,9 +8,10 @@
 //! (connections closed) or by packet filters between network namespaces (packets dropped). Held
 //! packets (jitter, reordering) on the leader's links must slow nothing into a wrong answer.
 
-use lab::nemesis::{run, Fault, NemesisConfig, Step, Target, Workload};
+use lab::nemesis::faults::{cuts::Partition, packets::NodeLinks};
+use lab::nemesis::{run, NemesisConfig, Step, Target, Workload};
 use lab::system::InterleaveServer;
-use lab::{Network, ServerProgram};
+use lab::{LinkFault, Network, ServerProgram};
 use models::{check_partitions, partition_by_key, CheckOptions, KeyValue, KvInput, Verdict};
 use node::NodeId;
 use std::time::Duration;
@@ -47,10 +48,10 @@ fn verdict_through_a_leader_cut_off_by(
     };
     let plan = vec![Step {
         start: Duration::from_millis(500),
-        fault: Fault::Partition {
+        fault: Box::new(Partition {
             target: leader,
             size: 1,
-        },
+        }),
         hold: Duration::from_secs(2),
     }];
     verdict_through(network, read_mode, name, plan, "(the leader) cut off")
@@ -180,20 +181,24 @@ fn through_jittered_and_reordered_packets_read_index_reads_are_linearizable() {
     let plan = vec![
         Step {
             start: ms(300),
-            fault: Fault::Jitter {
-                target: leader,
-                by: ms(80),
-                jitter: ms(70),
-            },
+            fault: Box::new(NodeLinks::new(
+                leader,
+                LinkFault::Jittery {
+                    by: ms(80),
+                    jitter: ms(70),
+                },
+            )),
             hold: ms(1400),
         },
         Step {
             start: ms(1900),
-            fault: Fault::Reorder {
-                target: leader,
-                percent: 40,
-                by: ms(50),
-            },
+            fault: Box::new(NodeLinks::new(
+                leader,
+                LinkFault::Reordered {
+                    percent: 40,
+                    by: ms(50),
+                },
+            )),
             hold: ms(1300),
         },
     ];

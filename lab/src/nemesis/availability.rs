@@ -5,7 +5,7 @@
 //! included. A fault that stopped nothing (one on a follower, say) shows the time of one write.
 //! Faults that hit the leader are counted apart from the others of their kind.
 
-use super::fault::FaultKind;
+use super::fault::{FaultKind, Outage};
 use super::run::FaultRecord;
 use models::{History, KvInput, KvOutput, Outcome};
 use node::kv::ClerkConfig;
@@ -22,27 +22,11 @@ use std::time::Duration;
 /// pause: a client stuck on the old leader finds the new one within it.
 pub fn bound_on_leader(kind: FaultKind, nodes: usize) -> Option<Duration> {
     let (node, clerk) = (Config::default(), ClerkConfig::default());
-    let node_bound = match kind {
-        FaultKind::ClockBeyond => return None,
-        FaultKind::OneWay
-        | FaultKind::Delay
-        | FaultKind::Jitter
-        | FaultKind::Reorder
-        | FaultKind::PacketLoss => node.commit_bound_leader_deaf(),
-        FaultKind::Partition
-        | FaultKind::Bridge
-        | FaultKind::Ring
-        | FaultKind::Duplicate
-        | FaultKind::Kill
-        | FaultKind::Pause
-        | FaultKind::Clock
-        | FaultKind::Disk
-        | FaultKind::PowerLoss
-        | FaultKind::DiskFull
-        | FaultKind::Corrupt
-        | FaultKind::Membership => node.commit_bound_leader_lost(),
-        // Messages from a stranger must cost the leader nothing: only the clients' own retries.
-        FaultKind::Forged => Duration::ZERO,
+    let node_bound = match kind.outage() {
+        Outage::Unbounded => return None,
+        Outage::LeaderDeaf => node.commit_bound_leader_deaf(),
+        Outage::LeaderLost => node.commit_bound_leader_lost(),
+        Outage::Nothing => Duration::ZERO,
     };
     let retries = clerk.call_timeout * u32::try_from(nodes).unwrap_or(u32::MAX) + clerk.retry_pause;
     Some(node_bound + retries)
@@ -140,6 +124,10 @@ impl WritesStopped {
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
+
+    fn kind(name: &str) -> FaultKind {
+        name.parse().expect("a kind")
+    }
     use models::Operation;
 
     fn write(call: u64, ret: u64) -> Operation<KvInput, KvOutput> {
@@ -197,39 +185,39 @@ mod tests {
     fn windows_are_grouped_by_kind_and_faults_not_injected_are_left_out() {
         let history = vec![write(0, 5), write(100, 150), write(2_000, 2_400)];
         let faults = [
-            record(FaultKind::Partition, 50, true, false),
-            record(FaultKind::Partition, 0, true, false),
-            record(FaultKind::Kill, 1_000, true, true),
-            record(FaultKind::Kill, 3_000, true, true),
-            record(FaultKind::Kill, 1_000, true, false),
-            record(FaultKind::Pause, 0, false, false),
+            record(kind("partition"), 50, true, false),
+            record(kind("partition"), 0, true, false),
+            record(kind("kill"), 1_000, true, true),
+            record(kind("kill"), 3_000, true, true),
+            record(kind("kill"), 1_000, true, false),
+            record(kind("pause"), 0, false, false),
         ];
         let group = |kind, hit_leader| FaultGroup { kind, hit_leader };
         let stopped = WritesStopped::of(&history, &faults);
         let by = &stopped.by_group;
-        assert_eq!(by[&group(FaultKind::Partition, false)], (vec![5, 100], 0));
-        assert_eq!(by[&group(FaultKind::Kill, true)], (vec![1_400], 1));
-        assert_eq!(by[&group(FaultKind::Kill, false)], (vec![1_400], 0));
-        assert_eq!(group(FaultKind::Kill, true).name(), "kill-leader");
+        assert_eq!(by[&group(kind("partition"), false)], (vec![5, 100], 0));
+        assert_eq!(by[&group(kind("kill"), true)], (vec![1_400], 1));
+        assert_eq!(by[&group(kind("kill"), false)], (vec![1_400], 0));
+        assert_eq!(group(kind("kill"), true).name(), "kill-leader");
         assert_eq!(by.len(), 3, "the fault not injected is left out");
         // A bound of 1 ms on kills: the kill-leader window of 1.4 ms and the one that never
         // closed are past it; faults elsewhere are not held to it.
-        let bound = |kind| (kind == FaultKind::Kill).then_some(Duration::from_millis(1));
+        let bound = |kind: FaultKind| (kind.name() == "kill").then_some(Duration::from_millis(1));
         let past = stopped.past_bound(bound);
-        assert_eq!(past[&group(FaultKind::Kill, true)], 2);
-        assert!(!past.contains_key(&group(FaultKind::Kill, false)));
-        assert!(!past.contains_key(&group(FaultKind::Partition, false)));
+        assert_eq!(past[&group(kind("kill"), true)], 2);
+        assert!(!past.contains_key(&group(kind("kill"), false)));
+        assert!(!past.contains_key(&group(kind("partition"), false)));
     }
 
     #[test]
     fn a_leader_that_hears_late_has_the_longer_bound_and_clocks_beyond_the_drift_bound_none() {
-        let kill = bound_on_leader(FaultKind::Kill, 3).expect("a bound");
-        let delay = bound_on_leader(FaultKind::Delay, 3).expect("a bound");
+        let kill = bound_on_leader(kind("kill"), 3).expect("a bound");
+        let delay = bound_on_leader(kind("delay"), 3).expect("a bound");
         // 2 * 600 ms + 4 * 100 ms, then three servers tried for 200 ms each and a pause of 50.
         assert_eq!(kill, Duration::from_millis(1_600 + 650));
         // The quorum window (600 ms) and one check (300 ms) more.
         assert_eq!(delay, kill + Duration::from_millis(900));
-        assert_eq!(bound_on_leader(FaultKind::ClockBeyond, 3), None);
-        assert!(bound_on_leader(FaultKind::Kill, 5) > Some(kill));
+        assert_eq!(bound_on_leader(kind("clock-beyond"), 3), None);
+        assert!(bound_on_leader(kind("kill"), 5) > Some(kill));
     }
 }

@@ -2,21 +2,27 @@
 //! one seed before the run starts. The same seed, kinds, node count and duration give the same
 //! plan; which node leads when a fault aimed at the leader comes is the run's to decide.
 
-use super::fault::{Direction, Fault, FaultKind, Reconfiguration, Target};
-use crate::lossy_fs::LossMode;
+use super::fault::{Fault, FaultKind};
+use super::target::Target;
 use node::NodeId;
 use std::time::Duration;
 use threadsim::DetRng;
 
 /// One fault of a plan.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Step {
     /// When it is injected, from the start of the run.
     pub start: Duration,
     /// The fault.
-    pub fault: Fault,
+    pub fault: Box<dyn Fault>,
     /// How long it holds before it is healed (for a disk fault: how long the node has to stop).
     pub hold: Duration,
+}
+
+impl PartialEq for Step {
+    fn eq(&self, other: &Step) -> bool {
+        self.start == other.start && self.hold == other.hold && *self.fault == *other.fault
+    }
 }
 
 /// The quiet time between two faults.
@@ -44,7 +50,8 @@ pub fn plan(seed: u64, kinds: &[FaultKind], nodes: u32, duration: Duration) -> V
     }
 }
 
-fn draw(rng: &mut DetRng, kind: FaultKind, nodes: u32) -> (Fault, Duration) {
+/// One fault of `kind` on a cluster of `nodes` nodes, and how long it holds.
+fn draw(rng: &mut DetRng, kind: FaultKind, nodes: u32) -> (Box<dyn Fault>, Duration) {
     let node = |rng: &mut DetRng| NodeId(rng.index(nodes as usize) as u32);
     // Half of the faults that hit one node are aimed at the leader, where most bugs are.
     let target = if rng.chance(0.5) {
@@ -54,146 +61,13 @@ fn draw(rng: &mut DetRng, kind: FaultKind, nodes: u32) -> (Fault, Duration) {
     } else {
         Target::Node(node(rng))
     };
-    let seconds = |rng: &mut DetRng, low: u64, high: u64| {
-        rng.duration_ms(Duration::from_millis(low), Duration::from_millis(high))
-    };
-    match kind {
-        FaultKind::Partition => {
-            let largest_minority = (nodes.saturating_sub(1) / 2).max(1);
-            let size = rng.range_inclusive(1, largest_minority.into()) as u32;
-            (Fault::Partition { target, size }, seconds(rng, 1000, 4000))
-        }
-        FaultKind::OneWay => {
-            let direction = if rng.chance(0.5) {
-                Direction::Outgoing
-            } else {
-                Direction::Incoming
-            };
-            (
-                Fault::OneWay { target, direction },
-                seconds(rng, 1000, 4000),
-            )
-        }
-        FaultKind::Delay => {
-            let by = seconds(rng, 20, 300);
-            (Fault::Delay { target, by }, seconds(rng, 1000, 4000))
-        }
-        FaultKind::Jitter => {
-            let by = seconds(rng, 20, 200);
-            let jitter = seconds(rng, 10, by.as_millis() as u64);
-            (
-                Fault::Jitter { target, by, jitter },
-                seconds(rng, 1000, 4000),
-            )
-        }
-        FaultKind::Reorder => {
-            let percent = rng.range_inclusive(10, 50) as u8;
-            let by = seconds(rng, 10, 100);
-            (
-                Fault::Reorder {
-                    target,
-                    percent,
-                    by,
-                },
-                seconds(rng, 1000, 4000),
-            )
-        }
-        FaultKind::Bridge => (Fault::Bridge { target }, seconds(rng, 1000, 4000)),
-        FaultKind::Ring => {
-            let mut order: Vec<NodeId> = (0..nodes).map(NodeId).collect();
-            for end in (1..order.len()).rev() {
-                order.swap(end, rng.index(end + 1));
-            }
-            (Fault::Ring { order }, seconds(rng, 1000, 4000))
-        }
-        FaultKind::PacketLoss => {
-            let percent = rng.range_inclusive(5, 40) as u8;
-            (
-                Fault::PacketLoss { target, percent },
-                seconds(rng, 1000, 4000),
-            )
-        }
-        FaultKind::Duplicate => {
-            let percent = rng.range_inclusive(20, 100) as u8;
-            (
-                Fault::Duplicate { target, percent },
-                seconds(rng, 1000, 4000),
-            )
-        }
-        FaultKind::Kill if rng.chance(0.25) => (Fault::KillAll, seconds(rng, 500, 2000)),
-        FaultKind::Kill => (Fault::Kill { target }, seconds(rng, 500, 3000)),
-        FaultKind::Pause => (Fault::Pause { target }, seconds(rng, 1000, 3000)),
-        FaultKind::Clock => {
-            // Half of the time the worst case the bound allows: the leader slowest, the others
-            // fastest.
-            let worst = rng.chance(0.5);
-            let fault = if worst {
-                Fault::Clock {
-                    rates_ppm: rates(rng, nodes, (1_080_000, 1_100_000)),
-                    leader_ppm: Some(rng.range_inclusive(900_000, 920_000)),
-                    jump: None,
-                }
-            } else {
-                Fault::Clock {
-                    rates_ppm: rates(rng, nodes, (900_000, 1_100_000)),
-                    leader_ppm: None,
-                    jump: None,
-                }
-            };
-            (fault, seconds(rng, 2000, 6000))
-        }
-        FaultKind::ClockBeyond => {
-            let fault = Fault::Clock {
-                rates_ppm: rates(rng, nodes, (1_200_000, 1_500_000)),
-                leader_ppm: Some(rng.range_inclusive(250_000, 500_000)),
-                jump: Some((node(rng), seconds(rng, 200, 2000))),
-            };
-            (fault, seconds(rng, 2000, 6000))
-        }
-        FaultKind::Disk => (Fault::Disk { target }, Duration::from_secs(5)),
-        FaultKind::PowerLoss => {
-            let mode = LossMode::ALL[rng.index(LossMode::ALL.len())];
-            // Half of the cuts take every node: only then can a write that every replica
-            // acknowledged without syncing be lost by all of them.
-            if rng.chance(0.5) {
-                (Fault::PowerLossAll { mode }, seconds(rng, 500, 2000))
-            } else {
-                (Fault::PowerLoss { target, mode }, seconds(rng, 500, 3000))
-            }
-        }
-        FaultKind::DiskFull => (Fault::DiskFull { target }, Duration::from_secs(5)),
-        FaultKind::Corrupt => {
-            let zero_sector = rng.chance(0.5);
-            (
-                Fault::Corrupt {
-                    target,
-                    zero_sector,
-                },
-                seconds(rng, 2000, 4000),
-            )
-        }
-        FaultKind::Membership => {
-            let change = match rng.index(3) {
-                0 => Reconfiguration::Remove(target),
-                1 => Reconfiguration::Demote(target),
-                _ => Reconfiguration::Transfer,
-            };
-            (Fault::Reconfigure(change), seconds(rng, 1000, 4000))
-        }
-        FaultKind::Forged => (Fault::Forged { target }, seconds(rng, 3000, 6000)),
-    }
-}
-
-/// A clock rate for each of `nodes`, drawn from `range` (millionths).
-fn rates(rng: &mut DetRng, nodes: u32, range: (u64, u64)) -> Vec<u64> {
-    (0..nodes)
-        .map(|_| rng.range_inclusive(range.0, range.1))
-        .collect()
+    kind.draw(rng, target, nodes)
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
+    use crate::nemesis::faults::{clocks, cuts, processes};
 
     const MINUTE: Duration = Duration::from_secs(60);
 
@@ -220,7 +94,10 @@ mod tests {
 
     #[test]
     fn only_the_kinds_asked_for_come_and_every_one_of_them_does() {
-        let kinds = [FaultKind::Kill, FaultKind::Clock];
+        let kinds = [
+            FaultKind::of(&processes::KILL),
+            FaultKind::of(&clocks::CLOCK),
+        ];
         let steps: Vec<Step> = (0..20)
             .flat_map(|seed| plan(seed, &kinds, 5, MINUTE))
             .collect();
@@ -228,7 +105,8 @@ mod tests {
             assert!(steps.iter().any(|step| step.fault.kind() == kind), "{kind}");
         }
         assert!(steps.iter().all(|step| kinds.contains(&step.fault.kind())));
-        assert!(steps.iter().any(|step| step.fault == Fault::KillAll));
+        let every: Box<dyn Fault> = Box::new(processes::Kill::Every);
+        assert!(steps.iter().any(|step| *step.fault == *every));
         assert!(plan(1, &[], 3, MINUTE).is_empty());
     }
 
@@ -236,10 +114,10 @@ mod tests {
     fn a_partition_cuts_off_a_minority_only() {
         for nodes in [3, 5, 7] {
             for seed in 0..50 {
-                for step in plan(seed, &[FaultKind::Partition], nodes, MINUTE) {
-                    let Fault::Partition { size, .. } = step.fault else {
-                        unreachable!()
-                    };
+                let partition = FaultKind::of(&cuts::PARTITION);
+                for step in plan(seed, &[partition], nodes, MINUTE) {
+                    let fault = step.fault.as_any().downcast_ref::<cuts::Partition>();
+                    let size = fault.expect("a partition").size;
                     assert!(size >= 1 && 2 * size < nodes, "{nodes} nodes: {size}");
                 }
             }

@@ -3,13 +3,13 @@
 //! history with what the servers did wrong on the way. Checking the history is the caller's.
 
 use super::clients::{micros_since, Clients, Workload};
-use super::fault::FaultKind;
-use super::inject::{Injected, Nemesis};
+use super::fault::{FaultKind, Injected};
+use super::inject::Nemesis;
 use super::plan::Step;
 use super::recovery::{check_recovery, RECOVERY_BOUND};
-use crate::system::{System, Unreachable};
+use crate::system::{Connection, System, Unreachable};
 use crate::{LocalCluster, LocalClusterSpec, Network};
-use models::{History, KvInput, KvOutput};
+use models::{History, KvInput, KvOutput, Operation};
 use node::NodeId;
 use server::real_time::{now, sleep_until};
 use std::collections::BTreeSet;
@@ -100,211 +100,89 @@ pub fn run(
     interrupted: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<NemesisRun, String> {
-    let mut cluster = LocalCluster::start(LocalClusterSpec {
-        nodes: config.nodes,
-        system: config.system.clone(),
-        root: config.root.clone(),
-        network: config.network,
-        lossy_disks: config
-            .plan
-            .iter()
-            .any(|step| step.fault.kind().needs_lossy_disks()),
-        seed: config.seed,
-    })
-    .map_err(|error| format!("cannot start the cluster: {error}"))?;
-    if let Some(hosts) = cluster.hosts() {
-        progress(&format!(
-            "hosts: network namespaces {} to {} at {} to {} (slot {})",
-            hosts.namespace(NodeId(0)),
-            hosts.namespace(NodeId(config.nodes - 1)),
-            hosts.address(NodeId(0)),
-            hosts.address(NodeId(config.nodes - 1)),
-            hosts.slot()
-        ));
-    }
+    let mut cluster = start_cluster(config, progress)?;
     let connection = config.system.connect(cluster.clients());
     let writers_cut = Unreachable::default();
-    let mut result = NemesisRun::default();
-    let mut nemesis = Nemesis {
-        cluster: &mut cluster,
-        connection: &*connection,
-        writers_cut: &writers_cut,
-        rng: DetRng::new(config.seed).split(2),
-        hit_leader: None,
-        reconfigured: Default::default(),
+    let mut run = Run {
+        nemesis: Nemesis {
+            cluster: &mut cluster,
+            connection: &*connection,
+            writers_cut: &writers_cut,
+            rng: DetRng::new(config.seed).split(2),
+            hit_leader: None,
+            reconfigured: Default::default(),
+        },
+        interrupted,
+        progress,
+        result: NemesisRun::default(),
+        epoch: now(),
+        down: BTreeSet::new(),
+        skew: None,
     };
-    let waiting_since = now();
-    while nemesis.leader().is_none() {
-        if interrupted() {
-            // Stopped before anything ran: an empty history, the servers stopped cleanly.
-            result.interrupted = true;
-            cluster.stop_all(config.system.stop_bound());
-            return Ok(result);
-        }
-        if now() >= waiting_since + FIRST_LEADER_BOUND {
-            let exited = exited_servers(nemesis.cluster);
-            return Err(format!(
-                "no leader within {FIRST_LEADER_BOUND:?} of starting the servers{exited} (their \
-                 logs are in {})",
-                config.root.display()
-            ));
-        }
-        sleep_until(now() + Duration::from_millis(50));
+    if !run.wait_for_a_leader(config)? {
+        // Stopped before anything ran: an empty history, the servers stopped cleanly.
+        run.result.interrupted = true;
+        run.nemesis.cluster.stop_all(config.system.stop_bound());
+        return Ok(run.result);
     }
-    let epoch = now();
+    run.epoch = now();
     let clients = Clients::start(
         config.workload,
         &*connection,
         config.system.appends(),
         &writers_cut,
         config.seed,
-        epoch,
+        run.epoch,
     )
     .map_err(|error| format!("cannot start the clients: {error}"))?;
-    let mut down: BTreeSet<NodeId> = BTreeSet::new();
-    // A clock fault lasts through the fault after it: skew is a condition the other faults
-    // meet (a leader with a slow clock cut off, say), not a fault of its own moment.
-    let mut skew: Option<Active> = None;
-    for step in &config.plan {
-        let waited = wait_until(
-            epoch + step.start,
-            interrupted,
-            &mut nemesis,
-            &down,
-            &mut result,
-            None,
-        );
-        if !waited {
-            break;
-        }
-        let start = micros_since(epoch);
-        let (what, injected) = match nemesis.inject(&step.fault) {
-            Ok(done) => done,
-            Err(why) => {
-                progress(&format!("{:>6.1} s  not injected: {why}", seconds(start)));
-                result.faults.push(FaultRecord {
-                    kind: step.fault.kind(),
-                    start,
-                    in_place: start,
-                    end: start,
-                    what: step.fault.to_string(),
-                    outcome: format!("not injected: {why}"),
-                    injected: false,
-                    hit_leader: false,
-                    new_leader_after: None,
-                });
-                continue;
-            }
-        };
-        let in_place = micros_since(epoch);
-        progress(&format!("{:>6.1} s  {what}", seconds(start)));
-        let end_of_hold = epoch + step.start + step.hold;
-        let mut active = Active {
-            kind: step.fault.kind(),
-            start,
-            in_place,
-            what,
-            injected,
-            new_leader: nemesis.hit_leader.map(|old| LeaderWatch {
-                old,
-                since: now(),
-                after: None,
-            }),
-        };
-        if matches!(active.injected, Injected::Clocks(_)) {
-            if let Some(earlier) = skew.replace(active) {
-                heal(
-                    &mut nemesis,
-                    earlier,
-                    end_of_hold,
-                    epoch,
-                    &mut result,
-                    progress,
-                );
-            }
-            if !wait_until(
-                end_of_hold,
-                interrupted,
-                &mut nemesis,
-                &down,
-                &mut result,
-                None,
-            ) {
-                break;
-            }
-            continue;
-        }
-        down = match &active.injected {
-            Injected::Killed(nodes) => nodes.iter().copied().collect(),
-            Injected::Disk(node, _) | Injected::Corrupted(node, _) => [*node].into(),
-            _ => BTreeSet::new(),
-        };
-        // A node whose disk failed is healed (restarted) as soon as it has stopped, so there is
-        // no hold in which to wait for a new leader.
-        if matches!(active.injected, Injected::Disk(..)) {
-            active.new_leader = None;
-        }
-        let held = matches!(active.injected, Injected::Disk(..))
-            || wait_until(
-                end_of_hold,
-                interrupted,
-                &mut nemesis,
-                &down,
-                &mut result,
-                active.new_leader.as_mut(),
-            );
-        heal(
-            &mut nemesis,
-            active,
-            end_of_hold,
-            epoch,
-            &mut result,
-            progress,
-        );
-        down.clear();
-        if let Some(skew) = skew.take() {
-            heal(
-                &mut nemesis,
-                skew,
-                end_of_hold,
-                epoch,
-                &mut result,
-                progress,
-            );
-        }
-        if !held {
-            break;
-        }
-    }
-    if let Some(skew) = skew.take() {
-        heal(&mut nemesis, skew, now(), epoch, &mut result, progress);
-    }
-    result.faults.sort_by_key(|fault| fault.start);
-    result.interrupted = !wait_until(
-        epoch + config.duration,
-        interrupted,
-        &mut nemesis,
-        &down,
-        &mut result,
-        None,
-    );
-    result.findings.extend(nemesis.heal_everything());
-    progress(&format!(
-        "{:>6.1} s  every fault healed",
-        seconds(micros_since(epoch))
-    ));
-    let (recovery, reads) = check_recovery(&*connection, config, epoch);
-    result.recovery = recovery;
-    if recovery.is_none() {
-        result.findings.push(format!(
-            "the cluster did not answer a read of every key within {RECOVERY_BOUND:?} of every \
-             fault being healed"
-        ));
-    }
+    run.follow(&config.plan);
+    let reads = run.heal_and_recover(config, &*connection);
+    let Run { mut result, .. } = run;
     result.history = clients.stop();
     result.history.extend(reads);
     result.history.sort_by_key(|operation| operation.call);
     connection.close();
+    stop_cleanly(&mut cluster, config, &mut result);
+    Ok(result)
+}
+
+/// Starts the servers of `config`, and says where they are.
+fn start_cluster(
+    config: &NemesisConfig,
+    progress: &mut dyn FnMut(&str),
+) -> Result<LocalCluster, String> {
+    let lossy_disks = (config.plan.iter()).any(|step| step.fault.kind().needs_lossy_disks());
+    let cluster = LocalCluster::start(LocalClusterSpec {
+        nodes: config.nodes,
+        system: config.system.clone(),
+        root: config.root.clone(),
+        network: config.network,
+        lossy_disks,
+        seed: config.seed,
+    })
+    .map_err(|error| format!("cannot start the cluster: {error}"))?;
+    assert_eq!(
+        cluster.ids().len(),
+        config.nodes as usize,
+        "every server started"
+    );
+    if let Some(hosts) = cluster.hosts() {
+        let last = NodeId(config.nodes - 1);
+        progress(&format!(
+            "hosts: network namespaces {} to {} at {} to {} (slot {})",
+            hosts.namespace(NodeId(0)),
+            hosts.namespace(last),
+            hosts.address(NodeId(0)),
+            hosts.address(last),
+            hosts.slot()
+        ));
+    }
+    Ok(cluster)
+}
+
+/// Stops every server with SIGTERM: one that does not stop cleanly, or logged a violated
+/// invariant or a panic, is a finding.
+fn stop_cleanly(cluster: &mut LocalCluster, config: &NemesisConfig, result: &mut NemesisRun) {
     let stop_bound = config.system.stop_bound();
     for (node, status) in cluster.stop_all(stop_bound) {
         match status {
@@ -326,7 +204,20 @@ pub fn run(
             result.findings.push(format!("{node} logged: {line}"));
         }
     }
-    Ok(result)
+}
+
+/// A run under way: the nemesis, what it has found, and the faults it holds.
+struct Run<'a, 'n> {
+    nemesis: Nemesis<'n>,
+    interrupted: &'a dyn Fn() -> bool,
+    progress: &'a mut dyn FnMut(&str),
+    result: NemesisRun,
+    /// When the clients started.
+    epoch: Instant,
+    /// The nodes the fault in place keeps down on purpose.
+    down: BTreeSet<NodeId>,
+    /// A fault that lasts through the one after it (clock skew), held.
+    skew: Option<Active>,
 }
 
 /// A fault injected and not yet healed.
@@ -335,43 +226,236 @@ struct Active {
     start: u64,
     in_place: u64,
     what: String,
-    injected: Injected,
+    injected: Box<dyn Injected>,
     /// With a fault that hit the leader: when another took over.
     new_leader: Option<LeaderWatch>,
 }
 
-/// Heals `active` (a node whose disk failed has until `limit` to stop) and records it.
-fn heal(
-    nemesis: &mut Nemesis<'_>,
-    active: Active,
-    limit: Instant,
-    epoch: Instant,
-    result: &mut NemesisRun,
-    progress: &mut dyn FnMut(&str),
-) {
-    let outcome = match nemesis.heal(active.injected, limit) {
-        Ok(outcome) => outcome,
-        Err(finding) => {
-            result.findings.push(finding.clone());
-            finding
+impl Run<'_, '_> {
+    /// Waits for the servers to elect their first leader: false if interrupted first.
+    fn wait_for_a_leader(&mut self, config: &NemesisConfig) -> Result<bool, String> {
+        let waiting_since = now();
+        while self.nemesis.leader().is_none() {
+            if (self.interrupted)() {
+                return Ok(false);
+            }
+            if now() >= waiting_since + FIRST_LEADER_BOUND {
+                let exited = exited_servers(self.nemesis.cluster);
+                return Err(format!(
+                    "no leader within {FIRST_LEADER_BOUND:?} of starting the servers{exited} \
+                     (their logs are in {})",
+                    config.root.display()
+                ));
+            }
+            sleep_until(now() + Duration::from_millis(50));
         }
-    };
-    let end = micros_since(epoch);
-    progress(&format!("{:>6.1} s    {outcome}", seconds(end)));
-    result.faults.push(FaultRecord {
-        kind: active.kind,
-        start: active.start,
-        in_place: active.in_place,
-        end,
-        what: active.what,
-        outcome,
-        injected: true,
-        hit_leader: active.new_leader.is_some(),
-        new_leader_after: active
-            .new_leader
-            .and_then(|watch| watch.after)
-            .map(|after| after.as_micros() as u64),
-    });
+        Ok(true)
+    }
+
+    /// Injects the plan's faults one after another, each held and healed; stops early if
+    /// interrupted.
+    fn follow(&mut self, plan: &[Step]) {
+        for step in plan {
+            if !self.wait_until(self.epoch + step.start, None) || !self.take(step) {
+                break;
+            }
+        }
+        if let Some(skew) = self.skew.take() {
+            self.heal(skew, now());
+        }
+        self.result.faults.sort_by_key(|fault| fault.start);
+    }
+
+    /// Injects `step`'s fault, holds it and heals it: false if interrupted.
+    fn take(&mut self, step: &Step) -> bool {
+        let Some(mut active) = self.inject(step) else {
+            return true;
+        };
+        let end_of_hold = self.epoch + step.start + step.hold;
+        if active.injected.lasts_through_next_fault() {
+            if let Some(earlier) = self.skew.replace(active) {
+                self.heal(earlier, end_of_hold);
+            }
+            return self.wait_until(end_of_hold, None);
+        }
+        self.down = active.injected.down().into_iter().collect();
+        // A node whose disk failed is healed (restarted) as soon as it has stopped, so there is
+        // no hold in which to wait for a new leader.
+        let held = if active.injected.healed_once_stopped() {
+            active.new_leader = None;
+            true
+        } else {
+            let mut watch = active.new_leader.take();
+            let held = self.wait_until_ticking(end_of_hold, &mut active, watch.as_mut());
+            active.new_leader = watch;
+            held
+        };
+        self.heal(active, end_of_hold);
+        self.down.clear();
+        if let Some(skew) = self.skew.take() {
+            self.heal(skew, end_of_hold);
+        }
+        held
+    }
+
+    /// Injects `step`'s fault; `None` (recorded as not injected) if it could not be.
+    fn inject(&mut self, step: &Step) -> Option<Active> {
+        let start = micros_since(self.epoch);
+        self.nemesis.hit_leader = None;
+        let injection = match step.fault.inject(&mut self.nemesis) {
+            Ok(injection) => injection,
+            Err(why) => {
+                (self.progress)(&format!("{:>6.1} s  not injected: {why}", seconds(start)));
+                self.result.faults.push(FaultRecord {
+                    kind: step.fault.kind(),
+                    start,
+                    in_place: start,
+                    end: start,
+                    what: step.fault.to_string(),
+                    outcome: format!("not injected: {why}"),
+                    injected: false,
+                    hit_leader: false,
+                    new_leader_after: None,
+                });
+                return None;
+            }
+        };
+        let in_place = micros_since(self.epoch);
+        (self.progress)(&format!("{:>6.1} s  {}", seconds(start), injection.what));
+        Some(Active {
+            kind: step.fault.kind(),
+            start,
+            in_place,
+            what: injection.what,
+            injected: injection.injected,
+            new_leader: self.nemesis.hit_leader.map(|old| LeaderWatch {
+                old,
+                since: now(),
+                after: None,
+            }),
+        })
+    }
+
+    /// Heals `active` (a node whose disk failed has until `limit` to stop) and records it.
+    fn heal(&mut self, active: Active, limit: Instant) {
+        let outcome = match active.injected.heal(&mut self.nemesis, limit) {
+            Ok(outcome) => outcome,
+            Err(finding) => {
+                self.result.findings.push(finding.clone());
+                finding
+            }
+        };
+        let end = micros_since(self.epoch);
+        (self.progress)(&format!("{:>6.1} s    {outcome}", seconds(end)));
+        self.result.faults.push(FaultRecord {
+            kind: active.kind,
+            start: active.start,
+            in_place: active.in_place,
+            end,
+            what: active.what,
+            outcome,
+            injected: true,
+            hit_leader: active.new_leader.is_some(),
+            new_leader_after: active
+                .new_leader
+                .and_then(|watch| watch.after)
+                .map(|after| after.as_micros() as u64),
+        });
+    }
+
+    /// The end of the run: waits out its duration, heals everything, and checks that the
+    /// cluster answers a read of every key; the reads that checked it.
+    fn heal_and_recover(
+        &mut self,
+        config: &NemesisConfig,
+        connection: &dyn Connection,
+    ) -> Vec<Operation<KvInput, KvOutput>> {
+        self.result.interrupted = !self.wait_until(self.epoch + config.duration, None);
+        let mut problems = self.nemesis.heal_everything();
+        problems.extend(self.nemesis.restore_voters());
+        self.result.findings.extend(problems);
+        (self.progress)(&format!(
+            "{:>6.1} s  every fault healed",
+            seconds(micros_since(self.epoch))
+        ));
+        let (recovery, reads) = check_recovery(connection, config, self.epoch);
+        self.result.recovery = recovery;
+        if recovery.is_none() {
+            self.result.findings.push(format!(
+                "the cluster did not answer a read of every key within {RECOVERY_BOUND:?} of \
+                 every fault being healed"
+            ));
+        }
+        reads
+    }
+
+    /// [`Run::wait_until`] with `active` ticked as it holds (and the skew it meets).
+    fn wait_until_ticking(
+        &mut self,
+        deadline: Instant,
+        active: &mut Active,
+        new_leader: Option<&mut LeaderWatch>,
+    ) -> bool {
+        self.wait_with(deadline, Some(active), new_leader)
+    }
+
+    /// Waits until `deadline`, watching for servers that exit on their own (those in `down`
+    /// are meant to be down), which are findings and are started again, and (with
+    /// `new_leader`) for a node other than the deposed leader to say it leads. Returns false
+    /// if interrupted.
+    fn wait_until(&mut self, deadline: Instant, new_leader: Option<&mut LeaderWatch>) -> bool {
+        self.wait_with(deadline, None, new_leader)
+    }
+
+    fn wait_with(
+        &mut self,
+        deadline: Instant,
+        mut active: Option<&mut Active>,
+        mut new_leader: Option<&mut LeaderWatch>,
+    ) -> bool {
+        loop {
+            if (self.interrupted)() {
+                return false;
+            }
+            if let Some(watch) = new_leader.as_deref_mut() {
+                if watch.after.is_none() && self.nemesis.led_by_other_than(watch.old) {
+                    watch.after = Some(now().saturating_duration_since(watch.since));
+                }
+            }
+            self.tick(active.as_deref_mut());
+            self.restart_exited();
+            if now() >= deadline {
+                return true;
+            }
+            sleep_until((now() + Duration::from_millis(20)).min(deadline));
+        }
+    }
+
+    /// Lets the faults in place act (a strobe flips its clock): an error is a finding.
+    fn tick(&mut self, active: Option<&mut Active>) {
+        let held = active.into_iter().chain(self.skew.as_mut());
+        for active in held {
+            if let Err(finding) = active.injected.tick(&mut self.nemesis) {
+                self.result.findings.push(finding);
+            }
+        }
+    }
+
+    /// Starts again every server that exited on its own (not one kept down on purpose): each
+    /// is a finding.
+    fn restart_exited(&mut self) {
+        for node in self.nemesis.cluster.ids() {
+            if self.down.contains(&node) {
+                continue;
+            }
+            if let Ok(Some(status)) = self.nemesis.cluster.exited(node) {
+                (self.result.findings).push(format!("{node} exited on its own with {status}"));
+                if let Err(error) = self.nemesis.cluster.start_node(node) {
+                    (self.result.findings).push(format!("restarting {node}: {error}"));
+                }
+            }
+        }
+    }
 }
 
 fn seconds(micros: u64) -> f64 {
@@ -390,45 +474,5 @@ fn exited_servers(cluster: &mut LocalCluster) -> String {
         String::new()
     } else {
         format!(" ({})", exited.join(", "))
-    }
-}
-
-/// Waits until `deadline`, watching for servers that exit on their own (those in `down` are
-/// meant to be down), which are findings and are started again, and (with `new_leader`) for
-/// a node other than the deposed leader to say it leads. Returns false if interrupted.
-fn wait_until(
-    deadline: Instant,
-    interrupted: &dyn Fn() -> bool,
-    nemesis: &mut Nemesis<'_>,
-    down: &BTreeSet<NodeId>,
-    result: &mut NemesisRun,
-    mut new_leader: Option<&mut LeaderWatch>,
-) -> bool {
-    loop {
-        if interrupted() {
-            return false;
-        }
-        if let Some(watch) = new_leader.as_deref_mut() {
-            if watch.after.is_none() && nemesis.led_by_other_than(watch.old) {
-                watch.after = Some(now().saturating_duration_since(watch.since));
-            }
-        }
-        for node in nemesis.cluster.ids() {
-            if down.contains(&node) {
-                continue;
-            }
-            if let Ok(Some(status)) = nemesis.cluster.exited(node) {
-                result
-                    .findings
-                    .push(format!("{node} exited on its own with {status}"));
-                if let Err(error) = nemesis.cluster.start_node(node) {
-                    result.findings.push(format!("restarting {node}: {error}"));
-                }
-            }
-        }
-        if now() >= deadline {
-            return true;
-        }
-        sleep_until((now() + Duration::from_millis(20)).min(deadline));
     }
 }

@@ -5,23 +5,105 @@
 //! promotes it once it has caught up. A change a correct cluster cannot make or undo within
 //! [`PATIENCE`] of a quiet moment is a finding.
 
-use super::fault::Reconfiguration;
-use super::inject::{Injected, Nemesis};
+use super::usual_hold;
+use crate::nemesis::fault::{fault_boilerplate, Fault, Injected, Injection};
+use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
+use crate::nemesis::inject::Nemesis;
+use crate::nemesis::target::Target;
 use node::{Membership, MembershipChange, NodeId};
 use server::administer;
 use server::wire::admin::AdminRequest;
-use std::time::Duration;
+use std::fmt;
+use std::time::{Duration, Instant};
 
 /// How long a change (or the transfer) may take: a new leader commits an entry of its term
 /// first, a learner catches up before its promotion.
 const PATIENCE: Duration = Duration::from_secs(10);
 
+/// The configuration changed under the clients: a voter (the leader, often) removed and added
+/// back, or demoted and promoted back, or the leadership handed to another voter (through this
+/// project's administrator's requests).
+pub static MEMBERSHIP: KindSpec = KindSpec {
+    name: "membership",
+    describe: "a voter, often the leader, removed and added back or demoted and promoted back; \
+               or the leadership handed over",
+    safe: true,
+    in_all: true,
+    network: NetworkNeed::Any,
+    holds_packets: false,
+    needs_lossy_disks: false,
+    needs_cooperation: true,
+    outage: Outage::LeaderLost,
+    draw: |rng, target, _| {
+        let change = match rng.index(3) {
+            0 => Reconfiguration::Remove(target),
+            1 => Reconfiguration::Demote(target),
+            _ => Reconfiguration::Transfer,
+        };
+        (Box::new(Reconfigure(change)), usual_hold(rng))
+    },
+};
+
+/// A change of the configuration, and what undoes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reconfiguration {
+    /// The target taken out of the configuration; added back as a learner and promoted when
+    /// the fault ends.
+    Remove(Target),
+    /// The target made a learner; promoted back when the fault ends.
+    Demote(Target),
+    /// The leadership handed to another voter, drawn when the fault comes.
+    Transfer,
+}
+
+/// The configuration changed, and changed back when the fault ends.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reconfigure(pub Reconfiguration);
+
+impl Fault for Reconfigure {
+    fn kind(&self) -> FaultKind {
+        FaultKind::of(&MEMBERSHIP)
+    }
+
+    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, String> {
+        let (what, undo) = nemesis.reconfigure(self.0)?;
+        Ok(Injection::new(what, Reconfigured(undo)))
+    }
+
+    fault_boilerplate!();
+}
+
+impl fmt::Display for Reconfigure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Reconfiguration::Remove(target) => {
+                write!(f, "membership: {target} removed, then added back")
+            }
+            Reconfiguration::Demote(target) => {
+                write!(f, "membership: {target} demoted, then promoted back")
+            }
+            Reconfiguration::Transfer => {
+                write!(f, "membership: the leadership handed to another voter")
+            }
+        }
+    }
+}
+
+/// The configuration was changed: make these changes to undo it.
+pub struct Reconfigured(Vec<MembershipChange>);
+
+impl Injected for Reconfigured {
+    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, _: Instant) -> Result<String, String> {
+        nemesis.reconfigure_back(&self.0)
+    }
+}
+
 impl Nemesis<'_> {
-    /// Makes `change`; says what was done, and what undoes it.
-    pub(super) fn reconfigure(
+    /// Makes `change`; says what was done, and the changes that undo it.
+    fn reconfigure(
         &mut self,
         change: Reconfiguration,
-    ) -> Result<(String, Injected), String> {
+    ) -> Result<(String, Vec<MembershipChange>), String> {
         match change {
             Reconfiguration::Remove(target) => {
                 let (node, named) = self.resolve(target);
@@ -30,10 +112,10 @@ impl Nemesis<'_> {
                 self.reconfigured.insert(node);
                 Ok((
                     format!("membership: {named} removed ({after})"),
-                    Injected::Reconfigured(vec![
+                    vec![
                         MembershipChange::AddLearner(node),
                         MembershipChange::Promote(node),
-                    ]),
+                    ],
                 ))
             }
             Reconfiguration::Demote(target) => {
@@ -43,7 +125,7 @@ impl Nemesis<'_> {
                 self.reconfigured.insert(node);
                 Ok((
                     format!("membership: {named} demoted ({after})"),
-                    Injected::Reconfigured(vec![MembershipChange::Promote(node)]),
+                    vec![MembershipChange::Promote(node)],
                 ))
             }
             Reconfiguration::Transfer => {
@@ -62,17 +144,14 @@ impl Nemesis<'_> {
                 let after = self.administer(AdminRequest::Transfer(target))?;
                 Ok((
                     format!("membership: leadership handed from {leader} to {target} ({after})"),
-                    Injected::Reconfigured(Vec::new()),
+                    Vec::new(),
                 ))
             }
         }
     }
 
     /// Undoes a reconfiguration: makes `changes` in order. Failing to is a finding.
-    pub(super) fn reconfigure_back(
-        &mut self,
-        changes: &[MembershipChange],
-    ) -> Result<String, String> {
+    fn reconfigure_back(&mut self, changes: &[MembershipChange]) -> Result<String, String> {
         let mut after = String::from("nothing to undo");
         for &change in changes {
             after = self
@@ -89,7 +168,7 @@ impl Nemesis<'_> {
 
     /// Makes every node this nemesis took out of the voters a voter again (the end of a run,
     /// after a fault whose undoing failed).
-    pub(super) fn restore_voters(&mut self) -> Vec<String> {
+    pub(in crate::nemesis) fn restore_voters(&mut self) -> Vec<String> {
         let mut problems = Vec::new();
         let outside: Vec<NodeId> = self.reconfigured.iter().copied().collect();
         for node in outside {
