@@ -214,30 +214,13 @@ pub fn run_chaos_with(
     } else {
         cluster.one(Command::from_text("after-chaos"), live, true);
     }
-    if let Some(threshold) = config.snapshot_threshold {
-        cluster.check_log_bounded(threshold);
-    }
+    cluster.check_snapshot_policy(config.snapshot_threshold);
     let mut probed = FaultWindows::default();
     if ends_with_probes(config.faults, ids.len()) {
         non_disruption_probe::probe(sim, &cluster);
         availability_probe::probe(sim, &cluster, &mut probed);
     }
-    let observed = cluster.invariants().observed();
-    report.snapshots_taken = observed.snapshots_taken;
-    report.snapshots_installed = observed.snapshots_installed;
-    report.leaders_elected = observed.leaders_elected;
-    report.highest_applied = observed.highest_applied.0;
-    report.simulated = cluster.clock().now() - started;
-    let disks: Vec<_> = ids.iter().map(|&id| cluster.disk(id).stats()).collect();
-    report.torn_saves = disks.iter().map(|disk| disk.torn).sum();
-    report.misdirected_saves = disks.iter().map(|disk| disk.misdirected).sum();
-    report.copies_corrupted = disks.iter().map(|disk| disk.corrupted).sum();
-    report.damaged_copies_read_past = disks.iter().map(|disk| disk.damaged_copies_read_past).sum();
-    cluster.count_log_figures(&mut report);
-    report.fault_windows = on_leader.windows(&cluster);
-    report.fault_windows.extend(&probed);
-    cluster.shutdown();
-    report
+    cluster.finish_run(started, &on_leader, &probed, report)
 }
 
 /// Whether a chaos run of the raft workload with `faults` on `nodes` nodes ends with the two

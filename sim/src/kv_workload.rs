@@ -391,15 +391,9 @@ pub fn run_kv_workload_with(
         thread.join();
     }
     cluster.check_invariants();
-    if let Some(threshold) = config.snapshot_threshold {
-        cluster.check_log_bounded(threshold);
-    }
-    let observed = cluster.invariants().observed();
-    let fault_windows = on_leader.windows(&cluster);
-    let simulated = clock.now() - started;
-    let mut counts = counts;
-    cluster.count_log_figures(&mut counts);
-    cluster.shutdown();
+    cluster.check_snapshot_policy(config.snapshot_threshold);
+    let no_probes = runspec::FaultWindows::default();
+    let figures = cluster.finish_run(started, &on_leader, &no_probes, counts);
     let (history, online, found_online) = history_recorder.finish();
     let transactions = std::mem::take(&mut *transactions.lock());
     let (checked, unknown) = if config.transactions {
@@ -410,19 +404,10 @@ pub fn run_kv_workload_with(
         (history.len(), unknown)
     };
     let figures = RunFigures {
-        simulated,
-        leaders_elected: observed.leaders_elected,
-        highest_applied: observed.highest_applied.0,
         operations_checked: checked as u64,
         operations_unknown: unknown as u64,
         sessions_expired: *sessions_expired.lock() as u64,
-        local_reads: observed.local_reads,
-        reads_by_deposed_leaders: observed.reads_by_deposed_leaders,
-        lease_reads: observed.lease_reads,
-        snapshots_taken: observed.snapshots_taken,
-        snapshots_installed: observed.snapshots_installed,
-        fault_windows,
-        ..counts
+        ..figures
     };
     KvRun {
         history,

@@ -11,6 +11,7 @@ mod checker_service;
 mod checks;
 mod faults;
 mod node_logs;
+mod run_end;
 
 pub use faults::Restarted;
 use node::kv::{KvServer, KvServerConfig};
