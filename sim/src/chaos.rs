@@ -220,7 +220,7 @@ pub fn run_chaos_with(
         non_disruption_probe::probe(sim, &cluster);
         availability_probe::probe(sim, &cluster, &mut probed);
     }
-    cluster.finish_run(started, &on_leader, &probed, report)
+    crate::run_end::finish_run(&cluster, started, &on_leader, &probed, report)
 }
 
 /// Whether a chaos run of the raft workload with `faults` on `nodes` nodes ends with the two

@@ -393,7 +393,7 @@ pub fn run_kv_workload_with(
     cluster.check_invariants();
     cluster.check_snapshot_policy(config.snapshot_threshold);
     let no_probes = runspec::FaultWindows::default();
-    let figures = cluster.finish_run(started, &on_leader, &no_probes, counts);
+    let figures = crate::run_end::finish_run(&cluster, started, &on_leader, &no_probes, counts);
     let (history, online, found_online) = history_recorder.finish();
     let transactions = std::mem::take(&mut *transactions.lock());
     let (checked, unknown) = if config.transactions {

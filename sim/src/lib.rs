@@ -35,6 +35,7 @@ pub mod membership_changes;
 pub mod mutants;
 pub mod network;
 pub mod non_disruption_probe;
+pub mod run_end;
 pub mod runner;
 pub mod scenarios;
 pub mod schedule;

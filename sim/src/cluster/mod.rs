@@ -11,7 +11,7 @@ mod checker_service;
 mod checks;
 mod faults;
 mod node_logs;
-mod run_end;
+mod snapshot_policy;
 
 pub use faults::Restarted;
 use node::kv::{KvServer, KvServerConfig};
