@@ -3,6 +3,7 @@
 //! [`FaultKind`] says what a kind of fault needs and how a plan draws one. Each family of faults
 //! implements them in its own file under `faults/`; `kind.rs` registers every kind.
 
+use super::error::{Finding, NemesisError};
 use super::inject::Nemesis;
 use super::target::Target;
 use crate::Network;
@@ -19,7 +20,7 @@ pub trait Fault: fmt::Display + fmt::Debug + Send + Sync {
 
     /// Injects it into the nemesis's cluster: what was done (naming the nodes it hit), and
     /// what healing it takes. An error means it could not be injected (the run goes on).
-    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, String>;
+    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, NemesisError>;
 
     /// A copy of it (a plan is cloned).
     fn clone_box(&self) -> Box<dyn Fault>;
@@ -65,7 +66,7 @@ impl Injection {
 pub trait Injected: Send {
     /// Heals it: what came of it, or what the servers did wrong. A node that must stop has
     /// until `limit` to.
-    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, limit: Instant) -> Result<String, String>;
+    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, limit: Instant) -> Result<String, Finding>;
 
     /// The nodes it keeps down on purpose (their exit is not a finding).
     fn down(&self) -> Vec<NodeId> {
@@ -86,7 +87,7 @@ pub trait Injected: Send {
 
     /// Acts while it holds, called every few milliseconds (a clock strobe flips its rates).
     /// An error is a finding.
-    fn tick(&mut self, _nemesis: &mut Nemesis<'_>) -> Result<(), String> {
+    fn tick(&mut self, _nemesis: &mut Nemesis<'_>) -> Result<(), Finding> {
         Ok(())
     }
 }

@@ -2,6 +2,7 @@
 //! with (links, signals, restarts, the servers' own clock and disk faults), and which node a
 //! fault hits, decided when it comes (the leader of the moment, say).
 
+use super::error::{Finding, NemesisError};
 use super::target::Target;
 use crate::system::{Connection, Unreachable};
 use crate::{LinkFault, LocalCluster};
@@ -49,11 +50,10 @@ impl Nemesis<'_> {
     }
 
     /// The servers' own fault requests: an error for a system that does not cooperate.
-    pub(super) fn control(&self) -> Result<&TcpKvTransport, String> {
-        self.connection.control().ok_or_else(|| {
-            "the system does not make clock or disk faults, or change its membership, itself"
-                .to_string()
-        })
+    pub(super) fn control(&self) -> Result<&TcpKvTransport, NemesisError> {
+        self.connection
+            .control()
+            .ok_or(NemesisError::NotCooperating)
     }
 
     /// Whether a node other than `old` says it leads.
@@ -90,7 +90,11 @@ impl Nemesis<'_> {
     }
 
     /// Cuts every link between a node of `one` and a node of `other`, both ways.
-    pub(super) fn cut_between(&mut self, one: &[NodeId], other: &[NodeId]) -> Result<(), String> {
+    pub(super) fn cut_between(
+        &mut self,
+        one: &[NodeId],
+        other: &[NodeId],
+    ) -> Result<(), NemesisError> {
         assert!(
             one.iter().all(|node| !other.contains(node)),
             "a node on both sides of a cut: {one:?} and {other:?}"
@@ -110,52 +114,52 @@ impl Nemesis<'_> {
     pub(super) fn set_links(
         &mut self,
         changes: &[(NodeId, NodeId, LinkFault)],
-    ) -> Result<(), String> {
+    ) -> Result<(), NemesisError> {
         self.cluster
             .set_links(changes)
-            .map_err(|error| format!("the links: {error}"))
+            .map_err(NemesisError::io("the links"))
     }
 
     /// Sets every link into and out of `node` to `fault`.
-    pub(super) fn isolate(&mut self, node: NodeId, fault: LinkFault) -> Result<(), String> {
+    pub(super) fn isolate(&mut self, node: NodeId, fault: LinkFault) -> Result<(), NemesisError> {
         self.cluster
             .isolate(node, fault)
-            .map_err(|error| format!("the links of {node}: {error}"))
+            .map_err(NemesisError::io(format!("the links of {node}")))
     }
 
     /// `kill -9` of each of `nodes` that runs.
-    pub(super) fn kill(&mut self, nodes: &[NodeId]) -> Result<(), String> {
+    pub(super) fn kill(&mut self, nodes: &[NodeId]) -> Result<(), NemesisError> {
         for &node in nodes {
             if self.cluster.is_running(node) {
                 self.cluster
                     .kill_9(node)
-                    .map_err(|error| format!("kill -9 {node}: {error}"))?;
+                    .map_err(NemesisError::io(format!("kill -9 {node}")))?;
             }
         }
         Ok(())
     }
 
     /// Starts each of `nodes` that does not run.
-    pub(super) fn start(&mut self, nodes: &[NodeId]) -> Result<(), String> {
+    pub(super) fn start(&mut self, nodes: &[NodeId]) -> Result<(), NemesisError> {
         for &node in nodes {
             if !self.cluster.is_running(node) {
                 self.cluster
                     .start_node(node)
-                    .map_err(|error| format!("restarting {node}: {error}"))?;
+                    .map_err(NemesisError::io(format!("restarting {node}")))?;
             }
         }
         Ok(())
     }
 
     /// Asks `node` to change its clock as `change` says.
-    pub(super) fn set_clock(&self, node: NodeId, change: ClockChange) -> Result<(), String> {
+    pub(super) fn set_clock(&self, node: NodeId, change: ClockChange) -> Result<(), NemesisError> {
         (self.control()?.set_clock(node, change, CONTROL_TIMEOUT))
             .map(|_| ())
-            .map_err(|why| format!("the clock of {node}: {why}"))
+            .map_err(NemesisError::server(format!("the clock of {node}")))
     }
 
     /// Sets `node`'s clock to run true.
-    pub(super) fn set_true_clock(&self, node: NodeId) -> Result<(), String> {
+    pub(super) fn set_true_clock(&self, node: NodeId) -> Result<(), NemesisError> {
         let back = ClockChange {
             rate_ppm: TRUE_RATE_PPM,
             jump: Duration::ZERO,
@@ -166,15 +170,15 @@ impl Nemesis<'_> {
     /// Heals everything, whatever is injected: every link, every writer's reach, every paused
     /// node resumed, every stopped node started, every clock at 1x (the voters are the
     /// membership fault's to restore).
-    pub fn heal_everything(&mut self) -> Vec<String> {
+    pub fn heal_everything(&mut self) -> Vec<Finding> {
         let mut problems = Vec::new();
         if let Err(error) = self.cluster.heal_links() {
-            problems.push(format!("healing the links: {error}"));
+            problems.push(Finding(format!("healing the links: {error}")));
         }
         if self.cluster.has_lossy_disks() {
             for node in self.cluster.ids() {
                 if let Err(error) = self.cluster.set_disk_full(node, false) {
-                    problems.push(format!("the disk of {node}: {error}"));
+                    problems.push(Finding(format!("the disk of {node}: {error}")));
                 }
             }
         }
@@ -183,7 +187,7 @@ impl Nemesis<'_> {
             if self.cluster.is_running(node) {
                 let _ = self.cluster.signal(node, libc::SIGCONT);
             } else if let Err(problem) = self.start(&[node]) {
-                problems.push(problem);
+                problems.push(problem.into());
             }
         }
         for node in self.cluster.ids() {

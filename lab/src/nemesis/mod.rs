@@ -16,6 +16,7 @@
 
 mod availability;
 mod clients;
+mod error;
 mod fault;
 pub mod faults;
 mod forger;
@@ -28,6 +29,7 @@ mod target;
 
 pub use availability::{bound_on_leader, writes_stopped_for, FaultGroup, WritesStopped};
 pub use clients::{Clients, Workload, KEY_LIFETIME, OPERATION_DEADLINE};
+pub use error::{Finding, NemesisError};
 pub use fault::{Draw, Fault, FaultKind, Injected, Injection, KindSpec, NetworkNeed, Outage};
 pub use forger::{Forger, Tally, Targets};
 pub use inject::Nemesis;

@@ -3,6 +3,7 @@
 //! history with what the servers did wrong on the way. Checking the history is the caller's.
 
 use super::clients::{micros_since, Clients, Workload};
+use super::error::Finding;
 use super::fault::{FaultKind, Injected};
 use super::inject::Nemesis;
 use super::plan::Step;
@@ -341,8 +342,8 @@ impl Run<'_, '_> {
         let outcome = match active.injected.heal(&mut self.nemesis, limit) {
             Ok(outcome) => outcome,
             Err(finding) => {
-                self.result.findings.push(finding.clone());
-                finding
+                self.result.findings.push(finding.to_string());
+                finding.to_string()
             }
         };
         let end = micros_since(self.epoch);
@@ -373,7 +374,7 @@ impl Run<'_, '_> {
         self.result.interrupted = !self.wait_until(self.epoch + config.duration, None);
         let mut problems = self.nemesis.heal_everything();
         problems.extend(self.nemesis.restore_voters());
-        self.result.findings.extend(problems);
+        (self.result.findings).extend(problems.iter().map(Finding::to_string));
         (self.progress)(&format!(
             "{:>6.1} s  every fault healed",
             seconds(micros_since(self.epoch))
@@ -436,7 +437,7 @@ impl Run<'_, '_> {
         let held = active.into_iter().chain(self.skew.as_mut());
         for active in held {
             if let Err(finding) = active.injected.tick(&mut self.nemesis) {
-                self.result.findings.push(finding);
+                self.result.findings.push(finding.to_string());
             }
         }
     }

@@ -4,6 +4,7 @@
 //! every rate back to 1x (a jump stays).
 
 use super::millis;
+use crate::nemesis::error::{Finding, NemesisError};
 use crate::nemesis::fault::{fault_boilerplate, Fault, Injected, Injection};
 use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
 use crate::nemesis::inject::{Nemesis, DRIFT_BOUND_PPM, TRUE_RATE_PPM};
@@ -97,7 +98,7 @@ fn rates(rng: &mut DetRng, nodes: u32, range: (u64, u64)) -> Vec<u64> {
 pub struct Clocks(pub Vec<NodeId>);
 
 impl Injected for Clocks {
-    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, _: Instant) -> Result<String, String> {
+    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, _: Instant) -> Result<String, Finding> {
         let restarted: Vec<String> = (self.0.into_iter())
             .filter(|&node| nemesis.set_true_clock(node).is_err())
             .map(|node| node.to_string())
@@ -129,7 +130,7 @@ impl Fault for Clock {
         }
     }
 
-    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, String> {
+    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, NemesisError> {
         let nodes = nemesis.cluster.ids();
         assert_eq!(self.rates_ppm.len(), nodes.len(), "a rate for every node");
         let mut rates_ppm = self.rates_ppm.clone();

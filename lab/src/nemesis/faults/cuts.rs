@@ -3,6 +3,7 @@
 //! gives the writing clients back the nodes they were cut from.
 
 use super::usual_hold;
+use crate::nemesis::error::{Finding, NemesisError};
 use crate::nemesis::fault::{fault_boilerplate, Fault, Injected, Injection};
 use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
 use crate::nemesis::inject::Nemesis;
@@ -138,12 +139,12 @@ pub struct Ring {
 pub struct LinksChanged;
 
 impl Injected for LinksChanged {
-    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, _: Instant) -> Result<String, String> {
+    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, _: Instant) -> Result<String, Finding> {
         nemesis.writers_cut.lock().expect("not poisoned").clear();
         nemesis
             .cluster
             .heal_links()
-            .map_err(|error| format!("healing the links: {error}"))?;
+            .map_err(|error| Finding(format!("healing the links: {error}")))?;
         Ok("healed".into())
     }
 }
@@ -153,7 +154,7 @@ impl Fault for Partition {
         FaultKind::of(&PARTITION)
     }
 
-    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, String> {
+    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, NemesisError> {
         assert!(self.size >= 1, "a minority has a node");
         let (first, named) = nemesis.resolve(self.target);
         let mut minority = vec![first];
@@ -193,7 +194,7 @@ impl Fault for OneWay {
         FaultKind::of(&ONE_WAY)
     }
 
-    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, String> {
+    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, NemesisError> {
         let (node, named) = nemesis.resolve(self.target);
         let changes: Vec<(NodeId, NodeId, LinkFault)> = (nemesis.others_than(node).into_iter())
             .map(|other| match self.direction {
@@ -232,7 +233,7 @@ impl Fault for Bridge {
         FaultKind::of(&BRIDGE)
     }
 
-    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, String> {
+    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, NemesisError> {
         let (middle, named) = nemesis.resolve(self.target);
         let mut others = nemesis.others_than(middle);
         let mut half = Vec::new();
@@ -262,7 +263,7 @@ impl Fault for Ring {
         FaultKind::of(&RING)
     }
 
-    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, String> {
+    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, NemesisError> {
         let far_apart = ring_cuts(&self.order);
         let changes: Vec<(NodeId, NodeId, LinkFault)> = far_apart
             .iter()

@@ -6,6 +6,7 @@
 
 use super::millis;
 use crate::lossy_fs::{Corruption, LossMode};
+use crate::nemesis::error::{Finding, NemesisError};
 use crate::nemesis::fault::{fault_boilerplate, Fault, Injected, Injection};
 use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
 use crate::nemesis::faults::processes::Killed;
@@ -134,19 +135,19 @@ impl Fault for DiskFault {
         }
     }
 
-    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, String> {
+    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, NemesisError> {
         let (node, named) = match *self {
             DiskFault::Fails(target) | DiskFault::Full(target) => nemesis.resolve(target),
         };
         let what = match self {
             DiskFault::Fails(_) => {
                 (nemesis.control()?.fail_disk(node, CONTROL_TIMEOUT))
-                    .map_err(|why| format!("the disk of {node}: {why}"))?;
+                    .map_err(NemesisError::server(format!("the disk of {node}")))?;
                 format!("disk of {named} fails every write")
             }
             DiskFault::Full(_) => {
                 (nemesis.cluster.set_disk_full(node, true))
-                    .map_err(|error| format!("the disk of {node}: {error}"))?;
+                    .map_err(NemesisError::io(format!("the disk of {node}")))?;
                 format!("disk of {named} full")
             }
         };
@@ -173,31 +174,31 @@ pub struct DiskFailed {
 }
 
 impl Injected for DiskFailed {
-    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, limit: Instant) -> Result<String, String> {
+    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, limit: Instant) -> Result<String, Finding> {
         let DiskFailed { node, since } = *self;
         let exited = (nemesis.cluster)
             .wait_for_exit(node, limit.saturating_duration_since(now()))
-            .map_err(|error| format!("waiting for {node}: {error}"))?;
+            .map_err(|error| Finding(format!("waiting for {node}: {error}")))?;
         let after = now().saturating_duration_since(since);
         let outcome = match exited {
             Some(status) if status.code() == Some(1) => Ok(format!(
                 "{node} stopped (exit status 1) {after:.1?} after its disk failed; restarted on \
                  a working disk"
             )),
-            Some(status) => Err(format!(
+            Some(status) => Err(Finding(format!(
                 "{node}'s disk failed and it exited with {status}, not with 1 and a message"
-            )),
+            ))),
             None => {
                 let _ = nemesis.cluster.kill_9(node);
-                Err(format!(
+                Err(Finding(format!(
                     "{node} kept running {after:.1?} after its disk failed: it went on as if its \
                      writes had been made"
-                ))
+                )))
             }
         };
         if nemesis.cluster.has_lossy_disks() {
             (nemesis.cluster.set_disk_full(node, false))
-                .map_err(|error| format!("the disk of {node}: {error}"))?;
+                .map_err(|error| Finding(format!("the disk of {node}: {error}")))?;
         }
         nemesis.start(&[node])?;
         outcome
@@ -217,12 +218,12 @@ impl Fault for PowerLoss {
         FaultKind::of(&POWER_LOSS)
     }
 
-    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, String> {
+    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, NemesisError> {
         let mode = self.mode;
         let Some(target) = self.target else {
             let nodes = nemesis.cluster.ids();
             let reports = (nemesis.cluster.power_loss(&nodes, mode, &mut nemesis.rng))
-                .map_err(|error| format!("power cut: {error}"))?;
+                .map_err(NemesisError::io("power cut"))?;
             let lost: Vec<String> = (nodes.iter().zip(&reports))
                 .map(|(node, report)| format!("{node} {}", report.bytes_lost))
                 .collect();
@@ -234,7 +235,7 @@ impl Fault for PowerLoss {
         };
         let (node, named) = nemesis.resolve(target);
         let reports = (nemesis.cluster.power_loss(&[node], mode, &mut nemesis.rng))
-            .map_err(|error| format!("power cut to {node}: {error}"))?;
+            .map_err(NemesisError::io(format!("power cut to {node}")))?;
         let what = format!("power cut to {named}: {}", reports[0]);
         Ok(Injection::new(what, Killed(vec![node])))
     }
@@ -256,12 +257,12 @@ impl Fault for Corrupt {
         FaultKind::of(&CORRUPT)
     }
 
-    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, String> {
+    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, NemesisError> {
         let (node, named) = nemesis.resolve(self.target);
         nemesis.kill(&[node])?;
         let corruption = (nemesis.cluster)
             .corrupt(node, &mut nemesis.rng, self.zero_sector)
-            .map_err(|error| format!("damaging a file of {node}: {error}"))?;
+            .map_err(NemesisError::io(format!("damaging a file of {node}")))?;
         nemesis.start(&[node])?;
         let what = match &corruption {
             Some(corruption) => format!("{named} stopped, {corruption}, started"),
@@ -293,10 +294,10 @@ impl Injected for Corrupted {
     /// What came of the damage: a node that runs took it (it was in nothing the node needed, or
     /// cut as a torn tail; the history says whether it served it); one that exited must have
     /// said what was damaged, and is started again on the undamaged file.
-    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, _: Instant) -> Result<String, String> {
+    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, _: Instant) -> Result<String, Finding> {
         let Corrupted { node, corruption } = *self;
         let exited = (nemesis.cluster.wait_for_exit(node, Duration::ZERO))
-            .map_err(|error| format!("waiting for {node}: {error}"))?;
+            .map_err(|error| Finding(format!("waiting for {node}: {error}")))?;
         let Some(status) = exited else {
             return Ok(format!("{node} ran on it"));
         };
@@ -305,16 +306,16 @@ impl Injected for Corrupted {
         let outcome = match (said, &corruption) {
             (Some(line), Some(corruption)) => {
                 (nemesis.cluster.repair(node, corruption))
-                    .map_err(|error| format!("undoing the damage to {node}: {error}"))?;
+                    .map_err(|error| Finding(format!("undoing the damage to {node}: {error}")))?;
                 Ok(format!(
                     "{node} refused it ({status}: {}); the bytes put back, restarted",
                     line.trim()
                 ))
             }
-            _ => Err(format!(
+            _ => Err(Finding(format!(
                 "{node} exited with {status} after a file was damaged, without saying what was \
                  damaged"
-            )),
+            ))),
         };
         nemesis.start(&[node])?;
         outcome

@@ -4,6 +4,7 @@
 //! (`--faults all,forged`): it tests the servers' gates rather than the protocol.
 
 use super::millis;
+use crate::nemesis::error::{Finding, NemesisError};
 use crate::nemesis::fault::{fault_boilerplate, Fault, Injected, Injection};
 use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
 use crate::nemesis::forger::{Forger, Targets};
@@ -41,10 +42,10 @@ impl Fault for Forged {
         FaultKind::of(&FORGED)
     }
 
-    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, String> {
+    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, NemesisError> {
         let (_, named) = nemesis.resolve(self.target);
         let forger = Forger::start(Targets::of(nemesis.cluster))
-            .map_err(|error| format!("cannot start the forger: {error}"))?;
+            .map_err(NemesisError::io("cannot start the forger"))?;
         let what = format!("forged: a stranger's messages to every node ({named} watched)");
         Ok(Injection::new(what, Forging(forger)))
     }
@@ -66,14 +67,21 @@ impl fmt::Display for Forged {
 pub struct Forging(Forger);
 
 impl Injected for Forging {
-    fn heal(self: Box<Self>, _: &mut Nemesis<'_>, _: Instant) -> Result<String, String> {
+    fn heal(self: Box<Self>, _: &mut Nemesis<'_>, _: Instant) -> Result<String, Finding> {
         let tally = self.0.stop();
         if tally.taken.is_empty() && tally.refused > 0 {
             Ok(tally.describe())
         } else if tally.taken.is_empty() {
-            Err(format!("{}: none reached a node", tally.describe()))
+            Err(Finding(format!(
+                "{}: none reached a node",
+                tally.describe()
+            )))
         } else {
-            Err(format!("{}: {}", tally.describe(), tally.taken.join("; ")))
+            Err(Finding(format!(
+                "{}: {}",
+                tally.describe(),
+                tally.taken.join("; ")
+            )))
         }
     }
 }

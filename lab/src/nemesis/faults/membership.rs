@@ -6,6 +6,7 @@
 //! [`PATIENCE`] of a quiet moment is a finding.
 
 use super::usual_hold;
+use crate::nemesis::error::{Finding, NemesisError};
 use crate::nemesis::fault::{fault_boilerplate, Fault, Injected, Injection};
 use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
 use crate::nemesis::inject::Nemesis;
@@ -65,7 +66,7 @@ impl Fault for Reconfigure {
         FaultKind::of(&MEMBERSHIP)
     }
 
-    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, String> {
+    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, NemesisError> {
         let (what, undo) = nemesis.reconfigure(self.0)?;
         Ok(Injection::new(what, Reconfigured(undo)))
     }
@@ -93,7 +94,7 @@ impl fmt::Display for Reconfigure {
 pub struct Reconfigured(Vec<MembershipChange>);
 
 impl Injected for Reconfigured {
-    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, _: Instant) -> Result<String, String> {
+    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, _: Instant) -> Result<String, Finding> {
         nemesis.reconfigure_back(&self.0)
     }
 }
@@ -103,7 +104,7 @@ impl Nemesis<'_> {
     fn reconfigure(
         &mut self,
         change: Reconfiguration,
-    ) -> Result<(String, Vec<MembershipChange>), String> {
+    ) -> Result<(String, Vec<MembershipChange>), NemesisError> {
         match change {
             Reconfiguration::Remove(target) => {
                 let (node, named) = self.resolve(target);
@@ -129,15 +130,16 @@ impl Nemesis<'_> {
                 ))
             }
             Reconfiguration::Transfer => {
-                let leader = self
-                    .leader()
-                    .ok_or("membership: no single leader to hand over")?;
+                let leader = self.leader().ok_or_else(|| {
+                    NemesisError::NotNow("membership: no single leader to hand over".into())
+                })?;
                 let membership = self.configuration()?;
                 let others: Vec<NodeId> = (membership.voters().iter().copied())
                     .filter(|&voter| voter != leader)
                     .collect();
                 if others.is_empty() {
-                    return Err(format!("membership: {leader} is the only voter"));
+                    let only = format!("membership: {leader} is the only voter");
+                    return Err(NemesisError::NotNow(only));
                 }
                 let target = others[self.rng.index(others.len())];
                 self.hit_leader = Some(leader);
@@ -151,12 +153,12 @@ impl Nemesis<'_> {
     }
 
     /// Undoes a reconfiguration: makes `changes` in order. Failing to is a finding.
-    fn reconfigure_back(&mut self, changes: &[MembershipChange]) -> Result<String, String> {
+    fn reconfigure_back(&mut self, changes: &[MembershipChange]) -> Result<String, Finding> {
         let mut after = String::from("nothing to undo");
         for &change in changes {
             after = self
                 .administer(AdminRequest::Change(change))
-                .map_err(|why| format!("undoing a membership change: {why}"))?;
+                .map_err(|why| Finding(format!("undoing a membership change: {why}")))?;
         }
         if let Some(MembershipChange::Promote(node) | MembershipChange::AddLearner(node)) =
             changes.last()
@@ -168,14 +170,14 @@ impl Nemesis<'_> {
 
     /// Makes every node this nemesis took out of the voters a voter again (the end of a run,
     /// after a fault whose undoing failed).
-    pub(in crate::nemesis) fn restore_voters(&mut self) -> Vec<String> {
+    pub(in crate::nemesis) fn restore_voters(&mut self) -> Vec<Finding> {
         let mut problems = Vec::new();
         let outside: Vec<NodeId> = self.reconfigured.iter().copied().collect();
         for node in outside {
             let membership = match self.configuration() {
                 Ok(membership) => membership,
                 Err(why) => {
-                    problems.push(format!("restoring {node} as a voter: {why}"));
+                    problems.push(Finding(format!("restoring {node} as a voter: {why}")));
                     continue;
                 }
             };
@@ -197,18 +199,18 @@ impl Nemesis<'_> {
     }
 
     /// The configuration the leader follows.
-    fn configuration(&self) -> Result<Membership, String> {
+    fn configuration(&self) -> Result<Membership, NemesisError> {
         let control = self.control()?;
         administer(control, AdminRequest::Membership, PATIENCE)
             .map(|(_, membership)| membership)
-            .map_err(|why| format!("membership: {why}"))
+            .map_err(NemesisError::server("membership"))
     }
 
     /// Sends `request` to the leader; the configuration after it, as text.
-    fn administer(&self, request: AdminRequest) -> Result<String, String> {
+    fn administer(&self, request: AdminRequest) -> Result<String, NemesisError> {
         let control = self.control()?;
         administer(control, request, PATIENCE)
             .map(|(_, membership)| membership.to_string())
-            .map_err(|why| why.to_string())
+            .map_err(NemesisError::server("the administrator's request"))
     }
 }

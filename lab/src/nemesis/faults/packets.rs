@@ -3,6 +3,7 @@
 //! some dropped (loss), some sent twice (duplicate). Healing heals every link.
 
 use super::{millis, usual_hold};
+use crate::nemesis::error::NemesisError;
 use crate::nemesis::fault::{fault_boilerplate, Fault, Injection};
 use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
 use crate::nemesis::faults::cuts::LinksChanged;
@@ -159,7 +160,7 @@ impl Fault for NodeLinks {
         })
     }
 
-    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, String> {
+    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, NemesisError> {
         let (node, named) = nemesis.resolve(self.target);
         nemesis.isolate(node, self.fault)?;
         Ok(Injection::new(self.describe(&named), LinksChanged))

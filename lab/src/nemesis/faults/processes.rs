@@ -2,6 +2,7 @@
 //! then a restart from its files; SIGSTOP past the election timeout, then SIGCONT.
 
 use super::millis;
+use crate::nemesis::error::{Finding, NemesisError};
 use crate::nemesis::fault::{fault_boilerplate, Fault, Injected, Injection};
 use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
 use crate::nemesis::inject::Nemesis;
@@ -65,7 +66,7 @@ pub struct Pause {
 pub struct Killed(pub Vec<NodeId>);
 
 impl Injected for Killed {
-    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, _: Instant) -> Result<String, String> {
+    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, _: Instant) -> Result<String, Finding> {
         nemesis.start(&self.0)?;
         Ok("restarted".into())
     }
@@ -79,10 +80,10 @@ impl Injected for Killed {
 pub struct Paused(NodeId);
 
 impl Injected for Paused {
-    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, _: Instant) -> Result<String, String> {
+    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, _: Instant) -> Result<String, Finding> {
         let node = self.0;
         (nemesis.cluster.signal(node, libc::SIGCONT))
-            .map_err(|error| format!("SIGCONT {node}: {error}"))?;
+            .map_err(|error| Finding(format!("SIGCONT {node}: {error}")))?;
         Ok("resumed".into())
     }
 }
@@ -92,7 +93,7 @@ impl Fault for Kill {
         FaultKind::of(&KILL)
     }
 
-    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, String> {
+    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, NemesisError> {
         let (nodes, named) = match self {
             Kill::One(target) => {
                 let (node, named) = nemesis.resolve(*target);
@@ -121,10 +122,10 @@ impl Fault for Pause {
         FaultKind::of(&PAUSE)
     }
 
-    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, String> {
+    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, NemesisError> {
         let (node, named) = nemesis.resolve(self.target);
         (nemesis.cluster.signal(node, libc::SIGSTOP))
-            .map_err(|error| format!("SIGSTOP {node}: {error}"))?;
+            .map_err(NemesisError::io(format!("SIGSTOP {node}")))?;
         Ok(Injection::new(format!("SIGSTOP {named}"), Paused(node)))
     }
 

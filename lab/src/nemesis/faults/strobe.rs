@@ -6,6 +6,7 @@
 //! back to 1x.
 
 use super::millis;
+use crate::nemesis::error::{Finding, NemesisError};
 use crate::nemesis::fault::{fault_boilerplate, Fault, Injected, Injection};
 use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
 use crate::nemesis::inject::{Nemesis, DRIFT_BOUND_PPM, TRUE_RATE_PPM};
@@ -70,7 +71,7 @@ impl Fault for ClockStrobe {
         FaultKind::of(&CLOCK_STROBE)
     }
 
-    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, String> {
+    fn inject(&self, nemesis: &mut Nemesis<'_>) -> Result<Injection, NemesisError> {
         let within = |rate: u64| rate.abs_diff(TRUE_RATE_PPM) <= DRIFT_BOUND_PPM;
         assert!(within(self.slow_ppm) && within(self.fast_ppm), "{self}");
         assert!(!self.period.is_zero(), "a strobe flips after a while");
@@ -122,7 +123,7 @@ fn rate(rate_ppm: u64) -> ClockChange {
 }
 
 impl Injected for Strobing {
-    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, _: Instant) -> Result<String, String> {
+    fn heal(self: Box<Self>, nemesis: &mut Nemesis<'_>, _: Instant) -> Result<String, Finding> {
         let node = self.node;
         let back = match nemesis.set_true_clock(node) {
             Ok(()) => "back to 1x".to_string(),
@@ -135,7 +136,7 @@ impl Injected for Strobing {
         ))
     }
 
-    fn tick(&mut self, nemesis: &mut Nemesis<'_>) -> Result<(), String> {
+    fn tick(&mut self, nemesis: &mut Nemesis<'_>) -> Result<(), Finding> {
         if now() < self.next_flip {
             return Ok(());
         }
