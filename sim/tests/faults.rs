@@ -3,7 +3,7 @@
 use crate::support::SEEDS;
 use node::MutationSet;
 use sim::scenarios;
-use sim::scenarios::availability::{unavailable_after, LeaderFault};
+use sim::scenarios::availability::{unavailable_after, unavailable_on, LeaderFault};
 use sim::{run_seeds, seeds, simulate};
 
 fn correct() -> MutationSet {
@@ -123,6 +123,26 @@ fn vote_storm() {
     run_seeds("faults::vote_storm", SEEDS, |sim| {
         scenarios::vote_storm(sim, 60, &correct())
     });
+}
+
+#[test]
+fn election_timeouts_set_ten_times_too_long_pass_their_own_bound_and_fail_the_service_level() {
+    // A units slip in the timing (3-6 s for 300-600 ms): the bound derived from these settings
+    // grows with them and is met; the user's service level, stated apart from them, is not.
+    let mut slow = node::Config::default();
+    slow.election_timeout_min *= 10;
+    slow.election_timeout_max *= 10;
+    slow.leader_quorum_timeout *= 10;
+    let fault = LeaderFault::Deaf;
+    let (outage, config) = simulate(1, move |sim| unavailable_on(sim, fault, slow))
+        .unwrap_or_else(|failure| panic!("{}", failure.message));
+    eprintln!("{outage:?}");
+    assert!(
+        outage.window <= fault.bound_after(&config, outage.elections),
+        "{outage:?}"
+    );
+    let failure = outage.check(fault, &config, "seed 1").unwrap_err();
+    assert!(failure.contains("past the service level"), "{failure}");
 }
 
 #[test]

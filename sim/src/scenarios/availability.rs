@@ -39,6 +39,7 @@ use super::cluster;
 use crate::cluster::Cluster;
 use crate::runner::Sim;
 use node::{Command, Config, LogIndex, MutationSet, NodeId, Term};
+use runspec::SERVICE_LEVELS;
 use std::collections::BTreeSet;
 use std::fmt;
 use std::time::Duration;
@@ -125,10 +126,30 @@ impl LeaderFault {
     /// The longest the cluster may go without committing after it (see the module's
     /// documentation and [`Config::commit_bound_leader_lost`]).
     pub fn bound(self, config: &Config) -> Duration {
+        if self.leader_must_notice() {
+            config.commit_bound_leader_deaf()
+        } else {
+            config.commit_bound_leader_lost()
+        }
+    }
+
+    /// The user's service level for it, stated apart from any node's timing
+    /// ([`runspec::SERVICE_LEVELS`]): a window past it fails the run whatever
+    /// [`LeaderFault::bound`] allows.
+    pub fn service_level(self) -> Duration {
+        if self.leader_must_notice() {
+            SERVICE_LEVELS.writes_after_leader_deaf
+        } else {
+            SERVICE_LEVELS.writes_after_leader_lost
+        }
+    }
+
+    /// Whether the leader still sends and must find out it lost its majority before another may
+    /// lead (deaf, hearing only one follower, at the end of a chain); else it is lost to the
+    /// others at once.
+    fn leader_must_notice(self) -> bool {
         match self {
-            LeaderFault::Deaf | LeaderFault::HearsOnlyOne | LeaderFault::ChainEnd => {
-                config.commit_bound_leader_deaf()
-            }
+            LeaderFault::Deaf | LeaderFault::HearsOnlyOne | LeaderFault::ChainEnd => true,
             LeaderFault::Crash
             | LeaderFault::Pause
             | LeaderFault::PartitionedWithMinority
@@ -136,7 +157,7 @@ impl LeaderFault {
             | LeaderFault::BridgeSide
             | LeaderFault::Flapping
             | LeaderFault::SlowClock
-            | LeaderFault::DiskFails => config.commit_bound_leader_lost(),
+            | LeaderFault::DiskFails => false,
         }
     }
 
@@ -256,7 +277,17 @@ pub fn unavailable_after(
     fault: LeaderFault,
     mutations: &MutationSet,
 ) -> (Outage, Config) {
-    let cluster = cluster(sim, 5, false, mutations);
+    unavailable_with(fault, cluster(sim, 5, false, mutations))
+}
+
+/// [`unavailable_after`] on five nodes configured as `node` (their timing, say).
+pub fn unavailable_on(sim: &Sim, fault: LeaderFault, node: Config) -> (Outage, Config) {
+    let mut config = crate::cluster::ClusterConfig::new(5);
+    config.node = node;
+    unavailable_with(fault, Cluster::new(sim, config))
+}
+
+fn unavailable_with(fault: LeaderFault, cluster: Cluster) -> (Outage, Config) {
     cluster.one(Command::from_text("a0"), 5, true);
     let leader = cluster.check_one_leader();
     let outage = fault.outage(&cluster, leader, "a", || flapping_phase(&cluster));
@@ -333,8 +364,10 @@ pub struct Outage {
 
 impl Outage {
     /// Whether it stayed within `fault`'s bound on nodes configured as `config`, as one line:
-    /// at most [`MOST_ELECTIONS`] elections, and a window within [`LeaderFault::bound_after`]
-    /// them. `Err` starts with `liveness: `; `context` says where the fault struck.
+    /// at most [`MOST_ELECTIONS`] elections, a window within [`LeaderFault::bound_after`] them,
+    /// and within the user's service level ([`LeaderFault::service_level`]), which does not
+    /// move with `config`. `Err` starts with `liveness: `; `context` says where the fault
+    /// struck.
     pub fn check(&self, fault: LeaderFault, config: &Config, context: &str) -> Result<(), String> {
         let Outage { window, elections } = *self;
         if elections > MOST_ELECTIONS {
@@ -348,6 +381,14 @@ impl Outage {
             return Err(format!(
                 "liveness: no commit for {window:?} after {context} ({fault}), past its bound of \
                  {bound:?} for {elections} elections"
+            ));
+        }
+        let level = fault.service_level();
+        if window > level {
+            return Err(format!(
+                "liveness: no commit for {window:?} after {context} ({fault}), past the service \
+                 level of {level:?} (runspec::SERVICE_LEVELS, a user's, apart from the nodes' \
+                 timing: their own bound was {bound:?} for {elections} elections)"
             ));
         }
         Ok(())
@@ -441,5 +482,43 @@ mod tests {
             lockstep.contains("past its bound"),
             "the catalogue's signature"
         );
+    }
+
+    #[test]
+    fn the_service_levels_hold_every_window_the_default_timing_allows_and_no_more() {
+        // At the default timing, every window the node's own analysis allows (every split vote
+        // the check lets pass) is within the user's service level: a correct run never fails it.
+        let config = Config::default();
+        for fault in LeaderFault::ALL {
+            let worst = fault.bound_after(&config, MOST_ELECTIONS);
+            assert!(
+                worst <= fault.service_level(),
+                "{fault}: {worst:?} allowed, over the service level of {:?}",
+                fault.service_level()
+            );
+        }
+        assert_eq!(
+            LeaderFault::Crash.bound_after(&config, MOST_ELECTIONS),
+            SERVICE_LEVELS.writes_after_leader_lost,
+            "the levels sit at the default timing's worst allowed window"
+        );
+    }
+
+    #[test]
+    fn a_timing_set_wrong_passes_its_own_derived_bound_and_fails_the_service_level() {
+        // Election timeouts ten times the default (a units slip): the bound derived from these
+        // settings grows with them and passes a 4.5 s outage; the user's level does not move.
+        let mut slow = Config::default();
+        slow.election_timeout_min *= 10;
+        slow.election_timeout_max *= 10;
+        let window = outage(4_500, 1);
+        let fault = LeaderFault::Crash;
+        assert!(window.window <= fault.bound_after(&slow, 1));
+        let failure = window.check(fault, &slow, "a test").unwrap_err();
+        assert!(
+            failure.contains("past the service level of 4s"),
+            "{failure}"
+        );
+        assert!(window.check(fault, &Config::default(), "a test").is_err());
     }
 }
