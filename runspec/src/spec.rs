@@ -237,13 +237,6 @@ impl RunSpec {
                     .into(),
             );
         }
-        if self.faults.membership && self.workload != Workload::Raft {
-            return Err(
-                "--membership is the raft workload's (the key-value workload's clients know a \
-                 fixed set of servers)"
-                    .into(),
-            );
-        }
         if self.faults.session_churn && !self.workload.uses_kv_service() {
             return Err(
                 "--session-churn is the key-value workload's (its clients have sessions)".into(),

@@ -90,6 +90,12 @@ pub struct KvWorkloadConfig {
     /// operations: the run's history is then [`KvRun::transactions`], checked for strict
     /// serializability.
     pub transactions: bool,
+    /// Whether the configuration changes under the clients (`--membership`): the cluster starts
+    /// with three voters and the rest outside ([`crate::membership_changes`]), and at every
+    /// step of the faults' timeline, one time in two, a node joins, is promoted, demoted or
+    /// removed, or the leadership is handed over, besides the step's own events. The clerks know every server and
+    /// find the leader among them as it moves.
+    pub membership: bool,
 }
 
 impl KvWorkloadConfig {
@@ -142,6 +148,7 @@ impl KvWorkloadConfig {
                 defaults.sessions
             },
             transactions: spec.workload == runspec::Workload::ListAppend,
+            membership: spec.faults.membership,
             keys: if spec.workload == runspec::Workload::ListAppend {
                 KvWorkloadConfig::list_append().keys
             } else {
@@ -208,6 +215,7 @@ impl Default for KvWorkloadConfig {
             snapshot_threshold: None,
             sessions: SessionPolicy::default(),
             transactions: false,
+            membership: false,
         }
     }
 }
@@ -303,6 +311,9 @@ pub fn run_kv_workload_with(
         .apply_capacity
         .unwrap_or_else(|| crate::cluster::drawn_apply_capacity(sim));
     cluster_config.snapshot_threshold = config.snapshot_threshold;
+    if config.membership {
+        cluster_config.membership = Some(crate::membership_changes::bootstrap(config.nodes));
+    }
     cluster_config.kv = Some(KvServerConfig {
         read_mode: config.read_mode,
         mutations: config.mutations.clone(),
@@ -378,6 +389,7 @@ pub fn run_kv_workload_with(
                     ),
                     end: config.duration,
                     phase: Phase::Quiet,
+                    membership: config.membership,
                 },
                 recorder: history_recorder.clone(),
             },
@@ -425,6 +437,8 @@ pub fn run_kv_workload_with(
 /// clock skew on, the clocks take new rates as the leader is cut off or paused.
 struct Isolations {
     clients: Vec<NodeId>,
+    /// Whether a change of the configuration may come with each quiet spell's fault.
+    membership: bool,
     clients_with_old_leader: usize,
     crashes: bool,
     /// Whether a restart after a crash is refused once (a latent read error) and so tried twice.
@@ -521,6 +535,10 @@ impl Timeline for Isolations {
 
     fn decide(&mut self, cluster: &Cluster, snapshot: &Snapshot, elapsed: Duration) -> Vec<Event> {
         let mut events = Vec::new();
+        // Drawn only with membership changes on, so every other run draws as before.
+        if self.membership && self.phase != Phase::Over && cluster.random(2) == 0 {
+            events.extend(crate::membership_changes::choose(cluster, snapshot));
+        }
         match self.phase {
             Phase::Quiet if elapsed >= self.end => self.phase = Phase::Over,
             Phase::Quiet => {

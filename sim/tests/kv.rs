@@ -387,3 +387,38 @@ fn sessions_that_keep_expiring_cost_unknown_outcomes_never_a_duplicate() {
         check_linearizable("sessions_that_keep_expiring", seed, &run).unwrap();
     }
 }
+
+#[test]
+fn clients_stay_linearizable_while_the_configuration_changes_and_a_counted_learner_is_caught() {
+    let changing = KvWorkloadConfig {
+        membership: true,
+        ..KvWorkloadConfig::default()
+    };
+    for seed in seeds(&[1, 2]) {
+        let run = simulate_kv(seed, &changing).unwrap_or_else(|failure| {
+            panic!("seed {seed}: {}", failure.message);
+        });
+        // Vacuity: the configuration did change under the clients, and they were served.
+        let changes = run.figures.membership_changes + run.figures.leadership_transfers;
+        assert!(changes >= 2, "seed {seed}: {changes} changes");
+        assert!(
+            run.history.len() >= 2000,
+            "seed {seed}: {}",
+            run.history.len()
+        );
+        if let Err(message) = check_linearizable("kv-membership", seed, &run) {
+            panic!("seed {seed}: {message}");
+        }
+    }
+    // A learner counted toward majorities: two leaders of one term, or a leader without a
+    // committed entry, while the clients run.
+    let counted = KvWorkloadConfig {
+        mutations: MutationSet::only(Mutation::LearnerCounted),
+        ..changing
+    };
+    let caught = (1..=5).find_map(|seed| simulate_kv(seed, &counted).err());
+    let failure = caught
+        .expect("learner-counted caught within 5 seeds")
+        .message;
+    assert!(failure.contains("invariant violated"), "{failure}");
+}
