@@ -169,6 +169,7 @@ pub fn run_chaos_with(
         for &id in &ids {
             cluster.end_power_cut_in_sync(id);
             cluster.end_sync_failure(id);
+            cluster.end_disk_full(id);
         }
     }
     if config.faults.misdirected_writes {
@@ -414,11 +415,13 @@ fn choose_fault(cluster: &Cluster, snapshot: &Snapshot, faults: FaultMix) -> Opt
             } else if faults.power_loss && cluster.random(2) == 0 {
                 let target = snapshot.leader.unwrap_or(node);
                 // On the server's log, a third of these fail the sync instead of cutting the
-                // power in it (drawn only there, so the two-copy disk's runs are unchanged).
-                if cluster.storage() == SimStorage::Log && cluster.random(3) == 0 {
-                    Some(Event::FailSync(target))
-                } else {
-                    Some(Event::CutPowerInSync(target))
+                // power in it, and a sixth fill the disk (drawn only there, so the two-copy
+                // disk's runs are unchanged).
+                let on_log = cluster.storage() == SimStorage::Log;
+                match if on_log { cluster.random(3) } else { 2 } {
+                    0 => Some(Event::FailSync(target)),
+                    1 if cluster.random(2) == 0 => Some(Event::FillDisk(target)),
+                    _ => Some(Event::CutPowerInSync(target)),
                 }
             } else if faults.misdirected_writes && cluster.random(2) == 0 {
                 Some(Event::MisdirectSave(node))

@@ -173,6 +173,7 @@ pub fn apply(cluster: &Cluster, event: &Event, counts: &mut RunFigures) {
         Event::TearSave(node) => cluster.tear_next_save(*node),
         Event::CutPowerInSync(node) => cluster.cut_power_in_next_sync(*node),
         Event::FailSync(node) => cluster.fail_next_sync(*node),
+        Event::FillDisk(node) => cluster.fill_disk(*node),
         Event::MisdirectSave(node) => cluster.misdirect_next_save(*node),
         Event::CorruptCopy(node) => cluster.corrupt_one_copy(*node),
         Event::Restart(node) => {

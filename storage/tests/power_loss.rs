@@ -202,3 +202,41 @@ fn a_failed_sync_stops_the_log_and_a_retried_one_loses_an_acknowledged_save() {
         );
     }
 }
+
+/// The disk fills up in the middle of a save: the save fails, having written part of a record.
+/// The log must write nothing after that part (a record after a torn one is damage recovery
+/// refuses), so once there is room again a power loss leaves the last acknowledged state, and
+/// the log opens.
+#[test]
+fn a_full_disk_stops_the_log_and_it_opens_again_with_room() {
+    let dir = Path::new("/data");
+    for room in [0, 1, 7, 30] {
+        let disk = MemoryFilesystem::new();
+        let wal = WalPersister::open_on(Arc::new(disk.clone()), dir, SEGMENT_BYTES).unwrap();
+        let (mut held, mut encoder) = (PersistentState::default(), StateEncoder::new());
+        for _ in 0..5 {
+            grow(&mut held);
+            wal.save_state(&held, &mut encoder).expect("a working disk");
+        }
+        disk.fill_up_after(room);
+        grow(&mut held);
+        let sixth = wal.save_state(&held, &mut encoder);
+        assert!(
+            sixth.is_err(),
+            "room {room}: the sixth save on a full disk: {sixth:?}"
+        );
+        disk.make_room();
+        grow(&mut held);
+        let seventh = wal.save_state(&held, &mut encoder);
+        assert!(
+            seventh.is_err(),
+            "room {room}: a write after a failed one: {seventh:?}"
+        );
+        drop(wal);
+        disk.crash(&mut |_, unsynced| unsynced);
+        let wal = WalPersister::open_on(Arc::new(disk.clone()), dir, SEGMENT_BYTES)
+            .unwrap_or_else(|error| panic!("room {room}: {error}"));
+        let loaded = PersistentState::decode(&wal.load().unwrap().unwrap()).unwrap();
+        assert_eq!(loaded.log.last_index().0, 5, "room {room}");
+    }
+}

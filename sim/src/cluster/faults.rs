@@ -145,6 +145,32 @@ impl Cluster {
         }
     }
 
+    /// Fills `node`'s disk: at most a sector more fits, then its writes fail with ENOSPC and
+    /// it stops; it has room again when it restarts (the server's log only; the two-copy disk
+    /// has no such fault, and the event says so).
+    pub fn fill_disk(&self, node: NodeId) {
+        match &self.logs {
+            Some(logs) => {
+                let room = logs.fill_disk(node);
+                (self.events).info(format!("{node}'s disk fills up: {room} bytes more fit"));
+            }
+            None => self.events.info(format!(
+                "{node}'s disk would fill up: not on the two-copy disk (--storage log)"
+            )),
+        }
+    }
+
+    /// Ends a fault armed by [`Cluster::fill_disk`] as [`Cluster::end_torn_save`] ends a tear:
+    /// a node that stopped on its full disk is crashed (and has room when it restarts), a disk
+    /// not yet full gets its room back.
+    pub fn end_disk_full(&self, node: NodeId) {
+        if self.is_stopped(node) {
+            self.crash(node);
+        } else if self.logs.as_ref().is_some_and(|logs| logs.make_room(node)) {
+            (self.events).info(format!("{node}'s disk has room again"));
+        }
+    }
+
     /// Ends a fault armed by [`Cluster::fail_next_sync`] as [`Cluster::end_torn_save`] ends a
     /// tear: a node that stopped on the failure is crashed, a failure no sync met is taken back.
     pub fn end_sync_failure(&self, node: NodeId) {

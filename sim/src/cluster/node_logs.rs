@@ -74,6 +74,8 @@ impl NodeLogs {
         node: NodeId,
         mutations: &MutationSet,
     ) -> Result<Arc<dyn Persister>, NodeError> {
+        // A disk that filled up has room again by the time the node restarts.
+        self.disk(node).make_room();
         let filesystem = Arc::new(self.disk(node).clone());
         match WalPersister::open_on(filesystem, Path::new(DATA_DIR), SEGMENT_BYTES) {
             Ok(wal) => {
@@ -124,6 +126,23 @@ impl NodeLogs {
     /// Takes back a tear armed for `node` that no save met; returns whether there was one.
     pub fn cancel_tear(&self, node: NodeId) -> bool {
         self.disk(node).cancel_power_cut()
+    }
+
+    /// Fills `node`'s disk: a drawn number of bytes up to a sector more fit (a few saves), then
+    /// its writes fail with ENOSPC until it restarts. Returns the room left.
+    pub fn fill_disk(&self, node: NodeId) -> u64 {
+        let mut draws = self
+            .tears
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let room = draws.index(SECTOR) as u64;
+        self.disk(node).fill_up_after(room);
+        room
+    }
+
+    /// Gives `node`'s disk its room back; returns whether it was full or filling.
+    pub fn make_room(&self, node: NodeId) -> bool {
+        self.disk(node).make_room()
     }
 
     /// Makes `node`'s next sync fail, dropping what it should have written.

@@ -49,6 +49,10 @@ pub enum Event {
     /// cache calls it clean); the node stops, and a power loss then finds a hole (the server's
     /// log only, `--storage log`).
     FailSync(NodeId),
+    /// The node's disk fills up: at most a sector more fits, and the write past it writes
+    /// what fits and fails with ENOSPC; the node stops, and the disk has room again when it
+    /// restarts (the server's log only, `--storage log`).
+    FillDisk(NodeId),
     /// The node's next save writes one copy of its state over the other's place (that place
     /// keeps a stale copy), and the machine goes down after it.
     MisdirectSave(NodeId),
@@ -191,6 +195,7 @@ impl Schedule {
                 | Event::TearSave(node)
                 | Event::CutPowerInSync(node)
                 | Event::FailSync(node)
+                | Event::FillDisk(node)
                 | Event::MisdirectSave(node)
                 | Event::CorruptCopy(node)
                 | Event::Pause(node)

@@ -33,6 +33,7 @@ impl fmt::Display for Event {
             Event::TearSave(node) => write!(f, "tear the next save of {node}"),
             Event::CutPowerInSync(node) => write!(f, "cut the power in the next sync of {node}"),
             Event::FailSync(node) => write!(f, "fail the next sync of {node}"),
+            Event::FillDisk(node) => write!(f, "fill the disk of {node}"),
             Event::MisdirectSave(node) => write!(f, "misdirect the next save of {node}"),
             Event::CorruptCopy(node) => write!(f, "corrupt a copy of the state of {node}"),
             Event::Pause(node) => write!(f, "pause {node}"),
@@ -198,6 +199,10 @@ fn parse_event(text: &str) -> Result<Event, String> {
             ["the", "next", "sync", "of", node] => Ok(Event::FailSync(parse_node(node)?)),
             _ => Err("expected `fail the next sync of nN`".into()),
         },
+        Some("fill") => match words[1..] {
+            ["the", "disk", "of", node] => Ok(Event::FillDisk(parse_node(node)?)),
+            _ => Err("expected `fill the disk of nN`".into()),
+        },
         Some("pause") => one_node(Event::Pause),
         Some("resume") => one_node(Event::Resume),
         Some("partition") => Ok(Event::Partition(parse_groups(
@@ -323,6 +328,7 @@ mod tests {
             Event::CorruptCopy(NodeId(3)),
             Event::CutPowerInSync(NodeId(2)),
             Event::FailSync(NodeId(0)),
+            Event::FillDisk(NodeId(4)),
             Event::Pause(NodeId(1)),
             Event::Resume(NodeId(1)),
             Event::Partition(vec![
@@ -356,7 +362,7 @@ mod tests {
         };
         let text = schedule.to_string();
         assert!(
-            text.contains("2.500000s partition [n0 n1] [n2 n1004]"),
+            text.contains("2.750000s partition [n0 n1] [n2 n1004]"),
             "{text}"
         );
         assert_eq!(text.parse::<Schedule>(), Ok(schedule));

@@ -45,6 +45,9 @@ struct Disk {
     fail_next_sync: bool,
     /// How many more changes the disk makes before its power is cut (`None`: no cut set).
     changes_before_cut: Option<u64>,
+    /// How many more bytes fit ([`MemoryFilesystem::fill_up_after`]; `None`: as many as
+    /// written).
+    room: Option<u64>,
 }
 
 impl Disk {
@@ -93,6 +96,20 @@ impl Disk {
             .copied()
             .collect();
         self.inodes.retain(|id, _| named.contains(id));
+    }
+
+    /// Takes room for `wanted` bytes: how many of them fit (all, without a limit), and
+    /// ENOSPC if not all of them did.
+    fn take_room(&mut self, wanted: usize) -> (usize, io::Result<()>) {
+        let Some(room) = &mut self.room else {
+            return (wanted, Ok(()));
+        };
+        let fits = wanted.min(usize::try_from(*room).unwrap_or(usize::MAX));
+        *room -= fits as u64;
+        if fits < wanted {
+            return (fits, Err(io::Error::from_raw_os_error(libc::ENOSPC)));
+        }
+        (fits, Ok(()))
     }
 
     fn check_parent(&self, path: &Path) -> io::Result<()> {
@@ -217,6 +234,19 @@ impl MemoryFilesystem {
         pending
     }
 
+    /// The disk fills up: `bytes` more fit, and a write past them writes what fits and fails
+    /// with ENOSPC (as `write(2)` returns a short count and then the error), until
+    /// [`make_room`](Self::make_room). A crash keeps the disk full.
+    pub fn fill_up_after(&self, bytes: u64) {
+        self.disk().room = Some(bytes);
+    }
+
+    /// Room again (files deleted elsewhere, a bigger volume): every write fits. Returns whether
+    /// the disk was full or filling.
+    pub fn make_room(&self) -> bool {
+        self.disk().room.take().is_some()
+    }
+
     /// Whether the power was cut (a change was refused for it).
     pub fn power_cut(&self) -> bool {
         self.disk().changes_before_cut == Some(0)
@@ -264,7 +294,9 @@ impl MemoryFile {
 
 impl AppendFile for MemoryFile {
     fn append(&self, bytes: &[u8]) -> io::Result<()> {
-        self.with_inode(|inode| inode.data.extend_from_slice(bytes))
+        let (fits, written) = self.disk.lock().take_room(bytes.len());
+        self.with_inode(|inode| inode.data.extend_from_slice(&bytes[..fits]))?;
+        written
     }
 
     fn sync_data(&self) -> io::Result<()> {
@@ -415,9 +447,11 @@ impl Filesystem for MemoryFilesystem {
                 id
             }
         };
+        let (fits, room) = disk.take_room(bytes.len());
         let inode = disk.inodes.get_mut(&written).expect("a name's inode");
-        inode.data = bytes.to_vec();
+        inode.data = bytes[..fits].to_vec();
         inode.durable_len = 0;
+        room?;
         disk.change()?;
         let inode = disk.inodes.get_mut(&written).expect("a name's inode");
         inode.durable_len = inode.data.len();

@@ -82,3 +82,22 @@ fn a_failed_sync_drops_what_it_should_have_written_and_a_crash_finds_zeros() {
     disk.crash(&mut |_, unsynced| unsynced);
     assert_eq!(disk.contents(path).unwrap(), b"kept\0\0\0\0");
 }
+
+#[test]
+fn a_full_disk_writes_what_fits_and_fails_with_enospc_until_there_is_room() {
+    let (disk, _hold) = disk_with_dir();
+    let path = Path::new("/d/log");
+    let file = disk.create_new(path).unwrap();
+    disk.fill_up_after(6);
+    file.append(b"four").unwrap();
+    let error = file.append(b"more").expect_err("no room");
+    assert_eq!(error.raw_os_error(), Some(libc::ENOSPC));
+    assert_eq!(disk.contents(path).unwrap(), b"fourmo", "what fitted");
+    let snapshot = Path::new("/d/snapshot");
+    assert!(disk.write_synced(snapshot, b"xyz").is_err());
+    assert_eq!(disk.contents(snapshot).unwrap(), b"", "nothing fitted");
+    disk.crash(&mut |_, unsynced| unsynced);
+    assert!(disk.make_room(), "a crash keeps the disk full");
+    assert!(!disk.make_room());
+    disk.write_synced(snapshot, b"xyz").unwrap();
+}

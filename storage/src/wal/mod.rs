@@ -225,7 +225,8 @@ impl WalPersister {
         if self.failing.load(Ordering::SeqCst) {
             let error = io::Error::from_raw_os_error(libc::EIO);
             return Err(StorageError::Io(format!(
-                "appending to the log in {}: {error} (a fault injected on request)",
+                "appending to the log in {}: {error} (it writes nothing more after a write or \
+                 sync that failed, or a disk fault asked for)",
                 self.dir.display()
             )));
         }
@@ -289,9 +290,18 @@ impl Persister for WalPersister {
     ) -> Result<WriteTicket, StorageError> {
         self.refuse_if_failing()?;
         let mut writer = self.writer.lock();
-        let wrote = writer
-            .append(state)
-            .map_err(|error| StorageError::Io(error.to_string()))?;
+        let wrote = writer.append(state).map_err(|error| {
+            // A write that failed (a full disk, a dying one) may have left part of a record,
+            // and the writer already counts what it meant to write as in the log: anything
+            // written after it would follow a torn record, or leave out what the writer
+            // thinks is there. The log writes nothing more; the node stops, and a restart
+            // recovers from what the disk holds.
+            self.failing.store(true, Ordering::SeqCst);
+            StorageError::Io(format!(
+                "appending to the log in {}: {error}",
+                self.dir.display()
+            ))
+        })?;
         Ok(match wrote {
             writer::Appended::Records(records) => {
                 let mut ticket = WriteTicket::DURABLE;
