@@ -122,6 +122,24 @@ pub struct KindSpec {
 /// cluster of so many nodes; the fault and how long it holds.
 pub type Draw = fn(&mut DetRng, Target, u32) -> (Box<dyn Fault>, Duration);
 
+impl KindSpec {
+    /// What most kinds are, for a kind's declaration to say only how it differs
+    /// (`..KindSpec::PLAIN`): safe, in `all`, made on any network, needing no lossy disk and no
+    /// cooperation, and the leader lost while it holds. Its name and draw are every kind's own.
+    pub const PLAIN: KindSpec = KindSpec {
+        name: "",
+        describe: "",
+        safe: true,
+        in_all: true,
+        network: NetworkNeed::Any,
+        holds_packets: false,
+        needs_lossy_disks: false,
+        needs_cooperation: false,
+        outage: Outage::LeaderLost,
+        draw: |_, _, _| unreachable!("every kind declares its own draw"),
+    };
+}
+
 /// Which networks can make a kind of fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NetworkNeed {

@@ -6,7 +6,7 @@
 use super::millis;
 use crate::nemesis::error::{Finding, NemesisError};
 use crate::nemesis::fault::{fault_boilerplate, Fault, Injected, Injection};
-use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
+use crate::nemesis::fault::{FaultKind, KindSpec, Outage};
 use crate::nemesis::inject::{Nemesis, DRIFT_BOUND_PPM, TRUE_RATE_PPM};
 use node::NodeId;
 use server::wire::kv::ClockChange;
@@ -20,13 +20,7 @@ use threadsim::DetRng;
 pub static CLOCK: KindSpec = KindSpec {
     name: "clock",
     describe: "clocks at 0.9x-1.1x (the drift bound), often a slow leader, for two faults",
-    safe: true,
-    in_all: true,
-    network: NetworkNeed::Any,
-    holds_packets: false,
-    needs_lossy_disks: false,
     needs_cooperation: true,
-    outage: Outage::LeaderLost,
     draw: |rng, _, nodes| {
         // Half of the time the worst case the bound allows: the leader slowest, the others
         // fastest.
@@ -45,6 +39,7 @@ pub static CLOCK: KindSpec = KindSpec {
         };
         (Box::new(fault), millis(rng, 2000, 6000))
     },
+    ..KindSpec::PLAIN
 };
 
 /// Clocks far beyond the drift bound, the worst case for leases (the leader at 0.25x-0.5x, the
@@ -55,9 +50,6 @@ pub static CLOCK_BEYOND: KindSpec = KindSpec {
     describe: "the leader's clock at 0.25x-0.5x, the others' 1.2x-1.5x (unsafe for leases)",
     safe: false,
     in_all: false,
-    network: NetworkNeed::Any,
-    holds_packets: false,
-    needs_lossy_disks: false,
     needs_cooperation: true,
     outage: Outage::Unbounded,
     draw: |rng, _, nodes| {
@@ -72,6 +64,7 @@ pub static CLOCK_BEYOND: KindSpec = KindSpec {
         };
         (Box::new(fault), millis(rng, 2000, 6000))
     },
+    ..KindSpec::PLAIN
 };
 
 /// Every node's clock set to run at its own rate, one node's also jumped forward; every rate is

@@ -19,30 +19,20 @@ use threadsim::DetRng;
 pub static PARTITION: KindSpec = KindSpec {
     name: "partition",
     describe: "a minority, often the leader, cut off from the rest",
-    safe: true,
-    in_all: true,
     network: NetworkNeed::Links,
-    holds_packets: false,
-    needs_lossy_disks: false,
-    needs_cooperation: false,
-    outage: Outage::LeaderLost,
     draw: |rng, target, nodes| {
         let largest_minority = (nodes.saturating_sub(1) / 2).max(1);
         let size = rng.range_inclusive(1, largest_minority.into()) as u32;
         (Box::new(Partition { target, size }), usual_hold(rng))
     },
+    ..KindSpec::PLAIN
 };
 
 /// Every link out of a node (or into it) cut, the other direction working.
 pub static ONE_WAY: KindSpec = KindSpec {
     name: "one-way",
     describe: "every link out of (or into) a node cut",
-    safe: true,
-    in_all: true,
     network: NetworkNeed::Links,
-    holds_packets: false,
-    needs_lossy_disks: false,
-    needs_cooperation: false,
     outage: Outage::LeaderDeaf,
     draw: |rng, target, _| {
         let direction = if rng.chance(0.5) {
@@ -52,6 +42,7 @@ pub static ONE_WAY: KindSpec = KindSpec {
         };
         (Box::new(OneWay { target, direction }), usual_hold(rng))
     },
+    ..KindSpec::PLAIN
 };
 
 /// The nodes split in two halves and one node in both: every link between the halves cut, the
@@ -59,14 +50,9 @@ pub static ONE_WAY: KindSpec = KindSpec {
 pub static BRIDGE: KindSpec = KindSpec {
     name: "bridge",
     describe: "two halves cut apart, one node (often the leader) in both",
-    safe: true,
-    in_all: true,
     network: NetworkNeed::Links,
-    holds_packets: false,
-    needs_lossy_disks: false,
-    needs_cooperation: false,
-    outage: Outage::LeaderLost,
     draw: |rng, target, _| (Box::new(Bridge { target }), usual_hold(rng)),
+    ..KindSpec::PLAIN
 };
 
 /// Each node reaching a majority, its neighbours on a ring drawn from the seed, and no two nodes
@@ -75,13 +61,7 @@ pub static BRIDGE: KindSpec = KindSpec {
 pub static RING: KindSpec = KindSpec {
     name: "ring",
     describe: "each node reaching a different majority (a majorities ring)",
-    safe: true,
-    in_all: true,
     network: NetworkNeed::Links,
-    holds_packets: false,
-    needs_lossy_disks: false,
-    needs_cooperation: false,
-    outage: Outage::LeaderLost,
     draw: |rng: &mut DetRng, _, nodes| {
         let mut order: Vec<NodeId> = (0..nodes).map(NodeId).collect();
         for end in (1..order.len()).rev() {
@@ -89,6 +69,7 @@ pub static RING: KindSpec = KindSpec {
         }
         (Box::new(Ring { order }), usual_hold(rng))
     },
+    ..KindSpec::PLAIN
 };
 
 /// The target and `size - 1` other nodes cut off from the rest.

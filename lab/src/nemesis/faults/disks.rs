@@ -8,7 +8,7 @@ use super::millis;
 use crate::lossy_fs::{Corruption, LossMode};
 use crate::nemesis::error::{Finding, NemesisError};
 use crate::nemesis::fault::{fault_boilerplate, Fault, Injected, Injection};
-use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
+use crate::nemesis::fault::{FaultKind, KindSpec};
 use crate::nemesis::faults::processes::Killed;
 use crate::nemesis::inject::{Nemesis, CONTROL_TIMEOUT};
 use crate::nemesis::target::Target;
@@ -25,14 +25,9 @@ const TO_STOP: Duration = Duration::from_secs(5);
 pub static DISK: KindSpec = KindSpec {
     name: "disk",
     describe: "a node's disk fails every write: it must stop; then a restart",
-    safe: true,
-    in_all: true,
-    network: NetworkNeed::Any,
-    holds_packets: false,
-    needs_lossy_disks: false,
     needs_cooperation: true,
-    outage: Outage::LeaderLost,
     draw: |_, target, _| (Box::new(DiskFault::Fails(target)), TO_STOP),
+    ..KindSpec::PLAIN
 };
 
 /// A power cut to a node (the leader, often) or to every node at once: killed with SIGKILL, and
@@ -40,13 +35,7 @@ pub static DISK: KindSpec = KindSpec {
 pub static POWER_LOSS: KindSpec = KindSpec {
     name: "power-loss",
     describe: "power cut to a node, often the leader, or to all: unsynced writes lost (FUSE)",
-    safe: true,
-    in_all: true,
-    network: NetworkNeed::Any,
-    holds_packets: false,
     needs_lossy_disks: true,
-    needs_cooperation: false,
-    outage: Outage::LeaderLost,
     draw: |rng, target, _| {
         let mode = LossMode::ALL[rng.index(LossMode::ALL.len())];
         // Half of the cuts take every node: only then can a write that every replica
@@ -59,6 +48,7 @@ pub static POWER_LOSS: KindSpec = KindSpec {
             (Box::new(PowerLoss { target, mode }), millis(rng, 500, 3000))
         }
     },
+    ..KindSpec::PLAIN
 };
 
 /// A node's lossy disk full: every write fails with ENOSPC, the node must stop; then a restart
@@ -66,14 +56,9 @@ pub static POWER_LOSS: KindSpec = KindSpec {
 pub static DISK_FULL: KindSpec = KindSpec {
     name: "disk-full",
     describe: "a node's disk full (ENOSPC): it must stop; then a restart",
-    safe: true,
-    in_all: true,
-    network: NetworkNeed::Any,
-    holds_packets: false,
     needs_lossy_disks: true,
-    needs_cooperation: false,
-    outage: Outage::LeaderLost,
     draw: |_, target, _| (Box::new(DiskFault::Full(target)), TO_STOP),
+    ..KindSpec::PLAIN
 };
 
 /// A node stopped, a bit flipped or a sector zeroed in one of its files, the node started
@@ -81,13 +66,7 @@ pub static DISK_FULL: KindSpec = KindSpec {
 pub static CORRUPT: KindSpec = KindSpec {
     name: "corrupt",
     describe: "a bit flipped or a sector zeroed in a file of a stopped node",
-    safe: true,
-    in_all: true,
-    network: NetworkNeed::Any,
-    holds_packets: false,
     needs_lossy_disks: true,
-    needs_cooperation: false,
-    outage: Outage::LeaderLost,
     draw: |rng, target, _| {
         let zero_sector = rng.chance(0.5);
         let corrupt = Corrupt {
@@ -96,6 +75,7 @@ pub static CORRUPT: KindSpec = KindSpec {
         };
         (Box::new(corrupt), millis(rng, 2000, 4000))
     },
+    ..KindSpec::PLAIN
 };
 
 /// The target's disk stops taking writes: it must exit; restarted when the fault ends.

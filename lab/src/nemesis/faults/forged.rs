@@ -6,7 +6,7 @@
 use super::millis;
 use crate::nemesis::error::{Finding, NemesisError};
 use crate::nemesis::fault::{fault_boilerplate, Fault, Injected, Injection};
-use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
+use crate::nemesis::fault::{FaultKind, KindSpec, Outage};
 use crate::nemesis::forger::{Forger, Targets};
 use crate::nemesis::inject::Nemesis;
 use crate::nemesis::target::Target;
@@ -18,15 +18,12 @@ pub static FORGED: KindSpec = KindSpec {
     name: "forged",
     describe: "a stranger sends every node forged votes, appends, huge frames and \
                administrator's requests: each must be refused (not part of all)",
-    safe: true,
     in_all: false,
-    network: NetworkNeed::Any,
-    holds_packets: false,
-    needs_lossy_disks: false,
     needs_cooperation: true,
     // Messages from a stranger must cost the leader nothing: only the clients' own retries.
     outage: Outage::Nothing,
     draw: |rng, target, _| (Box::new(Forged { target }), millis(rng, 3000, 6000)),
+    ..KindSpec::PLAIN
 };
 
 /// Forged messages sent to every node until the fault ends; aimed at the target as far as

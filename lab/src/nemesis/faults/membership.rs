@@ -8,7 +8,7 @@
 use super::usual_hold;
 use crate::nemesis::error::{Finding, NemesisError};
 use crate::nemesis::fault::{fault_boilerplate, Fault, Injected, Injection};
-use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
+use crate::nemesis::fault::{FaultKind, KindSpec};
 use crate::nemesis::inject::Nemesis;
 use crate::nemesis::target::Target;
 use node::{Membership, MembershipChange, NodeId};
@@ -28,13 +28,7 @@ pub static MEMBERSHIP: KindSpec = KindSpec {
     name: "membership",
     describe: "a voter, often the leader, removed and added back or demoted and promoted back; \
                or the leadership handed over",
-    safe: true,
-    in_all: true,
-    network: NetworkNeed::Any,
-    holds_packets: false,
-    needs_lossy_disks: false,
     needs_cooperation: true,
-    outage: Outage::LeaderLost,
     draw: |rng, target, _| {
         let change = match rng.index(3) {
             0 => Reconfiguration::Remove(target),
@@ -43,6 +37,7 @@ pub static MEMBERSHIP: KindSpec = KindSpec {
         };
         (Box::new(Reconfigure(change)), usual_hold(rng))
     },
+    ..KindSpec::PLAIN
 };
 
 /// A change of the configuration, and what undoes it.

@@ -16,18 +16,15 @@ use std::fmt;
 pub static DELAY: KindSpec = KindSpec {
     name: "delay",
     describe: "every link of a node slowed by 20-300 ms",
-    safe: true,
-    in_all: true,
     network: NetworkNeed::Links,
     holds_packets: true,
-    needs_lossy_disks: false,
-    needs_cooperation: false,
     outage: Outage::LeaderDeaf,
     draw: |rng, target, _| {
         let by = millis(rng, 20, 300);
         let fault = NodeLinks::new(target, LinkFault::Delayed(by));
         (Box::new(fault), usual_hold(rng))
     },
+    ..KindSpec::PLAIN
 };
 
 /// Every link into and out of a node holding each packet a delay drawn around a middle, so
@@ -36,12 +33,8 @@ pub static JITTER: KindSpec = KindSpec {
     name: "jitter",
     describe: "every link of a node holds each packet 20-200 ms give or take up to all of it, \
                reordering them (network namespaces)",
-    safe: true,
-    in_all: true,
     network: NetworkNeed::Packets,
     holds_packets: true,
-    needs_lossy_disks: false,
-    needs_cooperation: false,
     outage: Outage::LeaderDeaf,
     draw: |rng, target, _| {
         let by = millis(rng, 20, 200);
@@ -49,6 +42,7 @@ pub static JITTER: KindSpec = KindSpec {
         let fault = NodeLinks::new(target, LinkFault::Jittery { by, jitter });
         (Box::new(fault), usual_hold(rng))
     },
+    ..KindSpec::PLAIN
 };
 
 /// Every link into and out of a node holding a share of its packets while the rest go at once
@@ -57,12 +51,8 @@ pub static REORDER: KindSpec = KindSpec {
     name: "reorder",
     describe: "every link of a node holds 10-50% of its packets 10-100 ms, the rest overtaking \
                them (network namespaces)",
-    safe: true,
-    in_all: true,
     network: NetworkNeed::Packets,
     holds_packets: true,
-    needs_lossy_disks: false,
-    needs_cooperation: false,
     outage: Outage::LeaderDeaf,
     draw: |rng, target, _| {
         let percent = rng.range_inclusive(10, 50) as u8;
@@ -70,42 +60,34 @@ pub static REORDER: KindSpec = KindSpec {
         let fault = NodeLinks::new(target, LinkFault::Reordered { percent, by });
         (Box::new(fault), usual_hold(rng))
     },
+    ..KindSpec::PLAIN
 };
 
 /// Every link into and out of a node drops a share of its packets (network namespaces).
 pub static LOSS: KindSpec = KindSpec {
     name: "loss",
     describe: "every link of a node drops 5-40% of its packets (network namespaces)",
-    safe: true,
-    in_all: true,
     network: NetworkNeed::Packets,
-    holds_packets: false,
-    needs_lossy_disks: false,
-    needs_cooperation: false,
     outage: Outage::LeaderDeaf,
     draw: |rng, target, _| {
         let percent = rng.range_inclusive(5, 40) as u8;
         let fault = NodeLinks::new(target, LinkFault::Lossy { percent });
         (Box::new(fault), usual_hold(rng))
     },
+    ..KindSpec::PLAIN
 };
 
 /// Every link into and out of a node sends a share of its packets twice (network namespaces).
 pub static DUPLICATE: KindSpec = KindSpec {
     name: "duplicate",
     describe: "every link of a node sends 20-100% of its packets twice (network namespaces)",
-    safe: true,
-    in_all: true,
     network: NetworkNeed::Packets,
-    holds_packets: false,
-    needs_lossy_disks: false,
-    needs_cooperation: false,
-    outage: Outage::LeaderLost,
     draw: |rng, target, _| {
         let percent = rng.range_inclusive(20, 100) as u8;
         let fault = NodeLinks::new(target, LinkFault::Duplicated { percent });
         (Box::new(fault), usual_hold(rng))
     },
+    ..KindSpec::PLAIN
 };
 
 /// Every link into and out of the target made worse as `fault` says.

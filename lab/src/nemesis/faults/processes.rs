@@ -4,7 +4,7 @@
 use super::millis;
 use crate::nemesis::error::{Finding, NemesisError};
 use crate::nemesis::fault::{fault_boilerplate, Fault, Injected, Injection};
-use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
+use crate::nemesis::fault::{FaultKind, KindSpec};
 use crate::nemesis::inject::Nemesis;
 use crate::nemesis::target::Target;
 use node::NodeId;
@@ -16,13 +16,6 @@ use std::time::Instant;
 pub static KILL: KindSpec = KindSpec {
     name: "kill",
     describe: "kill -9 of a node, often the leader, or of all; then a restart",
-    safe: true,
-    in_all: true,
-    network: NetworkNeed::Any,
-    holds_packets: false,
-    needs_lossy_disks: false,
-    needs_cooperation: false,
-    outage: Outage::LeaderLost,
     draw: |rng, target, _| {
         if rng.chance(0.25) {
             (Box::new(Kill::Every), millis(rng, 500, 2000))
@@ -30,20 +23,15 @@ pub static KILL: KindSpec = KindSpec {
             (Box::new(Kill::One(target)), millis(rng, 500, 3000))
         }
     },
+    ..KindSpec::PLAIN
 };
 
 /// SIGSTOP past the election timeout, then SIGCONT.
 pub static PAUSE: KindSpec = KindSpec {
     name: "pause",
     describe: "SIGSTOP of a node past the election timeout, then SIGCONT",
-    safe: true,
-    in_all: true,
-    network: NetworkNeed::Any,
-    holds_packets: false,
-    needs_lossy_disks: false,
-    needs_cooperation: false,
-    outage: Outage::LeaderLost,
     draw: |rng, target, _| (Box::new(Pause { target }), millis(rng, 1000, 3000)),
+    ..KindSpec::PLAIN
 };
 
 /// Nodes killed with SIGKILL, restarted when the fault ends.

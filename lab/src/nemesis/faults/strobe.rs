@@ -8,7 +8,7 @@
 use super::millis;
 use crate::nemesis::error::{Finding, NemesisError};
 use crate::nemesis::fault::{fault_boilerplate, Fault, Injected, Injection};
-use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
+use crate::nemesis::fault::{FaultKind, KindSpec};
 use crate::nemesis::inject::{Nemesis, DRIFT_BOUND_PPM, TRUE_RATE_PPM};
 use crate::nemesis::target::Target;
 use node::NodeId;
@@ -22,13 +22,7 @@ pub static CLOCK_STROBE: KindSpec = KindSpec {
     name: "clock-strobe",
     describe: "a node's clock flipped between slow and fast (within the drift bound) every \
                10-100 ms",
-    safe: true,
-    in_all: true,
-    network: NetworkNeed::Any,
-    holds_packets: false,
-    needs_lossy_disks: false,
     needs_cooperation: true,
-    outage: Outage::LeaderLost,
     draw: |rng, target, _| {
         let period = millis(rng, 10, 100);
         let slow_ppm = rng.range_inclusive(TRUE_RATE_PPM - DRIFT_BOUND_PPM, 950_000);
@@ -41,6 +35,7 @@ pub static CLOCK_STROBE: KindSpec = KindSpec {
         };
         (Box::new(strobe), millis(rng, 2000, 5000))
     },
+    ..KindSpec::PLAIN
 };
 
 /// The target's clock flipped between `slow_ppm` and `fast_ppm` every `period`.
