@@ -83,14 +83,16 @@ impl KvStateMachine {
     /// A fingerprint of the whole state (applied index, data, sessions and the log's clock),
     /// independent of how a snapshot encodes it: two machines with equal digests hold, up to
     /// hash collisions, the same state. Costs a pass over the state (the harness takes it at
-    /// snapshots only).
+    /// snapshots only), its keys and values read eight bytes at a time
+    /// ([`threadsim::Digest::write_text`]): with the simulation's small snapshot thresholds and a
+    /// list-append state that keeps growing, the byte-at-a-time digest was 46% of a run.
     pub fn digest(&self) -> u64 {
         let mut digest = threadsim::Digest::default();
         digest.write_u64(self.applied.0);
         digest.write_u64(self.data.len() as u64);
         for (key, value) in &self.data {
-            digest.write_str(key);
-            digest.write_str(value);
+            digest.write_text(key);
+            digest.write_text(value);
         }
         digest.write_u64(self.sessions.clock());
         digest.write_u64(self.sessions.len() as u64);
@@ -108,7 +110,7 @@ impl KvStateMachine {
                     digest.write(&[3]);
                     digest.write_u64(reads.len() as u64);
                     for read in reads {
-                        digest.write_str(read);
+                        digest.write_text(read);
                     }
                 }
             }
