@@ -51,6 +51,30 @@ impl NemesisError {
     }
 }
 
+/// Why a nemesis run could not be made at all (what the servers did wrong during a run is its
+/// findings, not this).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The servers, their network or their disks could not be started.
+    #[error("cannot start the cluster: {0}")]
+    Cluster(#[source] std::io::Error),
+    /// No server said it led within the bound after they started.
+    #[error(
+        "no leader within {bound:?} of starting the servers{exited} (their logs are in {logs})"
+    )]
+    NoLeader {
+        /// How long the servers had.
+        bound: std::time::Duration,
+        /// The servers that exited meanwhile, and how, as a parenthesis (empty if none).
+        exited: String,
+        /// Where the servers' logs are.
+        logs: std::path::PathBuf,
+    },
+    /// The clients' threads or connections could not be started.
+    #[error("cannot start the clients: {0}")]
+    Clients(#[source] std::io::Error),
+}
+
 /// What healing a fault found wrong: the servers' behaviour (a node that went on after its disk
 /// failed, forged messages taken), or a fault the nemesis could not undo. Each is a finding of
 /// the run.

@@ -29,7 +29,7 @@ mod target;
 
 pub use availability::{bound_on_leader, writes_stopped_for, FaultGroup, WritesStopped};
 pub use clients::{Clients, Workload, KEY_LIFETIME, OPERATION_DEADLINE};
-pub use error::{Finding, NemesisError};
+pub use error::{Finding, NemesisError, RunError};
 pub use fault::{Draw, Fault, FaultKind, Injected, Injection, KindSpec, NetworkNeed, Outage};
 pub use forger::{Forger, Tally, Targets};
 pub use inject::Nemesis;

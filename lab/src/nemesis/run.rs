@@ -3,7 +3,7 @@
 //! history with what the servers did wrong on the way. Checking the history is the caller's.
 
 use super::clients::{micros_since, Clients, Workload};
-use super::error::Finding;
+use super::error::{Finding, RunError};
 use super::fault::{FaultKind, Injected};
 use super::inject::Nemesis;
 use super::plan::Step;
@@ -100,7 +100,7 @@ pub fn run(
     config: &NemesisConfig,
     interrupted: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(&str),
-) -> Result<NemesisRun, String> {
+) -> Result<NemesisRun, RunError> {
     let mut cluster = start_cluster(config, progress)?;
     let connection = config.system.connect(cluster.clients());
     let writers_cut = Unreachable::default();
@@ -135,7 +135,7 @@ pub fn run(
         config.seed,
         run.epoch,
     )
-    .map_err(|error| format!("cannot start the clients: {error}"))?;
+    .map_err(RunError::Clients)?;
     run.follow(&config.plan);
     let reads = run.heal_and_recover(config, &*connection);
     let Run { mut result, .. } = run;
@@ -151,7 +151,7 @@ pub fn run(
 fn start_cluster(
     config: &NemesisConfig,
     progress: &mut dyn FnMut(&str),
-) -> Result<LocalCluster, String> {
+) -> Result<LocalCluster, RunError> {
     let lossy_disks = (config.plan.iter()).any(|step| step.fault.kind().needs_lossy_disks());
     let cluster = LocalCluster::start(LocalClusterSpec {
         nodes: config.nodes,
@@ -161,7 +161,7 @@ fn start_cluster(
         lossy_disks,
         seed: config.seed,
     })
-    .map_err(|error| format!("cannot start the cluster: {error}"))?;
+    .map_err(RunError::Cluster)?;
     assert_eq!(
         cluster.ids().len(),
         config.nodes as usize,
@@ -234,7 +234,7 @@ struct Active {
 
 impl Run<'_, '_> {
     /// Waits for the servers to elect their first leader: false if interrupted first.
-    fn wait_for_a_leader(&mut self, config: &NemesisConfig) -> Result<bool, String> {
+    fn wait_for_a_leader(&mut self, config: &NemesisConfig) -> Result<bool, RunError> {
         let waiting_since = now();
         while self.nemesis.leader().is_none() {
             if (self.interrupted)() {
@@ -242,11 +242,11 @@ impl Run<'_, '_> {
             }
             if now() >= waiting_since + FIRST_LEADER_BOUND {
                 let exited = exited_servers(self.nemesis.cluster);
-                return Err(format!(
-                    "no leader within {FIRST_LEADER_BOUND:?} of starting the servers{exited} \
-                     (their logs are in {})",
-                    config.root.display()
-                ));
+                return Err(RunError::NoLeader {
+                    bound: FIRST_LEADER_BOUND,
+                    exited,
+                    logs: config.root.clone(),
+                });
             }
             sleep_until(now() + Duration::from_millis(50));
         }
