@@ -17,14 +17,14 @@ use server::wire::kv::ClockChange;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-/// A node's clock flipped between slow and fast within the drift bound every 10-100 ms.
+/// A node's clock flipped between slow and fast within the drift bound every 20-100 ms (the run looks every 20 ms).
 pub static CLOCK_STROBE: KindSpec = KindSpec {
     name: "clock-strobe",
     describe: "a node's clock flipped between slow and fast (within the drift bound) every \
-               10-100 ms",
+               20-100 ms",
     needs_cooperation: true,
     draw: |rng, target, _| {
-        let period = millis(rng, 10, 100);
+        let period = millis(rng, 20, 100);
         let slow_ppm = rng.range_inclusive(TRUE_RATE_PPM - DRIFT_BOUND_PPM, 950_000);
         let fast_ppm = rng.range_inclusive(1_050_000, TRUE_RATE_PPM + DRIFT_BOUND_PPM);
         let strobe = ClockStrobe {
