@@ -137,7 +137,7 @@ pub struct Attributes {
     pub permissions: u32,
 }
 
-/// Damage done to a file by [`Tree::corrupt`], and what undoing it takes.
+/// Damage done to a file by `Tree::corrupt`, and what undoing it takes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Corruption {
     /// The file, from the mount's root.

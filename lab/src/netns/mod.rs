@@ -3,11 +3,11 @@
 //! a network and faults come from outside the servers, as packet filters (nftables) in each
 //! host: a cut link drops its packets silently (connections hang, half open, until a timeout),
 //! a lossy link drops a share of them, a duplicating link sends a share twice; a link that
-//! holds packets (delayed, with jitter, reordered) queues them to a [`delayer`] thread of the
+//! holds packets (delayed, with jitter, reordered) queues them to a `delayer.rs` thread of the
 //! nemesis, which lets each go when due. The clients and the nemesis stay in the root namespace
 //! and reach every host through the bridge.
 //!
-//! A run's names and addresses are its slot's ([`slot`]): `ilv<slot>n<node>` for namespaces,
+//! A run's names and addresses are its slot's (`slot.rs`): `ilv<slot>n<node>` for namespaces,
 //! `ilv<slot>br` for the bridge, `10.213.<slot>.0/24` for addresses. Dropping [`Hosts`] removes
 //! all of them, and the rules with the namespaces; what a killed run left is removed by the next
 //! run ([`remove_leftovers`]).

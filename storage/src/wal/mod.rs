@@ -1,7 +1,7 @@
 //! [`WalPersister`]: a node's persistent state as an append-only log of what each save changed,
 //! in segment files, with fsyncs shared among concurrent saves (group commit).
 //!
-//! A save appends one record ([`record`]): the snapshot it points at (written to a file of its
+//! A save appends one record (`record.rs`): the snapshot it points at (written to a file of its
 //! own first, durably), a truncation of a conflicting suffix, the new entries, the term and
 //! vote if they changed. Its fsync is shared ([`node::GroupCommit`]): the saves that arrive
 //! while one is in flight share the next. A segment that grows past its size is closed and a
@@ -9,7 +9,7 @@
 //! snapshot covers every entry of a segment, the segment is deleted; old snapshot files go once
 //! a newer one is durably referenced.
 //!
-//! Recovery ([`recovery`]) replays the segments in order. A damaged record in the last segment
+//! Recovery (`recovery.rs`) replays the segments in order. A damaged record in the last segment
 //! is a torn tail of a write that never returned: it is cut. Damage anywhere else, or a record
 //! that cannot follow the ones before it, is refused with the file and the offset: those bytes
 //! were acknowledged. See docs/storage.md for the format and the figures.
@@ -193,7 +193,7 @@ impl WalPersister {
     }
 
     /// Switches on the broken behaviours of the log the node mutations in `mutations` ask for
-    /// (`roll-over-unsynced`, `segment-name-unsynced`, `snapshot-unsynced`; [`flaws`]). Inert without the
+    /// (`roll-over-unsynced`, `segment-name-unsynced`, `snapshot-unsynced`; `flaws.rs`). Inert without the
     /// `mutations` feature, as every [`node::MutationSet`] is.
     pub fn break_as(&self, mutations: &node::MutationSet) {
         self.writer.lock().flaws = flaws::Flaws::of(mutations);

@@ -3,7 +3,7 @@
 //! fault ends. A voter (the leader, half of the time) is removed, or demoted to a learner, or
 //! the leadership is handed to another voter. Healing adds a removed node back as a learner and
 //! promotes it once it has caught up. A change a correct cluster cannot make or undo within
-//! [`PATIENCE`] of a quiet moment is a finding.
+//! `PATIENCE` (10 s) of a quiet moment is a finding.
 
 use super::usual_hold;
 use crate::nemesis::error::{Finding, NemesisError};

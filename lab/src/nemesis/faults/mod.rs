@@ -1,7 +1,8 @@
 //! The faults a nemesis injects, one file per family: each declares its kinds (a
-//! [`KindSpec`](super::kind::KindSpec) each, registered in [`FaultKind::ALL`](super::FaultKind::ALL)),
-//! its faults (a [`Fault`](super::Fault) each) and what healing them takes (an
-//! [`Injected`](super::fault::Injected) each). docs/how-to-add.md walks through adding one.
+//! [`KindSpec`](super::KindSpec) each, registered in
+//! [`FaultKind::ALL`](super::FaultKind::ALL)), its faults (a [`Fault`](super::Fault) each) and
+//! what healing them takes (an [`Injected`](super::Injected) each). docs/how-to-add.md walks
+//! through adding one.
 
 pub mod clocks;
 pub mod cuts;

@@ -17,7 +17,8 @@ use server::wire::kv::ClockChange;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-/// A node's clock flipped between slow and fast within the drift bound every 20-100 ms (the run looks every 20 ms).
+/// A node's clock flipped between slow and fast within the drift bound every 20-100 ms (the run
+/// looks every 20 ms).
 pub static CLOCK_STROBE: KindSpec = KindSpec {
     name: "clock-strobe",
     describe: "a node's clock flipped between slow and fast (within the drift bound) every \
