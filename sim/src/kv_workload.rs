@@ -23,7 +23,7 @@ use node::kv::{
     KvTransport, ReadMode, SessionPolicy,
 };
 use node::{MutationSet, NodeId, TransportError};
-use runspec::{RunFigures, RunSpec, SimStorage};
+use runspec::{FaultMix, RunFigures, RunSpec, SimStorage};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use threadsim::clock::spawn;
@@ -60,17 +60,19 @@ pub struct KvWorkloadConfig {
     /// ([`crate::cluster::drawn_apply_capacity`]), so some runs have a service that falls
     /// behind and fills it (backpressure on the node's applier).
     pub apply_capacity: Option<usize>,
-    /// Whether nodes are crashed and restarted now and then.
-    pub crashes: bool,
-    /// How the nodes' clocks drift (new rates at every isolation of the leader).
-    pub skew: ClockSkew,
-    /// Whether the node's fault points are armed from the seed (`node::fault_points`).
-    pub fault_points: bool,
-    /// Whether a crash is a power loss (the disk loses what was not synced).
-    pub power_loss: bool,
-    /// Whether a crashed node's disk fails its next read (a latent read error): the restart
-    /// after a crash is refused and tried again at once.
-    pub read_errors: bool,
+    /// The faults, in the vocabulary every workload shares ([`FaultMix`], as
+    /// [`crate::ChaosConfig::faults`]). The key-value timeline draws its own shapes (the leader
+    /// cut off with some clients, paused, two followers cut off) whatever `partitions`,
+    /// `one_way` and `pauses` say, and takes from the mix: `crashes` (now and then a node
+    /// crashed and restarted), `skew` (new rates at every isolation of the leader),
+    /// `fault_points` (armed from the seed), `power_loss` (a crash loses what was not synced),
+    /// `read_errors` (a restart refused once, tried again), and `membership` (the
+    /// configuration changing under the clients: the cluster starts with three voters and the
+    /// rest outside, and at every step of the timeline, one time in two, a node joins, is
+    /// promoted, demoted or removed, or the leadership is handed over; the clerks know every
+    /// server and find the leader as it moves). Liveness mode and the copies disk's own faults
+    /// are the raft workload's.
+    pub faults: FaultMix,
     /// Where each node keeps its state.
     pub storage: SimStorage,
     /// The drift bound the nodes assume (their `max_clock_drift_ppm`), which
@@ -90,12 +92,6 @@ pub struct KvWorkloadConfig {
     /// operations: the run's history is then [`KvRun::transactions`], checked for strict
     /// serializability.
     pub transactions: bool,
-    /// Whether the configuration changes under the clients (`--membership`): the cluster starts
-    /// with three voters and the rest outside ([`crate::membership_changes`]), and at every
-    /// step of the faults' timeline, one time in two, a node joins, is promoted, demoted or
-    /// removed, or the leadership is handed over, besides the step's own events. The clerks know every server and
-    /// find the leader among them as it moves.
-    pub membership: bool,
 }
 
 impl KvWorkloadConfig {
@@ -109,9 +105,12 @@ impl KvWorkloadConfig {
         KvWorkloadConfig {
             read_mode: ReadMode::Lease,
             unreliable: false,
-            skew: ClockSkew::WithinBound,
-            fault_points: false,
-            power_loss: false,
+            faults: FaultMix {
+                skew: ClockSkew::WithinBound,
+                fault_points: false,
+                power_loss: false,
+                ..FaultMix::DEFAULT
+            },
             election_timeout: (Duration::from_millis(1000), Duration::from_millis(1050)),
             duration: Duration::from_secs(30),
             clients: 20,
@@ -135,11 +134,7 @@ impl KvWorkloadConfig {
             mutations: spec.mutations.iter().copied().collect(),
             duration: spec.duration.unwrap_or(defaults.duration),
             unreliable: !spec.reliable,
-            crashes: spec.faults.crashes,
-            skew: spec.faults.skew,
-            fault_points: spec.faults.fault_points,
-            power_loss: spec.faults.power_loss,
-            read_errors: spec.faults.read_errors,
+            faults: spec.faults,
             storage: spec.storage,
             snapshot_threshold: spec.snapshot_threshold.map(crate::chaos::threshold_bytes),
             sessions: if spec.faults.session_churn {
@@ -148,7 +143,6 @@ impl KvWorkloadConfig {
                 defaults.sessions
             },
             transactions: spec.workload == runspec::Workload::ListAppend,
-            membership: spec.faults.membership,
             keys: if spec.workload == runspec::Workload::ListAppend {
                 KvWorkloadConfig::list_append().keys
             } else {
@@ -203,11 +197,7 @@ impl Default for KvWorkloadConfig {
             clients_with_old_leader: 6,
             read_only_clients: 10,
             apply_capacity: None,
-            crashes: true,
-            skew: ClockSkew::WithinBound,
-            fault_points: false,
-            power_loss: false,
-            read_errors: false,
+            faults: FaultMix::DEFAULT,
             storage: SimStorage::Copies,
             max_clock_drift_ppm: 250_000,
             election_timeout: (Duration::from_millis(300), Duration::from_millis(600)),
@@ -215,7 +205,6 @@ impl Default for KvWorkloadConfig {
             snapshot_threshold: None,
             sessions: SessionPolicy::default(),
             transactions: false,
-            membership: false,
         }
     }
 }
@@ -295,14 +284,14 @@ pub fn run_kv_workload_with(
         config.clients > config.clients_with_old_leader,
         "some clients must stay with the majority"
     );
-    if config.fault_points {
+    if config.faults.fault_points {
         sim.arm_fault_points();
     }
     let mut cluster_config = ClusterConfig::new(config.nodes);
     cluster_config.net.unreliable = config.unreliable;
     cluster_config.node.mutations = config.mutations.clone();
-    cluster_config.power_loss_on_crash = config.power_loss;
-    cluster_config.read_error_after_crash = config.read_errors;
+    cluster_config.power_loss_on_crash = config.faults.power_loss;
+    cluster_config.read_error_after_crash = config.faults.read_errors;
     cluster_config.storage = config.storage;
     cluster_config.node.max_clock_drift_ppm = config.max_clock_drift_ppm;
     let (min, max) = config.election_timeout;
@@ -311,7 +300,7 @@ pub fn run_kv_workload_with(
         .apply_capacity
         .unwrap_or_else(|| crate::cluster::drawn_apply_capacity(sim));
     cluster_config.snapshot_threshold = config.snapshot_threshold;
-    if config.membership {
+    if config.faults.membership {
         cluster_config.membership = Some(crate::membership_changes::bootstrap(config.nodes));
     }
     cluster_config.kv = Some(KvServerConfig {
@@ -380,16 +369,16 @@ pub fn run_kv_workload_with(
                 inner: &mut Isolations {
                     clients,
                     clients_with_old_leader: config.clients_with_old_leader,
-                    crashes: config.crashes,
-                    read_errors: config.read_errors,
-                    skew: config.skew,
+                    crashes: config.faults.crashes,
+                    read_errors: config.faults.read_errors,
+                    skew: config.faults.skew,
                     quiet: (
                         config.quiet_between_faults.0.as_millis() as u64,
                         config.quiet_between_faults.1.as_millis() as u64,
                     ),
                     end: config.duration,
                     phase: Phase::Quiet,
-                    membership: config.membership,
+                    membership: config.faults.membership,
                 },
                 recorder: history_recorder.clone(),
             },

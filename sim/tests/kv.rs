@@ -9,7 +9,7 @@ use node::{Mutation, MutationSet};
 use sim::kv_workload::{new_clerk, simulate_kv};
 use sim::kv_workload::{recheck_command, write_failure};
 use sim::runner::seeds;
-use sim::{check_kv_history, replay_command, KvRun, KvWorkloadConfig};
+use sim::{check_kv_history, replay_command, FaultMix, KvRun, KvWorkloadConfig};
 use sim::{simulate, Cluster, ClusterConfig};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -391,7 +391,10 @@ fn sessions_that_keep_expiring_cost_unknown_outcomes_never_a_duplicate() {
 #[test]
 fn clients_stay_linearizable_while_the_configuration_changes_and_a_counted_learner_is_caught() {
     let changing = KvWorkloadConfig {
-        membership: true,
+        faults: FaultMix {
+            membership: true,
+            ..FaultMix::DEFAULT
+        },
         ..KvWorkloadConfig::default()
     };
     for seed in seeds(&[1, 2]) {

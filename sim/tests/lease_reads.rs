@@ -6,7 +6,7 @@ use crate::support::stopwatch;
 use models::Verdict;
 use node::{Mutation, MutationSet};
 use sim::kv_workload::{check_kv_history_within, simulate_kv};
-use sim::{scenarios, simulate, ClockSkew, KvWorkloadConfig};
+use sim::{scenarios, simulate, ClockSkew, FaultMix, KvWorkloadConfig};
 use std::time::Duration;
 
 const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
@@ -17,10 +17,14 @@ const CHECK_LIMIT: Duration = Duration::from_secs(10);
 
 /// The lease-hunting workload with `mutations` and `skew` on each seed: its verdicts.
 fn hunt(name: &str, mutations: MutationSet, skew: ClockSkew) -> Vec<Verdict> {
+    let hunting = KvWorkloadConfig::lease_hunt();
     let config = KvWorkloadConfig {
         mutations,
-        skew,
-        ..KvWorkloadConfig::lease_hunt()
+        faults: FaultMix {
+            skew,
+            ..hunting.faults
+        },
+        ..hunting
     };
     SEEDS
         .iter()
