@@ -40,6 +40,6 @@ pub use data_dir::OpenError;
 #[cfg(feature = "mutations")]
 pub use file_persister::BrokenWrite;
 pub use file_persister::FilePersister;
-pub use state_file::{decode_state_file, encode_state_file, MAX_STATE_BYTES};
-pub use storage::{Storage, StorageKind};
-pub use wal::{WalError, WalPersister};
+pub use state_file::{decode_state_file, encode_state_file, StateFileError, MAX_STATE_BYTES};
+pub use storage::{Storage, StorageKind, UnknownStorageKind};
+pub use wal::{Damage, RecordDamage, ReplayError, WalError, WalPersister};

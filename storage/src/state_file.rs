@@ -32,53 +32,85 @@ pub fn encode_state_file(body: &[u8]) -> Vec<u8> {
     file
 }
 
+/// What is wrong with a state file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StateFileError {
+    /// Shorter than a frame with an empty body.
+    #[error("truncated: {len} bytes, shorter than any state file ({})", HEADER_LEN + CRC_LEN)]
+    ShorterThanAFrame {
+        /// Its length.
+        len: usize,
+    },
+    /// Another kind of file.
+    #[error("not an Interleave state file (bad magic number)")]
+    BadMagic,
+    /// A format this build does not read.
+    #[error("written in format version {0}, this build reads version {VERSION}")]
+    UnknownVersion(u8),
+    /// A body length over [`MAX_STATE_BYTES`].
+    #[error("the header gives a body of {len} bytes, over the {MAX_STATE_BYTES}-byte limit")]
+    TooLong {
+        /// The length the header gives.
+        len: u64,
+    },
+    /// Shorter than its header promises.
+    #[error("truncated: {actual} bytes, the header promises {expected}")]
+    Truncated {
+        /// Its length.
+        actual: u64,
+        /// The length its header gives.
+        expected: u64,
+    },
+    /// Bytes after the end its header gives.
+    #[error("{0} bytes after the end the header gives")]
+    TrailingBytes(u64),
+    /// The checksum does not match.
+    #[error("checksum mismatch: stored {stored:08x}, computed {computed:08x}")]
+    ChecksumMismatch {
+        /// The checksum in the file.
+        stored: u32,
+        /// The checksum of its bytes.
+        computed: u32,
+    },
+}
+
 /// The body of a state file, or what is wrong with it: too short, not a state file, an unknown
 /// version, truncated, with bytes after its end, or failing its checksum.
-pub fn decode_state_file(file: &[u8]) -> Result<&[u8], String> {
+pub fn decode_state_file(file: &[u8]) -> Result<&[u8], StateFileError> {
     if file.len() < HEADER_LEN + CRC_LEN {
-        return Err(format!(
-            "truncated: {} bytes, shorter than any state file ({})",
-            file.len(),
-            HEADER_LEN + CRC_LEN
-        ));
+        return Err(StateFileError::ShorterThanAFrame { len: file.len() });
     }
     if &file[..4] != MAGIC {
-        return Err("not an Interleave state file (bad magic number)".into());
+        return Err(StateFileError::BadMagic);
     }
     if file[4] != VERSION {
-        return Err(format!(
-            "written in format version {}, this build reads version {VERSION}",
-            file[4]
-        ));
+        return Err(StateFileError::UnknownVersion(file[4]));
     }
     let body_len = u64::from_le_bytes(file[5..HEADER_LEN].try_into().expect("8 bytes"));
     if body_len > MAX_STATE_BYTES {
-        return Err(format!(
-            "the header gives a body of {body_len} bytes, over the {MAX_STATE_BYTES}-byte limit"
-        ));
+        return Err(StateFileError::TooLong { len: body_len });
     }
     let expected = HEADER_LEN as u64 + body_len + CRC_LEN as u64;
     let actual = file.len() as u64;
     if actual < expected {
-        return Err(format!(
-            "truncated: {actual} bytes, the header promises {expected}"
-        ));
+        return Err(StateFileError::Truncated { actual, expected });
     }
     if actual > expected {
-        return Err(format!(
-            "{} bytes after the end the header gives",
-            actual - expected
-        ));
+        return Err(StateFileError::TrailingBytes(actual - expected));
     }
     let (framed, stored) = file.split_at(file.len() - CRC_LEN);
     let stored = u32::from_le_bytes(stored.try_into().expect("4 bytes"));
     let computed = crc32c::crc32c(framed);
     if stored != computed {
-        return Err(format!(
-            "checksum mismatch: stored {stored:08x}, computed {computed:08x}"
-        ));
+        return Err(StateFileError::ChecksumMismatch { stored, computed });
     }
-    Ok(&framed[HEADER_LEN..])
+    let body = &framed[HEADER_LEN..];
+    assert_eq!(
+        body.len() as u64,
+        body_len,
+        "the body is the length the header gives"
+    );
+    Ok(body)
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
@@ -111,7 +143,10 @@ mod tests {
         realtools::fuzz_seed("state_file", "opaque-body", &file);
         for len in 0..file.len() {
             let error = decode_state_file(&file[..len]).expect_err("a truncated file");
-            assert!(error.contains("truncated"), "{len} bytes: {error}");
+            assert!(
+                error.to_string().contains("truncated"),
+                "{len} bytes: {error}"
+            );
         }
     }
 
@@ -132,18 +167,23 @@ mod tests {
     fn bytes_after_the_end_and_foreign_files_are_refused() {
         let mut file = encode_state_file(b"state");
         file.push(0);
-        assert!(decode_state_file(&file)
-            .unwrap_err()
-            .contains("1 bytes after"));
+        assert_eq!(
+            decode_state_file(&file),
+            Err(StateFileError::TrailingBytes(1))
+        );
         let error = decode_state_file(b"{\"not\": \"a state file\"}").unwrap_err();
-        assert!(error.contains("bad magic"), "{error}");
+        assert!(error.to_string().contains("bad magic"), "{error}");
         let mut future = encode_state_file(b"state");
         future[4] = 9;
-        assert!(decode_state_file(&future)
-            .unwrap_err()
-            .contains("version 9"));
+        assert_eq!(
+            decode_state_file(&future),
+            Err(StateFileError::UnknownVersion(9))
+        );
         let mut huge = encode_state_file(b"");
         huge[5..13].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert!(decode_state_file(&huge).unwrap_err().contains("limit"));
+        assert!(decode_state_file(&huge)
+            .unwrap_err()
+            .to_string()
+            .contains("limit"));
     }
 }

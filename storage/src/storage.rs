@@ -28,16 +28,19 @@ impl StorageKind {
     }
 
     /// Parses a name given on the command line.
-    pub fn parse(text: &str) -> Result<StorageKind, String> {
+    pub fn parse(text: &str) -> Result<StorageKind, UnknownStorageKind> {
         match text {
             "wal" => Ok(StorageKind::Wal),
             "file" => Ok(StorageKind::StateFile),
-            _ => Err(format!(
-                "{text:?}: storage is wal (an append-only log) or file (the whole state per save)"
-            )),
+            _ => Err(UnknownStorageKind(text.to_string())),
         }
     }
 }
+
+/// A storage name that is neither `wal` nor `file`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?}: storage is wal (an append-only log) or file (the whole state per save)")]
+pub struct UnknownStorageKind(pub String);
 
 /// An open storage of either kind.
 #[derive(Clone)]

@@ -20,6 +20,7 @@
 mod abi;
 mod change;
 mod loss;
+mod requests;
 mod session;
 mod tree;
 

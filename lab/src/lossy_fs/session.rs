@@ -4,10 +4,8 @@
 //! would: it is answered by a second thread once that has passed, and makes durable only what
 //! was written before it began (a power cut in between, and it never finishes).
 
-use super::abi::{
-    dirent_len, Fields, InHeader, Opcode, Reply, Truncated, FATTR_MODE, FATTR_SIZE,
-    FOPEN_DIRECT_IO, FUSE_BIG_WRITES, IN_HEADER, MAJOR, MAX_WRITE, MINOR, REQUEST_BUFFER,
-};
+use super::abi::{Fields, InHeader, Opcode, Reply, FOPEN_DIRECT_IO, IN_HEADER, REQUEST_BUFFER};
+use super::requests::{self, Errno};
 use super::tree::{FsError, Ino, SyncBegun, Tree};
 use server::real_time::{now, sleep_until};
 use std::collections::BTreeMap;
@@ -20,22 +18,6 @@ use std::time::{Duration, Instant};
 
 /// How often the thread looks at its stop flag while no request comes.
 const POLL_MS: i32 = 100;
-
-/// An errno to answer with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Errno(i32);
-
-impl From<FsError> for Errno {
-    fn from(error: FsError) -> Errno {
-        Errno(error.errno())
-    }
-}
-
-impl From<Truncated> for Errno {
-    fn from(_: Truncated) -> Errno {
-        Errno(libc::EINVAL)
-    }
-}
 
 /// A file sync the kernel waits for, answered when it is due.
 struct PendingSync {
@@ -183,99 +165,34 @@ impl Session {
         handle
     }
 
+    /// The reply to one request: what it does to the tree, by its opcode.
     fn reply(&mut self, header: InHeader, mut fields: Fields<'_>) -> Result<Reply, Errno> {
         let ino = Ino(header.nodeid);
+        let fields = &mut fields;
         let mut reply = Reply::ok(header.unique);
+        let out = &mut reply;
         let mut tree = self.tree.lock().expect("the tree's lock is never poisoned");
         match header.opcode {
-            Opcode::Init => {
-                let major = fields.u32()?;
-                let _minor = fields.u32()?;
-                let max_readahead = fields.u32()?;
-                let flags = fields.u32()?;
-                if major < MAJOR {
-                    return Err(Errno(libc::EPROTO));
-                }
-                reply
-                    .u32(MAJOR)
-                    .u32(MINOR)
-                    .u32(max_readahead)
-                    .u32(flags & FUSE_BIG_WRITES)
-                    .u16(16) // max_background
-                    .u16(12) // congestion_threshold
-                    .u32(MAX_WRITE)
-                    .u32(1) // time_gran
-                    .u16(0) // max_pages: the default
-                    .u16(0) // map_alignment
-                    .u32(0) // flags2
-                    .bytes(&[0; 28]);
-            }
+            Opcode::Init => requests::init(fields, out)?,
             Opcode::Destroy | Opcode::Flush | Opcode::Access => {}
-            Opcode::Lookup => {
-                let found = tree.lookup(ino, fields.name()?)?;
-                reply.entry(&tree.attributes(found)?);
-            }
+            Opcode::Lookup => requests::lookup(&tree, ino, fields, out)?,
             Opcode::Getattr => {
-                reply.attr_out(&tree.attributes(ino)?);
+                out.attr_out(&tree.attributes(ino)?);
             }
-            Opcode::Setattr => {
-                let valid = fields.u32()?;
-                fields.skip(4 + 8)?; // padding, fh
-                let size = fields.u64()?;
-                fields.skip(8 + 3 * 8 + 3 * 4)?; // lock_owner, times
-                let mode = fields.u32()?;
-                if valid & FATTR_SIZE != 0 {
-                    tree.set_len(ino, size)?;
-                }
-                if valid & FATTR_MODE != 0 {
-                    tree.set_permissions(ino, mode)?;
-                }
-                reply.attr_out(&tree.attributes(ino)?);
-            }
-            Opcode::Mknod => {
-                let mode = fields.u32()?;
-                fields.skip(4)?; // rdev
-                let umask = fields.u32()?;
-                fields.skip(4)?;
-                if mode & libc::S_IFMT != libc::S_IFREG {
-                    return Err(Errno(libc::EPERM));
-                }
-                let created = tree.create(ino, fields.name()?, false, mode & !umask)?;
-                reply.entry(&tree.attributes(created)?);
-            }
-            Opcode::Mkdir => {
-                let mode = fields.u32()?;
-                let umask = fields.u32()?;
-                let created = tree.create(ino, fields.name()?, true, mode & !umask)?;
-                reply.entry(&tree.attributes(created)?);
-            }
+            Opcode::Setattr => requests::setattr(&mut tree, ino, fields, out)?,
+            Opcode::Mknod => requests::mknod(&mut tree, ino, fields, out)?,
+            Opcode::Mkdir => requests::mkdir(&mut tree, ino, fields, out)?,
             Opcode::Create => {
-                let _flags = fields.u32()?;
-                let mode = fields.u32()?;
-                let umask = fields.u32()?;
-                fields.skip(4)?; // open_flags
-                let created = tree.create(ino, fields.name()?, false, mode & !umask)?;
-                tree.opened(created)?;
-                let attributes = tree.attributes(created)?;
+                let created = requests::create(&mut tree, ino, fields, out)?;
                 drop(tree);
                 let handle = self.new_handle(created);
-                reply.entry(&attributes).open_out(handle, FOPEN_DIRECT_IO);
+                out.open_out(handle, FOPEN_DIRECT_IO);
             }
             Opcode::Unlink | Opcode::Rmdir => {
                 tree.remove(ino, fields.name()?, header.opcode == Opcode::Rmdir)?;
             }
             Opcode::Rename | Opcode::Rename2 => {
-                let new_parent = Ino(fields.u64()?);
-                if header.opcode == Opcode::Rename2 {
-                    let flags = fields.u32()?;
-                    fields.skip(4)?;
-                    if flags != 0 {
-                        return Err(Errno(libc::EINVAL));
-                    }
-                }
-                let name = fields.name()?;
-                let new_name = fields.name()?;
-                tree.rename(ino, name, new_parent, new_name)?;
+                requests::rename(&mut tree, ino, header.opcode == Opcode::Rename2, fields)?;
             }
             Opcode::Open | Opcode::Opendir => {
                 let is_dir = tree.attributes(ino)?.is_dir;
@@ -287,66 +204,18 @@ impl Session {
                 tree.opened(ino)?;
                 drop(tree);
                 let handle = self.new_handle(ino);
-                let flags = if is_dir { 0 } else { FOPEN_DIRECT_IO };
-                reply.open_out(handle, flags);
+                out.open_out(handle, if is_dir { 0 } else { FOPEN_DIRECT_IO });
             }
             Opcode::Release | Opcode::Releasedir => {
-                let handle = fields.u64()?;
-                if let Some(released) = self.handles.remove(&handle) {
+                if let Some(released) = self.handles.remove(&fields.u64()?) {
                     tree.released(released);
                 }
             }
-            Opcode::Read => {
-                fields.skip(8)?; // fh
-                let offset = fields.u64()?;
-                let size = fields.u32()?.min(MAX_WRITE);
-                reply.bytes(tree.read(ino, offset, size)?);
-            }
-            Opcode::Write => {
-                fields.skip(8)?; // fh
-                let offset = fields.u64()?;
-                let size = fields.u32()? as usize;
-                fields.skip(4 + 8 + 4 + 4)?; // write_flags, lock_owner, flags, padding
-                let data = fields.rest();
-                if data.len() < size {
-                    return Err(Errno(libc::EINVAL));
-                }
-                let written = tree.write(ino, offset, &data[..size])?;
-                reply.u32(written).u32(0);
-            }
-            Opcode::Fsync | Opcode::Fsyncdir => {
-                tree.sync(ino)?;
-            }
-            Opcode::Readdir => {
-                fields.skip(8)?; // fh
-                let offset = fields.u64()?;
-                let size = fields.u32()? as usize;
-                let entries = tree.entries(ino)?;
-                let start = usize::try_from(offset).unwrap_or(usize::MAX);
-                let mut room = size;
-                for (index, (name, child, is_dir)) in entries.iter().enumerate().skip(start) {
-                    let needed = dirent_len(name);
-                    if needed > room {
-                        break;
-                    }
-                    room -= needed;
-                    reply.dirent(child.0, index as u64 + 1, name, *is_dir);
-                }
-            }
-            Opcode::Statfs => {
-                let blocks = 1u64 << 24; // 64 GiB of 4 KiB blocks
-                reply
-                    .u64(blocks)
-                    .u64(blocks)
-                    .u64(blocks)
-                    .u64(1 << 20)
-                    .u64(1 << 20)
-                    .u32(4096) // bsize
-                    .u32(super::tree::NAME_MAX as u32)
-                    .u32(4096) // frsize
-                    .u32(0)
-                    .bytes(&[0; 24]);
-            }
+            Opcode::Read => requests::read(&tree, ino, fields, out)?,
+            Opcode::Write => requests::write(&mut tree, ino, fields, out)?,
+            Opcode::Fsync | Opcode::Fsyncdir => tree.sync(ino)?,
+            Opcode::Readdir => requests::readdir(&tree, ino, fields, out)?,
+            Opcode::Statfs => requests::statfs(out),
             Opcode::Forget | Opcode::BatchForget | Opcode::Interrupt => {
                 unreachable!("answered above: these take no reply")
             }

@@ -3,7 +3,7 @@
 //! the durable ways to create them.
 
 use crate::filesystem::{AppendFile, Filesystem};
-use crate::wal::WalError;
+use crate::wal::{Damage, WalError};
 use node::{LogIndex, Term};
 use std::path::Path;
 
@@ -74,15 +74,12 @@ pub fn segment_header(number: u64) -> Vec<u8> {
 }
 
 /// Checks a segment's header against the number in its name.
-pub fn check_segment_header(bytes: &[u8], number: u64) -> Result<(), String> {
+pub fn check_segment_header(bytes: &[u8], number: u64) -> Result<(), Damage> {
     let Some(header) = bytes.get(..SEGMENT_HEADER_LEN) else {
-        return Err(format!(
-            "{} bytes, shorter than a segment's header",
-            bytes.len()
-        ));
+        return Err(Damage::ShortHeader { len: bytes.len() });
     };
     if header != segment_header(number) {
-        return Err("a bad segment header (magic, version, number or checksum)".to_string());
+        return Err(Damage::BadHeader);
     }
     Ok(())
 }
@@ -167,7 +164,7 @@ pub fn read_snapshot(
     len: u64,
     crc: u32,
 ) -> Result<Vec<u8>, WalError> {
-    let damaged = |why: String| WalError::Damaged {
+    let damaged = |why: Damage| WalError::Damaged {
         file: path.to_path_buf(),
         offset: 0,
         why,
@@ -178,20 +175,16 @@ pub fn read_snapshot(
         source,
     })?;
     if on_disk != expected {
-        return Err(damaged(format!(
-            "{on_disk} bytes where the log records {expected}"
-        )));
+        return Err(damaged(Damage::SnapshotLength { on_disk, expected }));
     }
     let file = read_bounded(filesystem, path, expected)?;
     let (contents, stored) = file.split_at(file.len() - 4);
     let actual = crc32c::crc32c(contents);
     if actual != u32::from_le_bytes(stored.try_into().expect("4 bytes")) || actual != crc {
-        return Err(damaged("checksum mismatch".to_string()));
+        return Err(damaged(Damage::SnapshotChecksum));
     }
     if contents[..SNAPSHOT_HEADER_LEN] != snapshot_header(index, term, len)[..] {
-        return Err(damaged(
-            "a header that differs from the log's record".to_string(),
-        ));
+        return Err(damaged(Damage::SnapshotHeader));
     }
     Ok(contents[SNAPSHOT_HEADER_LEN..].to_vec())
 }
@@ -211,7 +204,7 @@ pub fn read_bounded(
         refused => WalError::Damaged {
             file: path.to_path_buf(),
             offset: 0,
-            why: refused.to_string(),
+            why: Damage::Refused(refused),
         },
     })
 }

@@ -14,6 +14,7 @@
 //! that cannot follow the ones before it, is refused with the file and the offset: those bytes
 //! were acknowledged. See docs/storage.md for the format and the figures.
 
+mod damage;
 mod files;
 mod flaws;
 mod record;
@@ -33,6 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use threadsim::sync::{Arc, Mutex};
 use writer::Writer;
 
+pub use damage::{Damage, RecordDamage, ReplayError};
 pub use files::segment_name;
 
 /// The size past which a segment is closed and a new one started.
@@ -52,7 +54,7 @@ pub enum WalError {
         /// Where in it.
         offset: u64,
         /// What is wrong.
-        why: String,
+        why: Damage,
     },
     /// A file the log needs is gone (deleted, or lost with its disk): what it held was
     /// acknowledged, so the node must not start as if it had never been written.

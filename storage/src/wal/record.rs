@@ -15,6 +15,7 @@
 //! A save is one record, so recovery sees each save whole or not at all. Every segment starts
 //! with a checkpoint record.
 
+use super::damage::RecordDamage;
 use node::persist::MAX_COMMAND_BYTES;
 use node::{LogIndex, NodeId, Term};
 
@@ -162,7 +163,7 @@ pub enum Framed<'a> {
     /// Nothing: the bytes end here.
     End,
     /// A record that is cut short or fails its checksum: why.
-    Damaged(String),
+    Damaged(RecordDamage),
 }
 
 /// Reads the record at the start of `bytes`.
@@ -171,24 +172,21 @@ pub fn unframe(bytes: &[u8]) -> Framed<'_> {
         return Framed::End;
     }
     if bytes.len() < FRAME_LEN {
-        return Framed::Damaged(format!(
-            "{} bytes, shorter than a record's frame",
-            bytes.len()
-        ));
+        return Framed::Damaged(RecordDamage::ShortFrame { len: bytes.len() });
     }
     let body_len = u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes")) as usize;
     if body_len > MAX_BODY_BYTES {
-        return Framed::Damaged(format!("a record of {body_len} bytes exceeds the limit"));
+        return Framed::Damaged(RecordDamage::TooLong { len: body_len });
     }
     let Some(body) = bytes.get(FRAME_LEN..FRAME_LEN + body_len) else {
-        return Framed::Damaged(format!(
-            "a record of {body_len} bytes with {} left in the file",
-            bytes.len() - FRAME_LEN
-        ));
+        return Framed::Damaged(RecordDamage::CutShort {
+            len: body_len,
+            left: bytes.len() - FRAME_LEN,
+        });
     };
     let stored = u32::from_le_bytes(bytes[4..8].try_into().expect("4 bytes"));
     if frame_crc(&bytes[..4], body) != stored {
-        return Framed::Damaged("checksum mismatch".to_string());
+        return Framed::Damaged(RecordDamage::ChecksumMismatch);
     }
     Framed::Record {
         body,
@@ -197,12 +195,12 @@ pub fn unframe(bytes: &[u8]) -> Framed<'_> {
 }
 
 /// The items of a record's body (its checksum already checked); an error says what is wrong.
-pub fn decode_items(mut body: &[u8]) -> Result<Vec<Item>, String> {
+pub fn decode_items(mut body: &[u8]) -> Result<Vec<Item>, RecordDamage> {
     let mut items = Vec::new();
     while !body.is_empty() {
-        let mut take = |len: usize| -> Result<&[u8], String> {
+        let mut take = |len: usize| -> Result<&[u8], RecordDamage> {
             if body.len() < len {
-                return Err("an item cut short".to_string());
+                return Err(RecordDamage::ItemCutShort);
             }
             let (head, rest) = body.split_at(len);
             body = rest;
@@ -220,7 +218,7 @@ pub fn decode_items(mut body: &[u8]) -> Result<Vec<Item>, String> {
                     voted_for: match fields[8] {
                         0 => None,
                         1 => Some(NodeId(vote)),
-                        flag => return Err(format!("bad vote flag {flag}")),
+                        flag => return Err(RecordDamage::BadVoteFlag(flag)),
                     },
                 }
             }
@@ -231,7 +229,7 @@ pub fn decode_items(mut body: &[u8]) -> Result<Vec<Item>, String> {
                 let fields = take(20)?;
                 let len = u32::from_le_bytes(fields[16..20].try_into().expect("4 bytes")) as usize;
                 if len > MAX_COMMAND_BYTES {
-                    return Err(format!("a command of {len} bytes exceeds the limit"));
+                    return Err(RecordDamage::CommandTooLong { len });
                 }
                 Item::Entry {
                     index: LogIndex(u64_at(fields, 0)),
@@ -253,13 +251,13 @@ pub fn decode_items(mut body: &[u8]) -> Result<Vec<Item>, String> {
                 complete: match take(1)?[0] {
                     0 => false,
                     1 => true,
-                    flag => return Err(format!("bad checkpoint flag {flag}")),
+                    flag => return Err(RecordDamage::BadCheckpointFlag(flag)),
                 },
             },
             6 => Item::ContinuedIn {
                 segment: u64_at(take(8)?, 0),
             },
-            kind => return Err(format!("unknown item kind {kind}")),
+            kind => return Err(RecordDamage::UnknownItemKind(kind)),
         };
         items.push(item);
     }
@@ -328,6 +326,9 @@ mod tests {
     fn a_damaged_length_cannot_ask_for_gigabytes() {
         let mut record = frame(&items());
         record[..4].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(matches!(unframe(&record), Framed::Damaged(why) if why.contains("exceeds")));
+        assert!(matches!(
+            unframe(&record),
+            Framed::Damaged(RecordDamage::TooLong { .. })
+        ));
     }
 }

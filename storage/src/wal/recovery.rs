@@ -3,7 +3,7 @@
 
 use super::files::{check_segment_header, parse_name, read_snapshot, Named, SEGMENT_HEADER_LEN};
 use super::record::{decode_items, unframe, Framed, Item, SnapshotRef};
-use super::WalError;
+use super::{Damage, ReplayError, WalError};
 use crate::filesystem::Filesystem;
 use node::log::RaftLog;
 use node::{Command, Entry, LogIndex, NodeId, PersistentState, Term};
@@ -62,7 +62,7 @@ impl Replay {
 
     /// Applies one record's items. A complete checkpoint replaces the log with the entries it
     /// restates.
-    pub fn apply_record(&mut self, items: Vec<Item>) -> Result<(), String> {
+    pub fn apply_record(&mut self, items: Vec<Item>) -> Result<(), ReplayError> {
         let mut items = items.into_iter().peekable();
         if let Some(Item::Checkpoint { complete }) = items.peek() {
             let had_snapshot = self.snapshot.is_some();
@@ -75,7 +75,7 @@ impl Replay {
                 .iter()
                 .any(|item| matches!(item, Item::Snapshot(_)));
             if had_snapshot && !restates_snapshot {
-                return Err("a checkpoint without the snapshot in force".to_string());
+                return Err(ReplayError::CheckpointWithoutSnapshot);
             }
             for item in restated {
                 self.apply(item)?;
@@ -89,22 +89,25 @@ impl Replay {
     }
 
     /// Applies one item; an error says why it cannot follow what came before.
-    pub fn apply(&mut self, item: Item) -> Result<(), String> {
+    pub fn apply(&mut self, item: Item) -> Result<(), ReplayError> {
         match item {
             Item::HardState { term, voted_for } => {
                 if term < self.term {
-                    return Err(format!("the term goes back from {} to {}", self.term, term));
+                    return Err(ReplayError::TermGoesBack {
+                        from: self.term,
+                        to: term,
+                    });
                 }
                 self.term = term;
                 self.voted_for = voted_for;
             }
             Item::Truncate { from } => {
                 if from <= self.base() || from > self.last_index().next() {
-                    return Err(format!(
-                        "a truncation from {from} outside the log ({}..={})",
-                        self.base().next(),
-                        self.last_index()
-                    ));
+                    return Err(ReplayError::TruncationOutside {
+                        from,
+                        first: self.base().next(),
+                        last: self.last_index(),
+                    });
                 }
                 self.entries.truncate((from.0 - self.base().0 - 1) as usize);
             }
@@ -114,10 +117,10 @@ impl Replay {
                 command,
             } => {
                 if index != self.last_index().next() {
-                    return Err(format!(
-                        "entry {index} after a log ending at {}",
-                        self.last_index()
-                    ));
+                    return Err(ReplayError::EntryOutOfPlace {
+                        index,
+                        last: self.last_index(),
+                    });
                 }
                 self.entries.push(Entry {
                     term,
@@ -127,18 +130,16 @@ impl Replay {
             Item::Snapshot(snapshot) => {
                 let index = snapshot.index;
                 if index < self.base() {
-                    return Err(format!(
-                        "a snapshot at {index} older than the one at {}",
-                        self.base()
-                    ));
+                    return Err(ReplayError::SnapshotGoesBack {
+                        index,
+                        base: self.base(),
+                    });
                 }
                 let compacted = ((index.0 - self.base().0) as usize).min(self.entries.len());
                 self.entries.drain(..compacted);
                 self.snapshot = Some(snapshot);
             }
-            Item::Checkpoint { .. } => {
-                return Err("a checkpoint that does not start its record".to_string())
-            }
+            Item::Checkpoint { .. } => return Err(ReplayError::CheckpointNotFirst),
             // Where the segment's file goes on: checked by `recover`, nothing to the state.
             Item::ContinuedIn { .. } => {}
         }
@@ -153,7 +154,7 @@ pub struct Recovered {
     /// The segments replayed, in order (at least one unless the directory held none).
     pub segments: Vec<SegmentInfo>,
     /// Where the last segment's torn tail was cut, and why it was damaged.
-    pub cut: Option<(PathBuf, u64, String)>,
+    pub cut: Option<(PathBuf, u64, Damage)>,
     /// Files no longer needed: segments before a gap, snapshots no record points at, temporary
     /// files of writes that never finished.
     pub leftovers: Vec<PathBuf>,
@@ -204,9 +205,65 @@ struct ParsedSegment {
     max_entry: LogIndex,
     good_len: u64,
     /// Where a damaged record starts, and why.
-    damage: Option<(u64, String)>,
+    damage: Option<(u64, Damage)>,
     /// The segment its seal says the log goes on in, if it was rolled over from.
     continued_in: Option<u64>,
+}
+
+impl ParsedSegment {
+    fn new(number: u64, path: &Path) -> ParsedSegment {
+        ParsedSegment {
+            number,
+            path: path.to_path_buf(),
+            records: Vec::new(),
+            checkpoint: None,
+            max_entry: LogIndex(0),
+            good_len: 0,
+            damage: None,
+            continued_in: None,
+        }
+    }
+
+    /// Adds the good record at `offset`, or says why it cannot be where it is (after the
+    /// seal, or a seal of the wrong segment, or among other items).
+    fn push_record(&mut self, offset: u64, items: Vec<Item>) -> Result<(), Damage> {
+        assert!(offset >= self.good_len, "records are pushed in order");
+        if let Some(next) = self.continued_in {
+            return Err(Damage::RecordAfterSeal { next });
+        }
+        if let [Item::ContinuedIn { segment: named }] = items[..] {
+            if named != self.number + 1 {
+                return Err(Damage::SealNamesAnother {
+                    named,
+                    segment: self.number,
+                });
+            }
+            self.continued_in = Some(named);
+        } else if items
+            .iter()
+            .any(|item| matches!(item, Item::ContinuedIn { .. }))
+        {
+            return Err(Damage::SealAmongItems);
+        }
+        for item in &items {
+            if let Item::Entry { index, .. } = item {
+                self.max_entry = self.max_entry.max(*index);
+            }
+        }
+        if self.records.is_empty() {
+            self.checkpoint = checkpoint_snapshot(&items);
+        }
+        self.records.push((offset, items));
+        Ok(())
+    }
+
+    fn damaged(&self, offset: u64, why: impl Into<Damage>) -> WalError {
+        WalError::Damaged {
+            file: self.path.clone(),
+            offset,
+            why: why.into(),
+        }
+    }
 }
 
 fn parse_segment(
@@ -215,23 +272,10 @@ fn parse_segment(
     number: u64,
 ) -> Result<ParsedSegment, WalError> {
     let bytes = super::files::read_bounded(filesystem, path, super::files::MAX_SEGMENT_FILE_BYTES)?;
-    let mut segment = ParsedSegment {
-        number,
-        path: path.to_path_buf(),
-        records: Vec::new(),
-        checkpoint: None,
-        max_entry: LogIndex(0),
-        good_len: 0,
-        damage: None,
-        continued_in: None,
-    };
+    let mut segment = ParsedSegment::new(number, path);
     if let Err(why) = check_segment_header(&bytes, number) {
         if bytes.len() > SEGMENT_HEADER_LEN {
-            return Err(WalError::Damaged {
-                file: path.to_path_buf(),
-                offset: 0,
-                why,
-            });
+            return Err(segment.damaged(0, why));
         }
         // Created, and the machine stopped before its header was durable: nothing in it was
         // ever acknowledged (allowed in the last segment only).
@@ -242,61 +286,30 @@ fn parse_segment(
     loop {
         match unframe(&bytes[offset..]) {
             Framed::End => break,
-            Framed::Damaged(why) => {
+            Framed::Damaged(damage) => {
                 if let Some(next) = good_record_after(&bytes, offset) {
                     // A torn write leaves nothing after it: damage that a good record follows
                     // was done to what was written whole, and may have been acknowledged.
                     // Cutting there would drop what the node promised to keep.
-                    return Err(WalError::Damaged {
-                        file: path.to_path_buf(),
-                        offset: offset as u64,
-                        why: format!("{why}, and a good record follows at offset {next}"),
-                    });
+                    let next = next as u64;
+                    let why = Damage::GoodRecordFollows { damage, next };
+                    return Err(segment.damaged(offset as u64, why));
                 }
-                segment.damage = Some((offset as u64, why));
+                segment.damage = Some((offset as u64, damage.into()));
                 break;
             }
             Framed::Record { body, len } => {
-                let damaged = |why: String| WalError::Damaged {
-                    file: path.to_path_buf(),
-                    offset: offset as u64,
-                    why,
-                };
-                let items = decode_items(body).map_err(damaged)?;
-                if let Some(next) = segment.continued_in {
-                    return Err(damaged(format!(
-                        "a record after the seal that ends this segment (the log went on in {})",
-                        super::files::segment_name(next)
-                    )));
+                let at = offset as u64;
+                let items = decode_items(body).map_err(|why| segment.damaged(at, why))?;
+                if let Err(why) = segment.push_record(at, items) {
+                    return Err(segment.damaged(at, why));
                 }
-                if let [Item::ContinuedIn { segment: next }] = items[..] {
-                    if next != number + 1 {
-                        return Err(damaged(format!(
-                            "a seal naming segment {next} after segment {number}"
-                        )));
-                    }
-                    segment.continued_in = Some(next);
-                } else if items
-                    .iter()
-                    .any(|item| matches!(item, Item::ContinuedIn { .. }))
-                {
-                    return Err(damaged("a seal among other items".to_string()));
-                }
-                for item in &items {
-                    if let Item::Entry { index, .. } = item {
-                        segment.max_entry = segment.max_entry.max(*index);
-                    }
-                }
-                segment.records.push((offset as u64, items));
                 offset += len;
             }
         }
     }
+    assert!(offset <= bytes.len(), "records end inside the file");
     segment.good_len = offset as u64;
-    segment.checkpoint = segment
-        .records
-        .first()
-        .and_then(|(_, items)| checkpoint_snapshot(items));
     Ok(segment)
 }
 
@@ -343,32 +356,46 @@ pub fn replay_start(segments: &[(Option<Checkpoint>, LogIndex)]) -> usize {
     start
 }
 
-/// Replays the log in `dir`.
-pub fn recover(filesystem: &dyn Filesystem, dir: &Path) -> Result<Recovered, WalError> {
-    let io = |file: &Path, source| WalError::Io {
-        file: file.to_path_buf(),
+/// The log's files in a directory, by kind.
+#[derive(Default)]
+struct Listing {
+    /// Segments' numbers, in order.
+    segments: Vec<u64>,
+    /// Snapshot files' numbers, in order.
+    snapshots: Vec<u64>,
+    /// Temporary files of writes that never finished.
+    temporary: Vec<PathBuf>,
+}
+
+fn list(filesystem: &dyn Filesystem, dir: &Path) -> Result<Listing, WalError> {
+    let mut names = filesystem.list(dir).map_err(|source| WalError::Io {
+        file: dir.to_path_buf(),
         source,
-    };
-    let mut numbers = Vec::new();
-    let mut snapshots = Vec::new();
-    let mut leftovers = Vec::new();
-    let mut names = filesystem.list(dir).map_err(|source| io(dir, source))?;
+    })?;
     // Listing order is the filesystem's: sorted, what recovery does is the same on every one.
     names.sort_unstable();
+    let mut listing = Listing::default();
     for name in names {
         match parse_name(&name) {
-            Some(Named::Segment(number)) => numbers.push(number),
-            Some(Named::Snapshot(number)) => snapshots.push(number),
-            Some(Named::Temporary) => leftovers.push(dir.join(name)),
+            Some(Named::Segment(number)) => listing.segments.push(number),
+            Some(Named::Snapshot(number)) => listing.snapshots.push(number),
+            Some(Named::Temporary) => listing.temporary.push(dir.join(name)),
             None => {}
         }
     }
-    numbers.sort_unstable();
-    let mut parsed = Vec::new();
-    for &number in &numbers {
-        let path = dir.join(super::files::segment_name(number));
-        parsed.push(parse_segment(filesystem, &path, number)?);
-    }
+    listing.segments.sort_unstable();
+    listing.snapshots.sort_unstable();
+    Ok(listing)
+}
+
+/// Refuses a log whose damage is not a torn tail of its last segment, or that lacks a file its
+/// records say exists.
+fn check_only_the_tail_is_torn(
+    dir: &Path,
+    parsed: &mut Vec<ParsedSegment>,
+    leftovers: &mut Vec<PathBuf>,
+    snapshots: &[u64],
+) -> Result<(), WalError> {
     // A roll-over syncs the closed segment before it writes a record to the next
     // (`Writer::roll_over`): a torn tail in the segment before the last, with no record in the
     // last, is a roll-over the power stopped. Nothing in either was acknowledged; the last is
@@ -381,15 +408,11 @@ pub fn recover(filesystem: &dyn Filesystem, dir: &Path) -> Result<Recovered, Wal
     }
     let last = parsed.len().saturating_sub(1);
     if let Some(damaged) = parsed[..last]
-        .iter()
+        .iter_mut()
         .find(|segment| segment.damage.is_some())
     {
-        let (offset, why) = damaged.damage.clone().expect("damaged");
-        return Err(WalError::Damaged {
-            file: damaged.path.clone(),
-            offset,
-            why,
-        });
+        let (offset, why) = damaged.damage.take().expect("damaged");
+        return Err(damaged.damaged(offset, why));
     }
     if let Some(last) = parsed.last() {
         if let Some(next) = last.continued_in {
@@ -410,65 +433,82 @@ pub fn recover(filesystem: &dyn Filesystem, dir: &Path) -> Result<Recovered, Wal
             ),
         });
     }
-    let start = replay_start(
-        &parsed
-            .iter()
-            .map(|segment| (segment.checkpoint, segment.max_entry))
-            .collect::<Vec<_>>(),
-    );
-    for segment in parsed.drain(..start) {
-        leftovers.push(segment.path);
-    }
+    Ok(())
+}
+
+/// Replays `parsed`, which must be numbered without a gap.
+fn replay(dir: &Path, parsed: Vec<ParsedSegment>) -> Result<Recovered, WalError> {
     for pair in parsed.windows(2) {
         if pair[0].number + 1 != pair[1].number {
             return Err(WalError::Damaged {
                 file: dir.join(super::files::segment_name(pair[0].number + 1)),
                 offset: 0,
-                why: "a segment between two others is missing".to_string(),
+                why: Damage::SegmentMissing,
             });
         }
     }
-    let mut replay = Replay::default();
-    let mut infos = Vec::new();
-    let mut cut = None;
-    for segment in parsed {
-        if let Some((offset, why)) = segment.damage {
+    let mut recovered = Recovered {
+        replay: Replay::default(),
+        segments: Vec::new(),
+        cut: None,
+        leftovers: Vec::new(),
+        highest_snapshot_file: 0,
+    };
+    for mut segment in parsed {
+        if let Some((offset, why)) = segment.damage.take() {
             // Only the last segment gets here: a torn tail of a write that never returned.
-            cut = Some((segment.path.clone(), offset, why));
+            recovered.cut = Some((segment.path.clone(), offset, why));
         }
-        for (offset, items) in segment.records {
-            replay
-                .apply_record(items)
-                .map_err(|why| WalError::Damaged {
-                    file: segment.path.clone(),
-                    offset,
-                    why,
-                })?;
+        for (offset, items) in std::mem::take(&mut segment.records) {
+            if let Err(why) = recovered.replay.apply_record(items) {
+                return Err(segment.damaged(offset, why));
+            }
         }
-        infos.push(SegmentInfo {
+        recovered.segments.push(SegmentInfo {
             number: segment.number,
             max_entry: segment.max_entry,
             checkpoint: segment.checkpoint,
             good_len: segment.good_len,
         });
     }
-    let referenced = replay.snapshot.map(|snapshot| snapshot.file);
-    let highest_snapshot_file = snapshots
+    Ok(recovered)
+}
+
+/// Replays the log in `dir`.
+pub fn recover(filesystem: &dyn Filesystem, dir: &Path) -> Result<Recovered, WalError> {
+    let listing = list(filesystem, dir)?;
+    let mut leftovers = listing.temporary;
+    let mut parsed = Vec::new();
+    for &number in &listing.segments {
+        let path = dir.join(super::files::segment_name(number));
+        parsed.push(parse_segment(filesystem, &path, number)?);
+    }
+    check_only_the_tail_is_torn(dir, &mut parsed, &mut leftovers, &listing.snapshots)?;
+    let start = replay_start(
+        &parsed
+            .iter()
+            .map(|segment| (segment.checkpoint, segment.max_entry))
+            .collect::<Vec<_>>(),
+    );
+    leftovers.extend(parsed.drain(..start).map(|segment| segment.path));
+    let mut recovered = replay(dir, parsed)?;
+    let referenced = recovered.replay.snapshot.map(|snapshot| snapshot.file);
+    recovered.highest_snapshot_file = listing
+        .snapshots
         .iter()
         .copied()
         .chain(referenced)
         .max()
         .unwrap_or(0);
-    for number in snapshots {
+    for &number in &listing.snapshots {
         if Some(number) != referenced {
             leftovers.push(dir.join(super::files::snapshot_name(number)));
         }
     }
-    Ok(Recovered {
-        replay,
-        segments: infos,
-        cut,
-        leftovers,
-        highest_snapshot_file,
-    })
+    recovered.leftovers = leftovers;
+    assert!(
+        recovered.cut.is_none() || !recovered.segments.is_empty(),
+        "a cut tail belongs to a replayed segment"
+    );
+    Ok(recovered)
 }

@@ -4,7 +4,7 @@
 use super::files::{create_segment, encode_snapshot, segment_name, snapshot_name, write_durably};
 use super::flaws::Flaws;
 use super::record::{frame, Item, SnapshotRef, MAX_BODY_BYTES};
-use super::recovery::{checkpoint_snapshot, replay_start, Recovered, SegmentInfo};
+use super::recovery::{checkpoint_snapshot, replay_start, Recovered, Replay, SegmentInfo};
 use super::WalError;
 use crate::filesystem::{AppendFile, Filesystem};
 use node::persist::checksum;
@@ -33,6 +33,19 @@ struct Mirror {
 }
 
 impl Mirror {
+    /// What a recovered log holds.
+    fn of(replay: &Replay, state: &PersistentState) -> Mirror {
+        Mirror {
+            term: replay.term,
+            voted_for: replay.voted_for,
+            snapshot: replay.snapshot,
+            snapshot_hash: checksum(&state.snapshot),
+            entries: replay.entries.iter().map(entry_hash).collect(),
+            // A node starts from what `load` returns, a log with no removals yet.
+            removals: Some(0),
+        }
+    }
+
     fn base(&self) -> LogIndex {
         self.snapshot.map_or(LogIndex(0), |snapshot| snapshot.index)
     }
@@ -85,6 +98,78 @@ pub struct Writer {
 /// How much the broken buffered log gathers before it writes.
 const BROKEN_BUFFER_BYTES: usize = 64 * 1024;
 
+fn io_error(file: &Path, source: io::Error) -> WalError {
+    WalError::Io {
+        file: file.to_path_buf(),
+        source,
+    }
+}
+
+/// Cuts a recovered log's torn tail and deletes the files no record needs, durably.
+fn clean_up(
+    filesystem: &dyn Filesystem,
+    dir: &Path,
+    recovered: &Recovered,
+) -> Result<(), WalError> {
+    if let Some((file, offset, why)) = &recovered.cut {
+        tracing::warn!(file = %file.display(), offset, why = %why, "cutting the torn tail of the log");
+        filesystem
+            .truncate_synced(file, *offset)
+            .map_err(|source| io_error(file, source))?;
+    }
+    for leftover in &recovered.leftovers {
+        filesystem
+            .remove(leftover)
+            .map_err(|source| io_error(leftover, source))?;
+    }
+    filesystem
+        .sync_directory(dir)
+        .map_err(|source| io_error(dir, source))
+}
+
+/// Where a resumed log appends.
+struct AppendPoint {
+    file: Box<dyn AppendFile>,
+    /// The segment's length.
+    len: u64,
+    /// The number of the segment if it is new, and its checkpoint is still to be written.
+    fresh: Option<u64>,
+}
+
+/// The segment a resumed log appends to and its length: its last one, or a new one (whose
+/// number comes last) if there is none or the last one's header never became durable.
+fn open_last_segment(
+    filesystem: &dyn Filesystem,
+    dir: &Path,
+    segments: &mut VecDeque<SegmentInfo>,
+) -> Result<AppendPoint, WalError> {
+    if let Some(last) = segments.back().filter(|last| last.good_len > 0) {
+        let path = dir.join(segment_name(last.number));
+        let file = filesystem
+            .open_append(&path)
+            .map_err(|source| io_error(&path, source))?;
+        return Ok(AppendPoint {
+            file,
+            len: last.good_len,
+            fresh: None,
+        });
+    }
+    let number = segments.back().map_or(1, |last| last.number);
+    let path = dir.join(segment_name(number));
+    if segments.pop_back().is_some() {
+        filesystem
+            .remove(&path)
+            .map_err(|source| io_error(&path, source))?;
+    }
+    let file =
+        create_segment(filesystem, dir, number, true).map_err(|source| io_error(&path, source))?;
+    Ok(AppendPoint {
+        file,
+        len: 0,
+        fresh: Some(number),
+    })
+}
+
 impl Writer {
     /// Takes up a recovered log: cuts its torn tail, deletes what no record needs, and appends
     /// to its last segment (or to a new first one).
@@ -94,68 +179,19 @@ impl Writer {
         recovered: Recovered,
         segment_bytes: u64,
     ) -> Result<Writer, WalError> {
-        let io = |file: &Path, source: io::Error| WalError::Io {
-            file: file.to_path_buf(),
-            source,
-        };
         // Read the snapshot now: a damaged one refuses to open.
         let state = recovered.state(&*filesystem, dir)?;
-        if let Some((file, offset, why)) = &recovered.cut {
-            tracing::warn!(file = %file.display(), offset, why, "cutting the torn tail of the log");
-            filesystem
-                .truncate_synced(file, *offset)
-                .map_err(|source| io(file, source))?;
-        }
-        for leftover in &recovered.leftovers {
-            filesystem
-                .remove(leftover)
-                .map_err(|source| io(leftover, source))?;
-        }
-        filesystem
-            .sync_directory(dir)
-            .map_err(|source| io(dir, source))?;
+        clean_up(&*filesystem, dir, &recovered)?;
         let mut segments: VecDeque<SegmentInfo> = recovered.segments.iter().copied().collect();
-        let (segment, segment_len, fresh) = match segments.back() {
-            Some(last) if last.good_len > 0 => {
-                let path = dir.join(segment_name(last.number));
-                let file = filesystem
-                    .open_append(&path)
-                    .map_err(|source| io(&path, source))?;
-                (file, last.good_len, 0)
-            }
-            last => {
-                // No segment, or a last one whose header never became durable.
-                let number = last.map_or(1, |last| last.number);
-                let path = dir.join(segment_name(number));
-                if last.is_some() {
-                    filesystem
-                        .remove(&path)
-                        .map_err(|source| io(&path, source))?;
-                    segments.pop_back();
-                }
-                let file = create_segment(&*filesystem, dir, number, true)
-                    .map_err(|source| io(&path, source))?;
-                (file, 0, number)
-            }
-        };
-        let replay = &recovered.replay;
-        let mirror = Mirror {
-            term: replay.term,
-            voted_for: replay.voted_for,
-            snapshot: replay.snapshot,
-            snapshot_hash: checksum(&state.snapshot),
-            entries: replay.entries.iter().map(entry_hash).collect(),
-            // A node starts from what `load` returns, a log with no removals yet.
-            removals: Some(0),
-        };
+        let append = open_last_segment(&*filesystem, dir, &mut segments)?;
         let mut writer = Writer {
             filesystem,
             dir: dir.to_path_buf(),
             segment_bytes,
-            segment: Arc::from(segment),
-            segment_len,
+            segment: Arc::from(append.file),
+            segment_len: append.len,
             segments,
-            mirror,
+            mirror: Mirror::of(&recovered.replay, &state),
             next_snapshot_file: recovered.highest_snapshot_file + 1,
             deletions_pending: Vec::new(),
             deletions: Vec::new(),
@@ -165,16 +201,21 @@ impl Writer {
             buffered: None,
             flaws: Flaws::default(),
         };
-        if fresh > 0 {
+        if let Some(fresh) = append.fresh {
+            let path = dir.join(segment_name(fresh));
             writer
                 .start_segment(fresh, &state)
-                .map_err(|source| io(&dir.join(segment_name(fresh)), source))?;
+                .map_err(|source| io_error(&path, source))?;
             // Its header and checkpoint are durable before anything is written after them.
             writer
                 .segment
                 .sync_data()
-                .map_err(|source| io(&dir.join(segment_name(fresh)), source))?;
+                .map_err(|source| io_error(&path, source))?;
         }
+        assert!(
+            !writer.segments.is_empty(),
+            "a resumed log has a current segment"
+        );
         Ok(writer)
     }
 
@@ -230,59 +271,9 @@ impl Writer {
                 && snapshot_index > LogIndex(0)
                 && checksum(&state.snapshot) != self.mirror.snapshot_hash);
         if snapshot_changed {
-            assert!(
-                snapshot_index >= self.mirror.base(),
-                "the snapshot went back from {} to {snapshot_index}",
-                self.mirror.base()
-            );
-            let number = self.next_snapshot_file;
-            self.next_snapshot_file += 1;
-            let contents = encode_snapshot(snapshot_index, log.snapshot_term(), &state.snapshot);
-            let path = self.dir.join(snapshot_name(number));
-            write_durably(
-                &*self.filesystem,
-                &self.dir,
-                &path,
-                &contents,
-                !self.flaws.snapshot_unsynced,
-            )?;
-            let crc = u32::from_le_bytes(contents[contents.len() - 4..].try_into().expect("4"));
-            let snapshot = SnapshotRef {
-                file: number,
-                index: snapshot_index,
-                term: log.snapshot_term(),
-                len: state.snapshot.len() as u64,
-                crc,
-            };
-            if let Some(old) = self.mirror.snapshot {
-                self.deletions_pending
-                    .push(self.dir.join(snapshot_name(old.file)));
-            }
-            let compacted =
-                ((snapshot_index.0 - self.mirror.base().0) as usize).min(self.mirror.entries.len());
-            self.mirror.entries.drain(..compacted);
-            self.mirror.snapshot = Some(snapshot);
-            self.mirror.snapshot_hash = checksum(&state.snapshot);
-            items.push(Item::Snapshot(snapshot));
+            items.push(Item::Snapshot(self.write_snapshot(state)?));
         }
-        let first_new = if log_rewritten || snapshot_changed {
-            let mut index = snapshot_index.next();
-            while index <= log.last_index()
-                && self.mirror.hash_at(index)
-                    == Some(entry_hash(log.entry(index).expect("within the log")))
-            {
-                index = index.next();
-            }
-            index
-        } else {
-            assert!(
-                log.last_index() >= self.mirror.last_index(),
-                "the log shrank from {} to {} without a removal",
-                self.mirror.last_index(),
-                log.last_index()
-            );
-            self.mirror.last_index().next()
-        };
+        let first_new = self.first_new_entry(state, log_rewritten || snapshot_changed);
         if self.mirror.last_index() >= first_new {
             items.push(Item::Truncate { from: first_new });
             let keep = (first_new.0 - self.mirror.base().0 - 1) as usize;
@@ -315,6 +306,71 @@ impl Writer {
         );
         assert_eq!(self.mirror.base(), snapshot_index, "the mirror lost track");
         Ok(items)
+    }
+
+    /// Writes `state`'s snapshot to a file of its own, durably, and brings the mirror to it:
+    /// the entries it covers dropped, the old snapshot's file to be deleted.
+    fn write_snapshot(&mut self, state: &PersistentState) -> io::Result<SnapshotRef> {
+        let log = &state.log;
+        let snapshot_index = log.snapshot_index();
+        assert!(
+            snapshot_index >= self.mirror.base(),
+            "the snapshot went back from {} to {snapshot_index}",
+            self.mirror.base()
+        );
+        let number = self.next_snapshot_file;
+        self.next_snapshot_file += 1;
+        let contents = encode_snapshot(snapshot_index, log.snapshot_term(), &state.snapshot);
+        let path = self.dir.join(snapshot_name(number));
+        write_durably(
+            &*self.filesystem,
+            &self.dir,
+            &path,
+            &contents,
+            !self.flaws.snapshot_unsynced,
+        )?;
+        let crc = u32::from_le_bytes(contents[contents.len() - 4..].try_into().expect("4"));
+        let snapshot = SnapshotRef {
+            file: number,
+            index: snapshot_index,
+            term: log.snapshot_term(),
+            len: state.snapshot.len() as u64,
+            crc,
+        };
+        if let Some(old) = self.mirror.snapshot {
+            assert!(old.file < number, "snapshot files are numbered upwards");
+            self.deletions_pending
+                .push(self.dir.join(snapshot_name(old.file)));
+        }
+        let compacted =
+            ((snapshot_index.0 - self.mirror.base().0) as usize).min(self.mirror.entries.len());
+        self.mirror.entries.drain(..compacted);
+        self.mirror.snapshot = Some(snapshot);
+        self.mirror.snapshot_hash = checksum(&state.snapshot);
+        Ok(snapshot)
+    }
+
+    /// The first of `state`'s entries the log does not hold: after the last the mirror holds
+    /// if the node's log only grew, else after the last that matches (`compare`).
+    fn first_new_entry(&self, state: &PersistentState, compare: bool) -> LogIndex {
+        let log = &state.log;
+        if !compare {
+            assert!(
+                log.last_index() >= self.mirror.last_index(),
+                "the log shrank from {} to {} without a removal",
+                self.mirror.last_index(),
+                log.last_index()
+            );
+            return self.mirror.last_index().next();
+        }
+        let mut index = log.snapshot_index().next();
+        while index <= log.last_index()
+            && self.mirror.hash_at(index)
+                == Some(entry_hash(log.entry(index).expect("within the log")))
+        {
+            index = index.next();
+        }
+        index
     }
 
     /// Makes later records wait in a buffer (the broken log of `WalPersister::open_broken`).
