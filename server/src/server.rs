@@ -149,6 +149,7 @@ impl Answering {
     /// The answer to a client of `standing` (an administrator holds the administrators' key).
     fn answer(&self, standing: Standing, request: ClientRequest) -> Option<ClientReply> {
         let node = self.kv.node();
+        let administrator = standing == Standing::KeyHolder;
         match request {
             ClientRequest::Kv(request) => self.kv.handle(request).map(ClientReply::Kv),
             ClientRequest::Status if node.is_stopped() => None,
@@ -159,13 +160,17 @@ impl Answering {
                 tracing::warn!(node = %node.id(), "an administrator's request from a client without the administrators' key refused");
                 Some(ClientReply::Refused(NOT_AN_ADMINISTRATOR.into()))
             }
-            ClientRequest::Admin(admin) => crate::admin::answer(&self.kv, admin),
+            ClientRequest::Admin(admin) => {
+                assert!(administrator, "an administrator's request from a stranger");
+                crate::admin::answer(&self.kv, admin)
+            }
             ClientRequest::SetClock(_) | ClientRequest::FailDisk if !self.faults_allowed => {
                 Some(ClientReply::Refused(
                     "fault injection is off: start the server with --allow-faults".into(),
                 ))
             }
             ClientRequest::FailDisk => {
+                assert!(administrator && self.faults_allowed, "a fault not allowed");
                 self.storage.fail_writes();
                 tracing::warn!(node = %node.id(), "disk made to fail by a client");
                 Some(ClientReply::Status(self.status()))
@@ -177,6 +182,8 @@ impl Answering {
                 )))
             }
             ClientRequest::SetClock(change) => {
+                assert!(administrator && self.faults_allowed, "a fault not allowed");
+                assert!(change.jump <= MAX_CLOCK_JUMP, "a jump over the limit");
                 self.clock.set_rate(RatePpm(change.rate_ppm));
                 self.clock.jump(change.jump);
                 tracing::warn!(
@@ -199,6 +206,117 @@ impl Answering {
             last_applied: status.last_applied,
             last_log_index: status.last_log_index,
         }
+    }
+}
+
+/// This node's address for RPCs, once the configuration is one a server may start with: the
+/// node among the members, and a cluster key unless every member is on loopback.
+fn check_members(config: &ServerConfig) -> Result<SocketAddr, StartError> {
+    let Some(&own_address) = config.members.get(&config.id) else {
+        return Err(StartError::NotAMember {
+            id: config.id,
+            members: config
+                .members
+                .keys()
+                .map(NodeId::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    };
+    if config.cluster_key.is_none() {
+        if let Some(&address) = config
+            .members
+            .values()
+            .find(|address| !address.ip().is_loopback())
+        {
+            return Err(StartError::Unauthenticated { address });
+        }
+    }
+    Ok(own_address)
+}
+
+/// Listens for the other nodes' RPCs, which go to the handler in `slot` once there is one.
+fn bind_rpc(
+    config: &ServerConfig,
+    address: SocketAddr,
+    slot: &Arc<Mutex<Option<Arc<dyn RpcHandler>>>>,
+) -> Result<Listener, StartError> {
+    let bind = || {
+        let slot = slot.clone();
+        Listener::bind::<RaftRpc>(
+            address,
+            Arc::new(move |_standing, request| {
+                let handler = slot.lock().clone()?;
+                handler.handle(request)
+            }),
+            config.cluster_key.clone().into(),
+        )
+    };
+    bind_retrying(&bind).map_err(|source| StartError::Listen {
+        what: "nodes",
+        address,
+        source,
+    })
+}
+
+/// Listens for clients, whose requests go to the service in `slot` once there is one.
+fn bind_clients(
+    config: &ServerConfig,
+    slot: &Arc<Mutex<Option<Arc<Answering>>>>,
+) -> Result<Listener, StartError> {
+    let address = config.client_address;
+    let bind = || {
+        let slot = slot.clone();
+        Listener::bind::<ClientProtocol>(
+            address,
+            Arc::new(move |standing, request| {
+                let answering = slot.lock().clone()?;
+                answering.answer(standing, request)
+            }),
+            config
+                .admin_key
+                .clone()
+                .map_or(Admission::Anyone, Admission::AnyoneAndKeyHolders),
+        )
+    };
+    bind_retrying(&bind).map_err(|source| StartError::Listen {
+        what: "clients",
+        address,
+        source,
+    })
+}
+
+/// The data directory's storage, of the kind configured (or a broken way of writing, in a
+/// build with the broken variants).
+fn open_storage(config: &ServerConfig) -> Result<Storage, StartError> {
+    #[cfg(feature = "mutations")]
+    if let Some(broken) = config.broken_write {
+        // The broken writes are ways of writing the whole-state file.
+        let persister = FilePersister::open_broken(&config.data_dir, broken)?;
+        return Ok(Storage::StateFile(Arc::new(persister)));
+    }
+    let storage = Storage::open(config.storage, &config.data_dir)?;
+    #[cfg(feature = "mutations")]
+    if let Storage::Wal(wal) = &storage {
+        wal.break_as(&config.mutations);
+    }
+    Ok(storage)
+}
+
+/// What the configuration changes of the node's defaults: the starting voters, check-quorum's
+/// window, the broken variants (in a build with them).
+fn configure_node(config: &ServerConfig, params: &mut NodeParams) {
+    params.observer = Arc::new(Logged);
+    params.membership = config
+        .voters
+        .as_ref()
+        .map(|voters| node::Membership::of_voters(voters.iter().copied()));
+    if let Some(window) = config.check_quorum_after {
+        params.config.leader_quorum_timeout = window;
+    }
+    #[cfg(feature = "mutations")]
+    {
+        params.config.mutations = config.mutations.clone();
     }
 }
 
@@ -249,85 +367,15 @@ impl Server {
     /// Opens the data directory, listens on both addresses, restores the node from its state
     /// and starts it.
     pub fn start(config: &ServerConfig) -> Result<Server, StartError> {
-        let Some(&own_address) = config.members.get(&config.id) else {
-            return Err(StartError::NotAMember {
-                id: config.id,
-                members: config
-                    .members
-                    .keys()
-                    .map(NodeId::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
-        };
-        if config.cluster_key.is_none() {
-            if let Some(&address) = config
-                .members
-                .values()
-                .find(|address| !address.ip().is_loopback())
-            {
-                return Err(StartError::Unauthenticated { address });
-            }
-        }
+        let own_address = check_members(config)?;
         // Both listeners exist before the data directory is touched and before the node, so a
         // bad address fails first and leaves nothing behind; until the node is up they answer
         // nothing, as a node still starting would.
         let rpc_handler: Arc<Mutex<Option<Arc<dyn RpcHandler>>>> = Arc::default();
         let kv_handler: Arc<Mutex<Option<Arc<Answering>>>> = Arc::default();
-        let listen = |what, address, bind: &dyn Fn() -> io::Result<Listener>| {
-            bind_retrying(bind).map_err(|source| StartError::Listen {
-                what,
-                address,
-                source,
-            })
-        };
-        let rpc_listener = {
-            let slot = rpc_handler.clone();
-            listen("nodes", own_address, &|| {
-                let slot = slot.clone();
-                Listener::bind::<RaftRpc>(
-                    own_address,
-                    Arc::new(move |_standing, request| {
-                        let handler = slot.lock().clone()?;
-                        handler.handle(request)
-                    }),
-                    config.cluster_key.clone().into(),
-                )
-            })?
-        };
-        let client_listener = {
-            let slot = kv_handler.clone();
-            listen("clients", config.client_address, &|| {
-                let slot = slot.clone();
-                Listener::bind::<ClientProtocol>(
-                    config.client_address,
-                    Arc::new(move |standing, request| {
-                        let answering = slot.lock().clone()?;
-                        answering.answer(standing, request)
-                    }),
-                    config
-                        .admin_key
-                        .clone()
-                        .map_or(Admission::Anyone, Admission::AnyoneAndKeyHolders),
-                )
-            })?
-        };
-        #[cfg(feature = "mutations")]
-        let storage = match config.broken_write {
-            // The broken writes are ways of writing the whole-state file.
-            Some(broken) => Storage::StateFile(Arc::new(FilePersister::open_broken(
-                &config.data_dir,
-                broken,
-            )?)),
-            None => Storage::open(config.storage, &config.data_dir)?,
-        };
-        #[cfg(feature = "mutations")]
-        if let Storage::Wal(wal) = &storage {
-            wal.break_as(&config.mutations);
-        }
-        #[cfg(not(feature = "mutations"))]
-        let storage = Storage::open(config.storage, &config.data_dir)?;
-        let persister = storage.persister();
+        let rpc_listener = bind_rpc(config, own_address, &rpc_handler)?;
+        let client_listener = bind_clients(config, &kv_handler)?;
+        let storage = open_storage(config)?;
         // The node's clock runs true unless a nemesis, allowed to, changes it.
         let skewed = SkewedClock::new(Arc::new(SystemClock::new()));
         let clock: ClockRef = skewed.clone();
@@ -344,23 +392,17 @@ impl Server {
             config.id,
             &members,
             transport.clone(),
-            persister.clone(),
+            storage.persister(),
             clock.clone(),
             apply_sender,
         );
-        params.observer = Arc::new(Logged);
-        params.membership = config
-            .voters
-            .as_ref()
-            .map(|voters| node::Membership::of_voters(voters.iter().copied()));
-        if let Some(window) = config.check_quorum_after {
-            params.config.leader_quorum_timeout = window;
-        }
-        #[cfg(feature = "mutations")]
-        {
-            params.config.mutations = config.mutations.clone();
-        }
+        configure_node(config, &mut params);
         let node = Arc::new(Node::new(params)?);
+        assert_eq!(
+            node.id(),
+            config.id,
+            "the node started is the one configured"
+        );
         let kv = Arc::new(KvServer::start(
             node.clone(),
             applied,

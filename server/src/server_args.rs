@@ -85,77 +85,138 @@ pub struct ServerArgs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SnapshotThreshold(pub Option<u64>);
 
-fn parse_snapshot_threshold(text: &str) -> Result<SnapshotThreshold, String> {
+/// What is wrong with one argument's value.
+#[derive(Debug, thiserror::Error)]
+pub enum BadValue {
+    /// `--snapshot-threshold` neither a number nor `off`.
+    #[error("{0:?} is neither a number of bytes nor off")]
+    NotBytesNorOff(String),
+    /// `--snapshot-threshold` outside its bounds.
+    #[error("{bytes} is outside {}..={} bytes", .bounds.start(), .bounds.end())]
+    OutOfBounds {
+        /// The number given.
+        bytes: u64,
+        /// The bounds.
+        bounds: std::ops::RangeInclusive<u64>,
+    },
+    /// A broken write this build does not know.
+    #[error(
+        "{0:?}: known broken writes are in-place, ack-before-write, ignore-failures, no-dir-sync"
+    )]
+    UnknownBrokenWrite(String),
+    /// Not `HOST:PORT`.
+    #[error("{text:?} is not HOST:PORT ({source})")]
+    NotHostPort {
+        /// The text.
+        text: String,
+        /// Why it does not resolve.
+        source: std::io::Error,
+    },
+    /// A name that resolves to nothing.
+    #[error("{0:?} resolves to no address")]
+    NoAddress(String),
+    /// Not `ID=HOST:PORT`.
+    #[error("{0:?} is not ID=HOST:PORT")]
+    NotMember(String),
+    /// Not a node's id.
+    #[error("{text:?} is not a node id ({source})")]
+    NotNodeId {
+        /// The text.
+        text: String,
+        /// Why.
+        source: std::num::ParseIntError,
+    },
+}
+
+/// What is wrong with the arguments together.
+#[derive(Debug, thiserror::Error)]
+pub enum ArgsError {
+    /// A member given twice.
+    #[error("--members names {0} twice")]
+    MemberTwice(NodeId),
+    /// One address for two members.
+    #[error("--members gives {0} to two nodes")]
+    AddressTwice(SocketAddr),
+    /// This node's id is not a member's.
+    #[error("--id {0} is not one of the ids in --members")]
+    NotAMember(u32),
+    /// A voter that is not a member.
+    #[error("--voters names {0}, which is not in --members")]
+    VoterNotAMember(NodeId),
+    /// No voter at all.
+    #[error("--voters names no node")]
+    NoVoters,
+    /// The client address is a member's.
+    #[error("--client-address {0} is also a member's address")]
+    ClientAddressTaken(SocketAddr),
+    /// A key file that cannot be read.
+    #[error("{flag}: {source}")]
+    Key {
+        /// The flag that named it.
+        flag: &'static str,
+        /// Why.
+        source: crate::tcp::auth::KeyError,
+    },
+}
+
+fn parse_snapshot_threshold(text: &str) -> Result<SnapshotThreshold, BadValue> {
     if text == "off" {
         return Ok(SnapshotThreshold(None));
     }
     let bytes: u64 = text
         .parse()
-        .map_err(|_| format!("{text:?} is neither a number of bytes nor off"))?;
+        .map_err(|_| BadValue::NotBytesNorOff(text.to_string()))?;
     let bounds = runspec::bounds::SNAPSHOT_THRESHOLD;
     if !bounds.contains(&bytes) {
-        return Err(format!(
-            "{bytes} is outside {}..={} bytes",
-            bounds.start(),
-            bounds.end()
-        ));
+        return Err(BadValue::OutOfBounds { bytes, bounds });
     }
     Ok(SnapshotThreshold(Some(bytes)))
 }
 
 #[cfg(feature = "mutations")]
-fn parse_broken_write(text: &str) -> Result<storage::BrokenWrite, String> {
+fn parse_broken_write(text: &str) -> Result<storage::BrokenWrite, BadValue> {
     match text {
         "in-place" => Ok(storage::BrokenWrite::InPlace),
         "ack-before-write" => Ok(storage::BrokenWrite::AckBeforeWrite),
         "ignore-failures" => Ok(storage::BrokenWrite::IgnoreFailures),
         "no-dir-sync" => Ok(storage::BrokenWrite::NoDirSync),
-        _ => Err(format!(
-            "{text:?}: known broken writes are in-place, ack-before-write, ignore-failures, \
-             no-dir-sync"
-        )),
+        _ => Err(BadValue::UnknownBrokenWrite(text.to_string())),
     }
 }
 
 impl ServerArgs {
     /// The server's configuration, or what is wrong with the arguments.
-    pub fn config(&self) -> Result<ServerConfig, String> {
+    pub fn config(&self) -> Result<ServerConfig, ArgsError> {
         let mut members = BTreeMap::new();
         for &(id, address) in &self.members {
             if members.insert(id, address).is_some() {
-                return Err(format!("--members names {id} twice"));
+                return Err(ArgsError::MemberTwice(id));
             }
         }
         let mut addresses: Vec<SocketAddr> = members.values().copied().collect();
         addresses.sort();
         if let Some(pair) = addresses.windows(2).find(|pair| pair[0] == pair[1]) {
-            return Err(format!("--members gives {} to two nodes", pair[0]));
+            return Err(ArgsError::AddressTwice(pair[0]));
         }
         let id = NodeId(self.id);
         if !members.contains_key(&id) {
-            return Err(format!(
-                "--id {} is not one of the ids in --members",
-                self.id
-            ));
+            return Err(ArgsError::NotAMember(self.id));
         }
         let voters = match &self.voters {
             None => None,
             Some(ids) => {
                 let voters: BTreeSet<NodeId> = ids.iter().copied().map(NodeId).collect();
                 if let Some(stray) = voters.iter().find(|id| !members.contains_key(id)) {
-                    return Err(format!("--voters names {stray}, which is not in --members"));
+                    return Err(ArgsError::VoterNotAMember(*stray));
                 }
                 if voters.is_empty() {
-                    return Err("--voters names no node".to_string());
+                    return Err(ArgsError::NoVoters);
                 }
                 Some(voters)
             }
         };
         if addresses.contains(&self.client_address) {
-            return Err(format!(
-                "--client-address {} is also a member's address",
-                self.client_address
-            ));
+            return Err(ArgsError::ClientAddressTaken(self.client_address));
         }
         Ok(ServerConfig {
             id,
@@ -180,31 +241,37 @@ impl ServerArgs {
 
 /// The key in the file `flag` names, if it names one.
 fn read_key(
-    flag: &str,
+    flag: &'static str,
     path: Option<&std::path::Path>,
-) -> Result<Option<crate::tcp::ClusterKey>, String> {
+) -> Result<Option<crate::tcp::ClusterKey>, ArgsError> {
     path.map(crate::tcp::ClusterKey::read)
         .transpose()
-        .map_err(|error| format!("{flag}: {error}"))
+        .map_err(|source| ArgsError::Key { flag, source })
 }
 
 /// `HOST:PORT`, the host a name or an address.
-fn parse_address(text: &str) -> Result<SocketAddr, String> {
+fn parse_address(text: &str) -> Result<SocketAddr, BadValue> {
     text.to_socket_addrs()
-        .map_err(|error| format!("{text:?} is not HOST:PORT ({error})"))?
+        .map_err(|source| BadValue::NotHostPort {
+            text: text.to_string(),
+            source,
+        })?
         .next()
-        .ok_or_else(|| format!("{text:?} resolves to no address"))
+        .ok_or_else(|| BadValue::NoAddress(text.to_string()))
 }
 
 /// `ID=HOST:PORT`.
-fn parse_member(text: &str) -> Result<(NodeId, SocketAddr), String> {
+fn parse_member(text: &str) -> Result<(NodeId, SocketAddr), BadValue> {
     let (id, address) = text
         .split_once('=')
-        .ok_or_else(|| format!("{text:?} is not ID=HOST:PORT"))?;
+        .ok_or_else(|| BadValue::NotMember(text.to_string()))?;
     let id = id
         .trim()
         .parse::<u32>()
-        .map_err(|error| format!("{id:?} is not a node id ({error})"))?;
+        .map_err(|source| BadValue::NotNodeId {
+            text: id.to_string(),
+            source,
+        })?;
     Ok((NodeId(id), parse_address(address.trim())?))
 }
 
@@ -215,7 +282,7 @@ mod tests {
     fn parse(line: &str) -> Result<ServerConfig, String> {
         let args =
             ServerArgs::try_parse_from(line.split_whitespace()).map_err(|e| e.to_string())?;
-        args.config()
+        args.config().map_err(|e| e.to_string())
     }
 
     const MEMBERS: &str = "--members 0=127.0.0.1:7000,1=127.0.0.1:7001,2=localhost:7002";

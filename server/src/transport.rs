@@ -118,6 +118,26 @@ impl TcpKvTransport {
     }
 }
 
+/// Why a fault a client asked a server for was not injected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FaultError {
+    /// The server refused, in these words (not an administrator, or faults not allowed).
+    #[error("{0}")]
+    Refused(String),
+    /// The server answered something other than its status.
+    #[error("{server} answered with another kind of reply")]
+    OtherReply {
+        /// The server.
+        server: NodeId,
+    },
+    /// No answer in time.
+    #[error("no answer from {server}")]
+    NoAnswer {
+        /// The server.
+        server: NodeId,
+    },
+}
+
 impl TcpKvTransport {
     /// Every server it calls.
     pub fn servers(&self) -> Vec<NodeId> {
@@ -142,13 +162,13 @@ impl TcpKvTransport {
         server: NodeId,
         change: ClockChange,
         timeout: Duration,
-    ) -> Result<StatusReport, String> {
+    ) -> Result<StatusReport, FaultError> {
         self.inject(server, &ClientRequest::SetClock(change), timeout)
     }
 
     /// Makes every later write of `server`'s storage fail (a server started with
     /// `--allow-faults`); its status then, or why not.
-    pub fn fail_disk(&self, server: NodeId, timeout: Duration) -> Result<StatusReport, String> {
+    pub fn fail_disk(&self, server: NodeId, timeout: Duration) -> Result<StatusReport, FaultError> {
         self.inject(server, &ClientRequest::FailDisk, timeout)
     }
 
@@ -157,14 +177,14 @@ impl TcpKvTransport {
         server: NodeId,
         fault: &ClientRequest,
         timeout: Duration,
-    ) -> Result<StatusReport, String> {
+    ) -> Result<StatusReport, FaultError> {
         match self.callers.call(server, fault, timeout) {
             Ok(ClientReply::Status(status)) => Ok(status),
-            Ok(ClientReply::Refused(why)) => Err(why),
+            Ok(ClientReply::Refused(why)) => Err(FaultError::Refused(why)),
             Ok(ClientReply::Kv(_) | ClientReply::Membership(_)) => {
-                Err(format!("{server} answered with another kind of reply"))
+                Err(FaultError::OtherReply { server })
             }
-            Err(_) => Err(format!("no answer from {server}")),
+            Err(_) => Err(FaultError::NoAnswer { server }),
         }
     }
 

@@ -15,7 +15,7 @@ use server::tcp::{Caller, ClusterKey, Protocol, RaftRpc};
 use server::wire::admin::AdminRequest;
 use server::wire::frame::write_frame;
 use server::wire::kv::{ClientReply, ClockChange};
-use server::TcpKvTransport;
+use server::{FaultError, TcpKvTransport};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -330,11 +330,11 @@ fn forge_on_client_port(
 }
 
 /// A fault request's answer as a reply: its refusal's words, or what else came.
-fn refusal(answer: Result<server::wire::kv::StatusReport, String>) -> Option<ClientReply> {
+fn refusal(answer: Result<server::wire::kv::StatusReport, FaultError>) -> Option<ClientReply> {
     match answer {
         Ok(status) => Some(ClientReply::Status(status)),
-        Err(why) if why.starts_with("no answer from") => None,
-        Err(why) => Some(ClientReply::Refused(why)),
+        Err(FaultError::NoAnswer { .. }) => None,
+        Err(why) => Some(ClientReply::Refused(why.to_string())),
     }
 }
 

@@ -317,11 +317,20 @@ impl Sealer {
     /// `message` as it goes on the wire: with its tag after it when keyed.
     pub fn seal(&mut self, mut message: Vec<u8>) -> Vec<u8> {
         if let Some((session, side)) = &self.keyed {
+            let plain_len = message.len();
             let tag = tag(session, *side, self.sequence, &message)
                 .finalize()
                 .into_bytes();
             message.extend_from_slice(&tag[..TAG_BYTES]);
-            self.sequence += 1;
+            self.sequence = self
+                .sequence
+                .checked_add(1)
+                .expect("a connection's sequence never wraps");
+            assert_eq!(
+                message.len(),
+                plain_len + TAG_BYTES,
+                "a sealed message ends in its tag"
+            );
         }
         message
     }
@@ -346,10 +355,13 @@ impl Opener {
             return Err(AuthError::BadTag { sequence });
         };
         let received = frame.split_off(split);
+        assert_eq!(received.len(), TAG_BYTES, "the tag is split off whole");
         tag(session, *side, sequence, &frame)
             .verify_truncated_left(&received)
             .map_err(|_| AuthError::BadTag { sequence })?;
-        self.sequence += 1;
+        self.sequence = sequence
+            .checked_add(1)
+            .expect("a connection's sequence never wraps");
         Ok(frame)
     }
 }

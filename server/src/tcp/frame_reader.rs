@@ -4,7 +4,7 @@
 //! budget that every connection of the listener shares. Memory grows with the bytes that
 //! arrived, not with the length a frame announces.
 
-use super::ListenerLimits;
+use super::limits::ListenerLimits;
 use crate::real_time::now;
 use std::io::{self, BufReader, Read};
 use std::net::TcpStream;
@@ -40,6 +40,10 @@ impl FrameBudget {
                 used.checked_add(bytes)
                     .filter(|&total| total <= self.max_bytes)
             });
+        debug_assert!(
+            self.used_bytes.load(Ordering::SeqCst) <= self.max_bytes,
+            "a budget over its limit"
+        );
         reserved.ok().map(|_| Reservation {
             budget: self.clone(),
             bytes,
@@ -61,9 +65,15 @@ pub(super) struct Reservation {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        self.budget
+        let before = self
+            .budget
             .used_bytes
             .fetch_sub(self.bytes, Ordering::SeqCst);
+        assert!(
+            before >= self.bytes,
+            "a reservation of {} bytes returned to a budget holding {before}",
+            self.bytes
+        );
     }
 }
 
@@ -131,6 +141,11 @@ pub(super) fn read_request_frame(
         payload.resize(bytes.min(start + READ_CHUNK_BYTES), 0);
         read_by(reader, stream, &mut payload[start..], deadline, limits)?;
     }
+    assert_eq!(
+        payload.len(),
+        reservation.bytes,
+        "the frame is what was reserved"
+    );
     Ok((payload, reservation))
 }
 

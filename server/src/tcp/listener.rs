@@ -10,10 +10,10 @@
 //! [`HANDSHAKE_DEADLINE`] to do so. Who is served, and as what, is the listener's
 //! [`Admission`]; each request reaches the handler with its connection's [`Standing`].
 
-use super::auth::{
-    answer_handshake, is_hello, AuthError, ClusterKey, Opener, Sealer, MAX_HANDSHAKE_FRAME_BYTES,
-};
+use super::admission::{admit, Admission, Admitted, Incoming, Standing};
+use super::auth::{AuthError, Sealer};
 use super::frame_reader::{read_request_frame, FrameBudget, FrameEnd, Reservation};
+use super::limits::ListenerLimits;
 use super::Protocol;
 use crate::threads::{join_all, join_finished};
 use crate::wire::frame::write_frame;
@@ -28,58 +28,6 @@ use threadsim::sync::{Arc, Mutex};
 pub const MAX_IN_FLIGHT: usize = 64;
 /// How long writing one reply may take before the connection is given up.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(1);
-/// How long a connection that must prove it holds a key has for each of its handshake's
-/// frames: a stranger cannot hold a member's place for the idle timeout.
-pub const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(5);
-
-/// Who a listener serves, and as what.
-#[derive(Clone, Debug)]
-pub enum Admission {
-    /// Anyone, as a [`Standing::Stranger`]: a client port without administrators, or the node
-    /// port of a cluster on loopback addresses without a key.
-    Anyone,
-    /// Only a connection that proves it holds the key ([`super::auth`]): a node port.
-    KeyHolders(ClusterKey),
-    /// Anyone; a connection that begins with the handshake and proves it holds the key is a
-    /// [`Standing::KeyHolder`] (the client port, the key the administrators'): a connection
-    /// that begins with a handshake and fails it is refused.
-    AnyoneAndKeyHolders(ClusterKey),
-}
-
-impl From<Option<ClusterKey>> for Admission {
-    /// A key's holders only, or anyone without one.
-    fn from(key: Option<ClusterKey>) -> Admission {
-        key.map_or(Admission::Anyone, Admission::KeyHolders)
-    }
-}
-
-/// What a connection proved before its requests.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Standing {
-    /// Nothing.
-    Stranger,
-    /// That it holds the listener's key.
-    KeyHolder,
-}
-
-/// What one listener allows its connections (see the module's documentation).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ListenerLimits {
-    /// Connections served at once; one more is closed as soon as it is accepted.
-    pub max_connections: usize,
-    /// Connections served at once from one IP address; one more from it is closed as soon as it
-    /// is accepted, whatever the others hold.
-    pub max_connections_per_address: usize,
-    /// The largest request frame.
-    pub max_request_bytes: usize,
-    /// The bytes of request frames being read or handled, on every connection together; a
-    /// frame that would pass it closes its connection.
-    pub max_buffered_bytes: usize,
-    /// How long a frame may take to arrive once its first byte has.
-    pub frame_deadline: Duration,
-    /// How long a connection may stay silent between frames before it is closed.
-    pub idle_timeout: Duration,
-}
 
 /// What handles a request of a connection of a standing: `None` answers nothing (the node is
 /// dead).
@@ -218,8 +166,7 @@ fn accept<P: Protocol>(
     served: &Mutex<Vec<Served>>,
     serving: &Serving<P>,
 ) {
-    let limits = serving.limits;
-    let budget = Arc::new(FrameBudget::new(limits.max_buffered_bytes));
+    let budget = Arc::new(FrameBudget::new(serving.limits.max_buffered_bytes));
     for stream in listener.incoming() {
         if stopping.load(Ordering::SeqCst) {
             return;
@@ -230,35 +177,8 @@ fn accept<P: Protocol>(
             continue;
         };
         let mut served = served.lock();
-        let (finished, running): (Vec<_>, Vec<_>) = std::mem::take(&mut *served)
-            .into_iter()
-            .partition(|connection| connection.thread.is_finished());
-        *served = running;
-        join_all(
-            finished
-                .into_iter()
-                .map(|connection| connection.thread)
-                .collect(),
-        );
-        if served.len() >= limits.max_connections {
-            tracing::debug!(
-                connections = served.len(),
-                "a connection over the limit of {} closed",
-                limits.max_connections
-            );
-            let _ = stream.shutdown(Shutdown::Both);
-            continue;
-        }
-        let from_peer = served
-            .iter()
-            .filter(|connection| connection.peer == peer)
-            .count();
-        if from_peer >= limits.max_connections_per_address {
-            tracing::debug!(
-                %peer,
-                "a connection over the limit of {} from one address closed",
-                limits.max_connections_per_address
-            );
+        reap_finished(&mut served);
+        if !has_room_for(&served, peer, &serving.limits) {
             let _ = stream.shutdown(Shutdown::Both);
             continue;
         }
@@ -267,12 +187,12 @@ fn accept<P: Protocol>(
         };
         let shutter: Shutter = Arc::new(Mutex::new(Some(shutter)));
         let own_shutter = shutter.clone();
-        let serving = serving.clone();
+        let own_serving = serving.clone();
         let budget = budget.clone();
         let thread = std::thread::Builder::new()
             .name("tcp-requests".into())
             .spawn(move || {
-                serve::<P>(stream, &serving, &budget);
+                serve::<P>(stream, &own_serving, &budget);
                 own_shutter.lock().take();
             });
         if let Ok(thread) = thread {
@@ -282,17 +202,59 @@ fn accept<P: Protocol>(
                 thread,
             });
         }
+        assert!(
+            served.len() <= serving.limits.max_connections,
+            "more connections served than the limit"
+        );
     }
 }
+
+/// Joins the threads of the connections that have ended and forgets them.
+fn reap_finished(served: &mut Vec<Served>) {
+    let (finished, running): (Vec<_>, Vec<_>) = std::mem::take(served)
+        .into_iter()
+        .partition(|connection| connection.thread.is_finished());
+    *served = running;
+    join_all(
+        finished
+            .into_iter()
+            .map(|connection| connection.thread)
+            .collect(),
+    );
+}
+
+/// Whether one more connection from `peer` is within the limits.
+fn has_room_for(served: &[Served], peer: IpAddr, limits: &ListenerLimits) -> bool {
+    if served.len() >= limits.max_connections {
+        tracing::debug!(
+            connections = served.len(),
+            "a connection over the limit of {} closed",
+            limits.max_connections
+        );
+        return false;
+    }
+    let from_peer = served
+        .iter()
+        .filter(|connection| connection.peer == peer)
+        .count();
+    if from_peer >= limits.max_connections_per_address {
+        tracing::debug!(
+            %peer,
+            "a connection over the limit of {} from one address closed",
+            limits.max_connections_per_address
+        );
+        return false;
+    }
+    true
+}
+
+/// The write half of a connection, and what seals its replies.
+type ReplyWriter = Arc<Mutex<(BufWriter<TcpStream>, Sealer)>>;
 
 /// Reads requests until the connection ends, misbehaves or passes a limit, handling each on its
 /// own thread; a connection that must prove it holds a key, only after it has.
 fn serve<P: Protocol>(stream: TcpStream, serving: &Serving<P>, budget: &Arc<FrameBudget>) {
     let limits = serving.limits;
-    let refuse = |why: &dyn std::fmt::Display| {
-        serving.refused.fetch_add(1, Ordering::SeqCst);
-        tracing::warn!(peer = ?stream.peer_addr().ok(), "a connection refused: {why}");
-    };
     let Ok(writer) = stream
         .set_nodelay(true)
         .and_then(|()| stream.set_write_timeout(Some(WRITE_TIMEOUT)))
@@ -308,32 +270,18 @@ fn serve<P: Protocol>(stream: TcpStream, serving: &Serving<P>, budget: &Arc<Fram
         budget,
         limits: &limits,
     };
-    let admitted = match admit(&serving.admission, &mut connection, &mut writer) {
-        Ok(admitted) => admitted,
-        // A handshake frame past its limit or its deadline is a refusal like a wrong proof.
-        Err(AuthError::Io(error)) if error.kind() == io::ErrorKind::InvalidData => {
-            refuse(&format!("its handshake: {error}"));
-            let _ = stream.shutdown(Shutdown::Both);
-            return;
-        }
-        Err(AuthError::Io(error)) => {
-            tracing::debug!("a connection closed during its handshake: {error}");
-            let _ = stream.shutdown(Shutdown::Both);
-            return;
-        }
-        Err(refused) => {
-            refuse(&refused);
-            let _ = stream.shutdown(Shutdown::Both);
-            return;
-        }
-    };
-    let Admitted {
+    let admitted = admit(&serving.admission, &mut connection, &mut writer);
+    let Some(Admitted {
         standing,
         sealer,
         mut opener,
         mut first,
-    } = admitted;
-    let writer = Arc::new(Mutex::new((writer, sealer)));
+    }) = serving.admitted(&stream, admitted)
+    else {
+        let _ = stream.shutdown(Shutdown::Both);
+        return;
+    };
+    let writer: ReplyWriter = Arc::new(Mutex::new((writer, sealer)));
     let mut handlers = Vec::new();
     loop {
         let next = match first.take() {
@@ -348,28 +296,78 @@ fn serve<P: Protocol>(stream: TcpStream, serving: &Serving<P>, budget: &Arc<Fram
                 break;
             }
         };
-        let frame = match opener.open(frame) {
-            Ok(message) => message,
-            Err(refused) => {
-                refuse(&refused);
-                break;
-            }
-        };
-        let (id, request) = match P::decode_request(&frame) {
+        let decoded = opener
+            .open(frame)
+            .map_err(|refused| refused.to_string())
+            .and_then(|frame| P::decode_request(&frame).map_err(|refused| refused.to_string()));
+        let (id, request) = match decoded {
             Ok(decoded) => decoded,
             Err(refused) => {
-                refuse(&refused);
+                serving.refuse(&stream, &refused);
                 break;
             }
         };
-        drop(frame);
         join_finished(&mut handlers);
         if handlers.len() >= MAX_IN_FLIGHT {
             join_all(vec![handlers.remove(0)]);
         }
-        let handler = serving.handler.clone();
+        match serving.spawn_handler(standing, id, request, reserved, &writer) {
+            Ok(thread) => handlers.push(thread),
+            Err(_) => break,
+        }
+        assert!(
+            handlers.len() <= MAX_IN_FLIGHT,
+            "more requests in flight than the limit"
+        );
+    }
+    let _ = stream.shutdown(Shutdown::Both);
+    join_all(handlers);
+}
+
+impl<P: Protocol> Serving<P> {
+    /// Counts and logs a connection closed for what it sent.
+    fn refuse(&self, stream: &TcpStream, why: &dyn std::fmt::Display) {
+        self.refused.fetch_add(1, Ordering::SeqCst);
+        tracing::warn!(peer = ?stream.peer_addr().ok(), "a connection refused: {why}");
+    }
+
+    /// The connection as admitted, or `None` (refused, and counted, if it failed its
+    /// handshake; a handshake frame past its limit or its deadline is a refusal like a wrong
+    /// proof).
+    fn admitted(
+        &self,
+        stream: &TcpStream,
+        admitted: Result<Admitted, AuthError>,
+    ) -> Option<Admitted> {
+        match admitted {
+            Ok(admitted) => Some(admitted),
+            Err(AuthError::Io(error)) if error.kind() == io::ErrorKind::InvalidData => {
+                self.refuse(stream, &format!("its handshake: {error}"));
+                None
+            }
+            Err(AuthError::Io(error)) => {
+                tracing::debug!("a connection closed during its handshake: {error}");
+                None
+            }
+            Err(refused) => {
+                self.refuse(stream, &refused);
+                None
+            }
+        }
+    }
+
+    /// Handles one request on a thread of its own, which writes its reply when it is ready.
+    fn spawn_handler(
+        &self,
+        standing: Standing,
+        id: u64,
+        request: P::Request,
+        reserved: Reservation,
+        writer: &ReplyWriter,
+    ) -> io::Result<JoinHandle<()>> {
+        let handler = self.handler.clone();
         let writer = writer.clone();
-        let spawned = std::thread::Builder::new()
+        std::thread::Builder::new()
             .name("tcp-handler".into())
             .spawn(move || {
                 // The request's bytes stay counted until it is answered.
@@ -386,119 +384,14 @@ fn serve<P: Protocol>(stream: TcpStream, serving: &Serving<P>, budget: &Arc<Fram
                 {
                     let _ = writer.get_ref().shutdown(Shutdown::Both);
                 }
-            });
-        match spawned {
-            Ok(thread) => handlers.push(thread),
-            Err(_) => break,
-        }
+            })
     }
-    let _ = stream.shutdown(Shutdown::Both);
-    join_all(handlers);
-}
-
-/// What a connection sends, and the limits it is read within.
-struct Incoming<'a, 'r> {
-    reader: &'a mut BufReader<&'r TcpStream>,
-    stream: &'a TcpStream,
-    budget: &'a Arc<FrameBudget>,
-    limits: &'a ListenerLimits,
-}
-
-/// What a connection is served as, once admitted.
-struct Admitted {
-    standing: Standing,
-    sealer: Sealer,
-    opener: Opener,
-    /// A stranger's first request, read to see whether it was a handshake.
-    first: Option<(Vec<u8>, Reservation)>,
-}
-
-/// Lets a connection in as `admission` says (answering a handshake through `writer`), or says
-/// why not.
-fn admit(
-    admission: &Admission,
-    incoming: &mut Incoming<'_, '_>,
-    writer: &mut BufWriter<TcpStream>,
-) -> Result<Admitted, AuthError> {
-    let stranger = |first| Admitted {
-        standing: Standing::Stranger,
-        sealer: Sealer::plain(),
-        opener: Opener::plain(),
-        first,
-    };
-    let holder = |(sealer, opener)| Admitted {
-        standing: Standing::KeyHolder,
-        sealer,
-        opener,
-        first: None,
-    };
-    match admission {
-        Admission::Anyone => Ok(stranger(None)),
-        Admission::KeyHolders(key) => {
-            let hello = incoming.receive_handshake_frame()?;
-            handshake(key, &hello, incoming, writer).map(holder)
-        }
-        Admission::AnyoneAndKeyHolders(key) => {
-            let (first, reserved) = match read_request_frame(
-                incoming.reader,
-                incoming.stream,
-                incoming.budget,
-                incoming.limits,
-            ) {
-                Ok(read) => read,
-                Err(FrameEnd::Closed) => {
-                    return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into())
-                }
-                Err(passed) => return Err(io::Error::other(passed.to_string()).into()),
-            };
-            if is_hello(&first) {
-                drop(reserved);
-                handshake(key, &first, incoming, writer).map(holder)
-            } else {
-                Ok(stranger(Some((first, reserved))))
-            }
-        }
-    }
-}
-
-impl Incoming<'_, '_> {
-    /// One frame of a handshake: at most [`MAX_HANDSHAKE_FRAME_BYTES`], within
-    /// [`HANDSHAKE_DEADLINE`].
-    fn receive_handshake_frame(&mut self) -> Result<Vec<u8>, io::Error> {
-        let limits = ListenerLimits {
-            max_request_bytes: MAX_HANDSHAKE_FRAME_BYTES,
-            idle_timeout: HANDSHAKE_DEADLINE.min(self.limits.idle_timeout),
-            frame_deadline: HANDSHAKE_DEADLINE.min(self.limits.frame_deadline),
-            ..*self.limits
-        };
-        match read_request_frame(self.reader, self.stream, self.budget, &limits) {
-            Ok((frame, _reserved)) => Ok(frame),
-            Err(FrameEnd::Closed) => Err(io::ErrorKind::UnexpectedEof.into()),
-            Err(passed) => Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                passed.to_string(),
-            )),
-        }
-    }
-}
-
-/// The listener's side of the handshake ([`super::auth`]) that `hello` began.
-fn handshake(
-    key: &ClusterKey,
-    hello: &[u8],
-    incoming: &mut Incoming<'_, '_>,
-    writer: &mut BufWriter<TcpStream>,
-) -> Result<(Sealer, Opener), AuthError> {
-    let mut send = |frame: &[u8]| write_frame(writer, frame).and_then(|()| writer.flush());
-    answer_handshake(key, hello, &mut send, &mut || {
-        incoming.receive_handshake_frame()
-    })
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
-    use crate::tcp::{Caller, ClientProtocol};
+    use crate::tcp::{Caller, ClientProtocol, ClusterKey, HANDSHAKE_DEADLINE};
     use crate::wire::kv::{ClientReply, ClientRequest, StatusReport};
     use std::io::Read;
 

@@ -6,15 +6,19 @@
 //! else is sent, and every frame after carries a tag ([`auth`]): a node port is keyed, and on
 //! the client port an administrator's connection is ([`Admission`]).
 
+mod admission;
 pub mod auth;
 mod caller;
 mod connect_from;
 mod frame_reader;
+mod limits;
 mod listener;
 mod protocol;
 
+pub use admission::{Admission, Standing, HANDSHAKE_DEADLINE};
 pub use auth::{ClusterId, ClusterKey};
 pub use caller::Caller;
 pub use connect_from::connect_from;
-pub use listener::{Admission, Handler, Listener, ListenerLimits, Standing, HANDSHAKE_DEADLINE};
+pub use limits::ListenerLimits;
+pub use listener::{Handler, Listener};
 pub use protocol::{ClientProtocol, Protocol, RaftRpc};

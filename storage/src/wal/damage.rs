@@ -2,7 +2,7 @@
 //! whose header or seal is wrong, a record that cannot follow the ones before it, a snapshot
 //! file that differs from what the log says of it. Each says, in words, what recovery found.
 
-use super::files::segment_name;
+use super::names::segment_name;
 use node::{LogIndex, Term};
 
 /// What is wrong with one record's bytes: a frame cut short or failing its checksum, or items

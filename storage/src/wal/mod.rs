@@ -17,6 +17,7 @@
 mod damage;
 mod files;
 mod flaws;
+mod names;
 mod record;
 mod recovery;
 mod writer;
@@ -35,7 +36,7 @@ use threadsim::sync::{Arc, Mutex};
 use writer::Writer;
 
 pub use damage::{Damage, RecordDamage, ReplayError};
-pub use files::segment_name;
+pub use names::segment_name;
 
 /// The size past which a segment is closed and a new one started.
 pub const DEFAULT_SEGMENT_BYTES: u64 = 64 << 20;
@@ -98,7 +99,7 @@ pub fn holds_a_log(dir: &Path) -> bool {
     RealFilesystem.list(dir).is_ok_and(|names| {
         names
             .iter()
-            .any(|name| matches!(files::parse_name(name), Some(files::Named::Segment(_))))
+            .any(|name| matches!(names::parse_name(name), Some(names::Named::Segment(_))))
     })
 }
 

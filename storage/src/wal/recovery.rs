@@ -1,7 +1,8 @@
 //! Reading a write-ahead log back: the segments replayed in order, a torn tail of the last one
 //! cut, damage anywhere else refused with the file and the offset.
 
-use super::files::{check_segment_header, parse_name, read_snapshot, Named, SEGMENT_HEADER_LEN};
+use super::files::{check_segment_header, read_snapshot, SEGMENT_HEADER_LEN};
+use super::names::{parse_name, Named};
 use super::record::{decode_items, unframe, Framed, Item, SnapshotRef};
 use super::{Damage, ReplayError, WalError};
 use crate::filesystem::Filesystem;
@@ -177,7 +178,7 @@ impl Recovered {
                 snapshot.term,
                 read_snapshot(
                     filesystem,
-                    &dir.join(super::files::snapshot_name(snapshot.file)),
+                    &dir.join(super::names::snapshot_name(snapshot.file)),
                     snapshot.index,
                     snapshot.term,
                     snapshot.len,
@@ -417,7 +418,7 @@ fn check_only_the_tail_is_torn(
     if let Some(last) = parsed.last() {
         if let Some(next) = last.continued_in {
             return Err(WalError::Missing {
-                file: dir.join(super::files::segment_name(next)),
+                file: dir.join(super::names::segment_name(next)),
                 evidence: format!(
                     "{} ends with a seal saying the log goes on in it",
                     last.path.display()
@@ -426,10 +427,10 @@ fn check_only_the_tail_is_torn(
         }
     } else if let Some(&number) = snapshots.iter().max() {
         return Err(WalError::Missing {
-            file: dir.join(super::files::segment_name(1)),
+            file: dir.join(super::names::segment_name(1)),
             evidence: format!(
                 "no segment is left, and the snapshot {} that a segment pointed at is",
-                dir.join(super::files::snapshot_name(number)).display()
+                dir.join(super::names::snapshot_name(number)).display()
             ),
         });
     }
@@ -441,7 +442,7 @@ fn replay(dir: &Path, parsed: Vec<ParsedSegment>) -> Result<Recovered, WalError>
     for pair in parsed.windows(2) {
         if pair[0].number + 1 != pair[1].number {
             return Err(WalError::Damaged {
-                file: dir.join(super::files::segment_name(pair[0].number + 1)),
+                file: dir.join(super::names::segment_name(pair[0].number + 1)),
                 offset: 0,
                 why: Damage::SegmentMissing,
             });
@@ -480,7 +481,7 @@ pub fn recover(filesystem: &dyn Filesystem, dir: &Path) -> Result<Recovered, Wal
     let mut leftovers = listing.temporary;
     let mut parsed = Vec::new();
     for &number in &listing.segments {
-        let path = dir.join(super::files::segment_name(number));
+        let path = dir.join(super::names::segment_name(number));
         parsed.push(parse_segment(filesystem, &path, number)?);
     }
     check_only_the_tail_is_torn(dir, &mut parsed, &mut leftovers, &listing.snapshots)?;
@@ -502,7 +503,7 @@ pub fn recover(filesystem: &dyn Filesystem, dir: &Path) -> Result<Recovered, Wal
         .unwrap_or(0);
     for &number in &listing.snapshots {
         if Some(number) != referenced {
-            leftovers.push(dir.join(super::files::snapshot_name(number)));
+            leftovers.push(dir.join(super::names::snapshot_name(number)));
         }
     }
     recovered.leftovers = leftovers;

@@ -1,7 +1,8 @@
 //! The log against the states written through it: reopened after every kind of change, after
 //! torn tails, with damage where acknowledged bytes were.
 
-use super::files::{segment_name, SEGMENT_HEADER_LEN};
+use super::files::SEGMENT_HEADER_LEN;
+use super::names::segment_name;
 use super::*;
 use node::log::RaftLog;
 use node::{Command, Entry, LogIndex, NodeId, Term};

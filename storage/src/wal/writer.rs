@@ -1,8 +1,9 @@
 //! The appending side of a [`super::WalPersister`]: what the log holds (so a save writes only
 //! the difference), the current segment, and the files waiting for an fsync or a deletion.
 
-use super::files::{create_segment, encode_snapshot, segment_name, snapshot_name, write_durably};
+use super::files::{create_segment, encode_snapshot, write_durably};
 use super::flaws::Flaws;
+use super::names::{segment_name, snapshot_name};
 use super::record::{frame, Item, SnapshotRef, MAX_BODY_BYTES};
 use super::recovery::{checkpoint_snapshot, replay_start, Recovered, Replay, SegmentInfo};
 use super::WalError;
