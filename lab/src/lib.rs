@@ -21,6 +21,7 @@ pub mod nemesis;
 pub mod netns;
 mod proxy;
 pub mod system;
+mod unavailable;
 
 pub use link_fault::LinkFault;
 pub use links::Network;
@@ -29,3 +30,4 @@ pub use local_cluster::{
 };
 pub use proxy::LinkProxy;
 pub use system::ServerProgram;
+pub use unavailable::Unavailable;

@@ -32,8 +32,9 @@ pub const SKIP_LOG_VARIABLE: &str = "INTERLEAVE_SKIPPED_TESTS";
 /// to install it). `true` when it is. When it is not: in CI, panics naming the test and what is
 /// missing; elsewhere prints `SKIPPED test: why`, records the skip (see [`SKIP_LOG_VARIABLE`])
 /// and returns `false`, and the test returns at once.
-pub fn require(test: &str, here: Result<(), String>) -> bool {
+pub fn require<E: std::fmt::Display>(test: &str, here: Result<(), E>) -> bool {
     let Err(why) = here else { return true };
+    let why = why.to_string();
     if in_ci() {
         panic!(
             "{test} needs what this machine lacks: {why}. In CI a missing tool is a failure, \
@@ -81,10 +82,10 @@ mod tests {
         let _ = std::fs::remove_file(&log);
         std::env::set_var(SKIP_LOG_VARIABLE, &log);
         std::env::set_var("CI", "false");
-        assert!(require("present", Ok(())));
+        assert!(require("present", Ok::<(), String>(())));
         assert!(!require(
             "absent",
-            Err("no\tnft\n(apt-get install nftables)".into())
+            Err::<(), &str>("no\tnft\n(apt-get install nftables)")
         ));
         let recorded = std::fs::read_to_string(&log).unwrap();
         assert_eq!(recorded, "absent\tno nft (apt-get install nftables)\n");
@@ -92,10 +93,10 @@ mod tests {
         std::env::set_var("CI", "true");
         assert!(in_ci());
         assert!(
-            require("present", Ok(())),
+            require("present", Ok::<(), String>(())),
             "a tool that is here never fails"
         );
-        let failed = std::panic::catch_unwind(|| require("absent", Err("no etcd".into())));
+        let failed = std::panic::catch_unwind(|| require("absent", Err::<(), &str>("no etcd")));
         let message = *failed
             .expect_err("in CI a missing tool fails")
             .downcast::<String>()

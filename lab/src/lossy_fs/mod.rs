@@ -74,17 +74,22 @@ pub enum MountError {
 }
 
 /// Whether this process can mount the lossy file system: `Err` says why not.
-pub fn available() -> Result<(), String> {
-    if let Err(error) = std::fs::OpenOptions::new()
+pub fn available() -> Result<(), crate::Unavailable> {
+    if let Err(source) = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/fuse")
     {
-        return Err(format!("cannot open /dev/fuse: {error}"));
+        return Err(crate::Unavailable::NoDevice {
+            device: "/dev/fuse",
+            source,
+        });
     }
     // SAFETY: a plain call without arguments.
     if unsafe { libc::geteuid() } != 0 {
-        return Err("mounting a file system needs root".into());
+        return Err(crate::Unavailable::NotRoot {
+            what: "mounts of a file system",
+        });
     }
     Ok(())
 }

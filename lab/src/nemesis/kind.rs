@@ -51,17 +51,19 @@ impl Ord for FaultKind {
     }
 }
 
-impl std::str::FromStr for FaultKind {
-    type Err = String;
+/// A name that is no fault kind's.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?}: known faults are {known}", known = FaultKind::ALL.map(FaultKind::name).join(", "))]
+pub struct UnknownFault(pub String);
 
-    fn from_str(text: &str) -> Result<Self, String> {
+impl std::str::FromStr for FaultKind {
+    type Err = UnknownFault;
+
+    fn from_str(text: &str) -> Result<Self, UnknownFault> {
         FaultKind::ALL
             .into_iter()
             .find(|kind| kind.name() == text)
-            .ok_or_else(|| {
-                let names: Vec<&str> = FaultKind::ALL.map(FaultKind::name).to_vec();
-                format!("{text:?}: known faults are {}", names.join(", "))
-            })
+            .ok_or_else(|| UnknownFault(text.to_string()))
     }
 }
 
@@ -76,7 +78,7 @@ mod tests {
         for kind in FaultKind::ALL {
             assert_eq!(kind.name().parse::<FaultKind>(), Ok(kind));
         }
-        let error = "fire".parse::<FaultKind>().unwrap_err();
+        let error = "fire".parse::<FaultKind>().unwrap_err().to_string();
         assert!(error.contains("partition, one-way"), "{error}");
         let beyond: FaultKind = "clock-beyond".parse().unwrap();
         let clock: FaultKind = "clock".parse().unwrap();

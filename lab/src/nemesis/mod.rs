@@ -33,6 +33,7 @@ pub use error::{Finding, NemesisError, RunError};
 pub use fault::{Draw, Fault, FaultKind, Injected, Injection, KindSpec, NetworkNeed, Outage};
 pub use forger::{Forger, Tally, Targets};
 pub use inject::Nemesis;
+pub use kind::UnknownFault;
 pub use plan::{plan, Step};
 pub use recovery::RECOVERY_BOUND;
 pub use run::{run, FaultRecord, NemesisConfig, NemesisRun};

@@ -26,6 +26,7 @@ mod slot;
 mod tests;
 
 use crate::LinkFault;
+use crate::Unavailable;
 use command::{exists, run, run_in};
 use delayer::Delayer;
 use node::NodeId;
@@ -37,28 +38,37 @@ use std::net::Ipv4Addr;
 use threadsim::DetRng;
 
 /// Whether hosts can be made here: `Err` says what is missing.
-pub fn available() -> Result<(), String> {
+pub fn available() -> Result<(), Unavailable> {
     // SAFETY: a plain call without arguments.
     if unsafe { libc::geteuid() } != 0 {
-        return Err("network namespaces and packet filters need root".into());
+        return Err(Unavailable::NotRoot {
+            what: "network namespaces and packet filters",
+        });
     }
     if !exists("ip", "-V") {
-        return Err("`ip` (iproute2) is not installed".into());
+        return Err(Unavailable::NotInstalled {
+            program: "ip",
+            hint: " (Debian: apt-get install iproute2)",
+        });
     }
     if !exists("nft", "--version") {
-        return Err("`nft` is not installed (Debian: apt-get install nftables)".into());
+        return Err(Unavailable::NotInstalled {
+            program: "nft",
+            hint: " (Debian: apt-get install nftables)",
+        });
     }
     Ok(())
 }
 
 /// Whether links here can hold packets (delays, jitter, reordering): `Err` says what is
 /// missing. The kernel's queue itself is found out when a delayer first binds to it.
-pub fn can_hold_packets() -> Result<(), String> {
+pub fn can_hold_packets() -> Result<(), Unavailable> {
     available()?;
     if !exists("iptables-restore", "--version") {
-        return Err(
-            "`iptables-restore` is not installed (Debian: apt-get install iptables)".into(),
-        );
+        return Err(Unavailable::NotInstalled {
+            program: "iptables-restore",
+            hint: " (Debian: apt-get install iptables)",
+        });
     }
     Ok(())
 }

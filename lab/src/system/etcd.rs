@@ -54,18 +54,18 @@ pub struct Etcd {
 
 impl Etcd {
     /// Whether an `etcd` program can be run; `Err` says why not.
-    pub fn available(program: &std::path::Path) -> Result<(), String> {
+    pub fn available(program: &std::path::Path) -> Result<(), crate::Unavailable> {
         match Command::new(program).arg("--version").output() {
             Ok(output) if output.status.success() => Ok(()),
-            Ok(output) => Err(format!(
-                "{} --version failed ({})",
-                program.display(),
-                output.status
-            )),
-            Err(error) => Err(format!(
-                "cannot run {}: {error} (Debian: apt-get install etcd-server)",
-                program.display()
-            )),
+            Ok(output) => Err(crate::Unavailable::VersionFailed {
+                program: program.to_path_buf(),
+                status: output.status,
+            }),
+            Err(source) => Err(crate::Unavailable::CannotRun {
+                program: program.to_path_buf(),
+                source,
+                package: "etcd-server",
+            }),
         }
     }
 }

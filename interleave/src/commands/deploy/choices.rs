@@ -107,7 +107,7 @@ pub(super) fn injectable(
     let names: Vec<&str> = lossy.iter().map(|kind| kind.name()).collect();
     let available = match system.cannot_use_lossy_disks() {
         Some(why) => Err(why),
-        None => lab::lossy_fs::available(),
+        None => lab::lossy_fs::available().map_err(|why| why.to_string()),
     };
     match available {
         Ok(()) => {
@@ -150,7 +150,7 @@ pub(super) fn system(args: &DeployArgs) -> Result<Arc<dyn System>, String> {
         ));
     }
     let program = args.server.clone().unwrap_or_else(|| "etcd".into());
-    Etcd::available(&program)?;
+    Etcd::available(&program).map_err(|why| why.to_string())?;
     Ok(Arc::new(Etcd { program, reads }))
 }
 
