@@ -4,6 +4,7 @@
 use models::Verdict;
 use node::{Command, Membership, MembershipChange, MutationSet, NodeId, Term};
 use shuttle::rand::{thread_rng, RngCore};
+use sim::ClusterSettings;
 use sim::{
     check_kv_history, run_kv_workload, Cluster, ClusterConfig, KvRun, KvWorkloadConfig, Sim,
 };
@@ -183,10 +184,14 @@ pub fn snapshots(mutations: MutationSet) {
 /// servers snapshot from their apply loops while handlers install leaders' snapshots and the
 /// appliers block on the full channel.
 pub fn kv_snapshots(mutations: MutationSet) {
+    let small = small_kv_workload(mutations);
     let run = linearizable_kv_run(KvWorkloadConfig {
+        cluster: ClusterSettings {
+            snapshot_threshold: Some(256),
+            ..small.cluster.clone()
+        },
         apply_capacity: Some(1),
-        snapshot_threshold: Some(256),
-        ..small_kv_workload(mutations)
+        ..small
     });
     assert!(run.figures.snapshots_taken > 0, "no snapshot taken");
 }
@@ -194,12 +199,15 @@ pub fn kv_snapshots(mutations: MutationSet) {
 /// 3 servers, 8 clerks over 2 keys for 3 simulated seconds, one clerk with the old leader.
 fn small_kv_workload(mutations: MutationSet) -> KvWorkloadConfig {
     KvWorkloadConfig {
-        nodes: 3,
+        cluster: ClusterSettings {
+            nodes: 3,
+            mutations,
+            ..ClusterSettings::default()
+        },
         clients: 8,
         keys: 2,
         duration: Duration::from_secs(3),
         clients_with_old_leader: 1,
-        mutations,
         ..KvWorkloadConfig::default()
     }
 }

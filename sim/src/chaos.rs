@@ -5,15 +5,16 @@
 //! ([`crate::non_disruption_probe`]), and one fault on its leader must cost no more than that
 //! fault's bound ([`crate::availability_probe`]).
 
-use crate::cluster::{Cluster, ClusterConfig, Restarted};
+use crate::cluster::{Cluster, Restarted};
 use crate::leader_faults::{LeaderFaultKind, LeaderFaults};
 use crate::membership_changes;
 use crate::runner::Sim;
 use crate::schedule::{Event, Schedule, ScheduleRecorder};
+use crate::settings::ClusterSettings;
 use crate::skew::SkewDraws;
 use crate::timeline::{execute, Following, Snapshot, Timeline};
 use crate::{availability_probe, non_disruption_probe};
-use node::{Command, MutationSet, NodeId};
+use node::{Command, NodeId};
 use runspec::RunSpec;
 pub use runspec::{FaultMix, FaultWindows, RunFigures, SimStorage};
 use std::time::Duration;
@@ -21,46 +22,26 @@ use std::time::Duration;
 /// The shape of a chaos run.
 #[derive(Clone, Debug)]
 pub struct ChaosConfig {
-    /// Cluster size.
-    pub nodes: usize,
+    /// The cluster, its faults and its storage.
+    pub cluster: ClusterSettings,
     /// Fault rounds.
     pub rounds: u32,
     /// Shortest simulated duration of a round.
     pub round_min: Duration,
     /// Longest simulated duration of a round.
     pub round_max: Duration,
-    /// Whether the network loses 10% of requests and 10% of replies.
-    pub unreliable: bool,
-    /// Deliberately broken behaviours switched on in every node.
-    pub mutations: MutationSet,
-    /// Which kinds of fault are injected.
-    pub faults: FaultMix,
     /// Stop the rounds once this much simulated time has passed (else run every round).
     pub duration: Option<Duration>,
-    /// Every node's service hands its node a snapshot once the log takes more than this many
-    /// bytes (`None`: never); small, so that compaction, installs and restores happen many
-    /// times a run.
-    pub snapshot_threshold: Option<usize>,
-    /// Configuration overlap is not checked (see [`runspec::RunSpec::overlap_unchecked`]).
-    pub overlap_unchecked: bool,
-    /// Where each node keeps its state.
-    pub storage: SimStorage,
 }
 
 impl Default for ChaosConfig {
     fn default() -> Self {
         ChaosConfig {
-            nodes: 5,
+            cluster: ClusterSettings::default(),
             rounds: 200,
             round_min: Duration::from_millis(50),
             round_max: Duration::from_millis(500),
-            unreliable: true,
-            mutations: MutationSet::default(),
-            faults: FaultMix::DEFAULT,
             duration: None,
-            snapshot_threshold: None,
-            overlap_unchecked: false,
-            storage: SimStorage::Copies,
         }
     }
 }
@@ -69,23 +50,12 @@ impl ChaosConfig {
     /// The chaos run `spec` says (its seed is the simulation's).
     pub fn from_spec(spec: &RunSpec) -> ChaosConfig {
         ChaosConfig {
-            nodes: spec.nodes as usize,
+            cluster: ClusterSettings::from_spec(spec),
             rounds: spec.rounds,
-            unreliable: !spec.reliable,
-            mutations: spec.mutations.iter().copied().collect(),
-            faults: spec.faults,
             duration: spec.duration,
-            snapshot_threshold: spec.snapshot_threshold.map(threshold_bytes),
-            overlap_unchecked: spec.overlap_unchecked,
-            storage: spec.storage,
             ..ChaosConfig::default()
         }
     }
-}
-
-/// A snapshot threshold as a size in memory (at most 1 GiB, by `runspec::bounds`).
-pub(crate) fn threshold_bytes(bytes: u64) -> usize {
-    usize::try_from(bytes).expect("a snapshot threshold of at most 1 GiB")
 }
 
 /// Where a chaos run's events come from.
@@ -115,22 +85,7 @@ pub fn run_chaos_with(
     events: ChaosEvents<'_>,
     recorder: &ScheduleRecorder,
 ) -> RunFigures {
-    if config.faults.fault_points {
-        sim.arm_fault_points();
-    }
-    let mut cluster_config = ClusterConfig::new(config.nodes);
-    cluster_config.net.unreliable = config.unreliable;
-    cluster_config.node.mutations = config.mutations.clone();
-    cluster_config.apply_capacity = crate::cluster::drawn_apply_capacity(sim);
-    cluster_config.snapshot_threshold = config.snapshot_threshold;
-    cluster_config.power_loss_on_crash = config.faults.power_loss;
-    cluster_config.read_error_after_crash = config.faults.read_errors;
-    if config.faults.membership {
-        cluster_config.membership = Some(membership_changes::bootstrap(config.nodes));
-    }
-    cluster_config.overlap_unchecked = config.overlap_unchecked;
-    cluster_config.storage = config.storage;
-    let cluster = Cluster::new(sim, cluster_config);
+    let cluster = Cluster::new(sim, config.cluster.cluster_config(sim));
     let started = cluster.clock().now();
     let ids = cluster.ids();
     let mut on_leader = LeaderFaults::default();
@@ -151,7 +106,7 @@ pub fn run_chaos_with(
     let mut report = counts;
     // Heal everything (in liveness mode, all but a minority failed for good); the cluster must
     // recover.
-    let failed_for_good = if config.faults.liveness {
+    let failed_for_good = if config.cluster.faults.liveness {
         minority_failed_for_good(sim, &ids, cluster.current_leader())
     } else {
         Vec::new()
@@ -160,19 +115,19 @@ pub fn run_chaos_with(
     cluster.heal();
     cluster.resume_every_paused_node();
     cluster.set_unreliable(false);
-    if config.faults.torn_writes {
+    if config.cluster.faults.torn_writes {
         for &id in &ids {
             cluster.end_torn_save(id);
         }
     }
-    if config.faults.power_loss {
+    if config.cluster.faults.power_loss {
         for &id in &ids {
             cluster.end_power_cut_in_sync(id);
             cluster.end_sync_failure(id);
             cluster.end_disk_full(id);
         }
     }
-    if config.faults.misdirected_writes {
+    if config.cluster.faults.misdirected_writes {
         for &id in &ids {
             cluster.end_misdirected_save(id);
         }
@@ -208,16 +163,16 @@ pub fn run_chaos_with(
             }
         }
     }
-    let live = config.nodes - failed_for_good.len();
-    if config.faults.membership {
+    let live = config.cluster.nodes - failed_for_good.len();
+    if config.cluster.faults.membership {
         // Only members get the log: a node outside the configuration applies nothing.
         cluster.one_on_every_member(Command::from_text("after-chaos"));
     } else {
         cluster.one(Command::from_text("after-chaos"), live, true);
     }
-    cluster.check_snapshot_policy(config.snapshot_threshold);
+    cluster.check_snapshot_policy(config.cluster.snapshot_threshold);
     let mut probed = FaultWindows::default();
-    if ends_with_probes(config.faults, ids.len()) {
+    if ends_with_probes(config.cluster.faults, ids.len()) {
         non_disruption_probe::probe(sim, &cluster);
         availability_probe::probe(sim, &cluster, &mut probed);
     }
@@ -321,7 +276,7 @@ impl<'c> Rounds<'c> {
         snapshot: &Snapshot,
         crashing: Option<NodeId>,
     ) -> Option<Event> {
-        if !self.config.faults.pauses {
+        if !self.config.cluster.faults.pauses {
             return None;
         }
         match cluster.random(4) {
@@ -379,7 +334,7 @@ impl Timeline for Rounds<'_> {
             .iter()
             .map(|&node| Event::Crash(node))
             .collect();
-        let fault = choose_fault(cluster, snapshot, self.config.faults);
+        let fault = choose_fault(cluster, snapshot, self.config.cluster.faults);
         let crashing = match fault {
             Some(Event::Crash(node)) => Some(node),
             _ => None,

@@ -39,6 +39,7 @@ pub mod run_end;
 pub mod runner;
 pub mod scenarios;
 pub mod schedule;
+pub mod settings;
 pub mod shrink;
 pub mod skew;
 pub mod timeline;
@@ -56,4 +57,5 @@ pub use kv_workload::{
 };
 pub use network::{NetConfig, Network};
 pub use runner::{replay_command, run_seeds, seeds, simulate, Sim, SimFailure};
+pub use settings::ClusterSettings;
 pub use skew::ClockSkew;

@@ -1,5 +1,6 @@
 //! The chaos run: 200 rounds of random faults per seed with every invariant on.
 
+use sim::ClusterSettings;
 use sim::{run_chaos, run_seeds, ChaosConfig, FaultMix};
 
 /// The default seeds of the chaos run (`INTERLEAVE_SEED` replaces them with one).
@@ -46,7 +47,10 @@ fn chaos_on_clusters_of_two_four_and_six_nodes() {
             &[101, 102],
             move |sim| {
                 let config = ChaosConfig {
-                    nodes,
+                    cluster: ClusterSettings {
+                        nodes,
+                        ..ClusterSettings::default()
+                    },
                     ..ChaosConfig::default()
                 };
                 let report = run_chaos(sim, &config);
@@ -68,9 +72,12 @@ fn chaos_with_pauses_pauses_leaders_and_resumes_every_node() {
         &[201, 202, 203],
         |sim| {
             let with = |pauses| ChaosConfig {
-                faults: FaultMix {
-                    pauses,
-                    ..FaultMix::DEFAULT
+                cluster: ClusterSettings {
+                    faults: FaultMix {
+                        pauses,
+                        ..FaultMix::DEFAULT
+                    },
+                    ..ClusterSettings::default()
                 },
                 ..ChaosConfig::default()
             };
@@ -102,7 +109,10 @@ fn chaos_with_snapshots_compacts_installs_and_restores() {
         &[101, 102, 105],
         |sim| {
             let config = ChaosConfig {
-                snapshot_threshold: Some(512),
+                cluster: ClusterSettings {
+                    snapshot_threshold: Some(512),
+                    ..ClusterSettings::default()
+                },
                 ..ChaosConfig::default()
             };
             let report = run_chaos(sim, &config);
@@ -125,9 +135,12 @@ fn chaos_with_membership_changes_grows_and_shrinks_the_voters() {
         &[1, 2, 3],
         |sim| {
             let config = ChaosConfig {
-                faults: sim::FaultMix {
-                    membership: true,
-                    ..sim::FaultMix::DEFAULT
+                cluster: ClusterSettings {
+                    faults: sim::FaultMix {
+                        membership: true,
+                        ..sim::FaultMix::DEFAULT
+                    },
+                    ..ClusterSettings::default()
                 },
                 ..ChaosConfig::default()
             };

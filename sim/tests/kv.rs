@@ -9,6 +9,7 @@ use node::{Mutation, MutationSet};
 use sim::kv_workload::{new_clerk, simulate_kv};
 use sim::kv_workload::{recheck_command, write_failure};
 use sim::runner::seeds;
+use sim::ClusterSettings;
 use sim::{check_kv_history, replay_command, FaultMix, KvRun, KvWorkloadConfig};
 use sim::{simulate, Cluster, ClusterConfig};
 use std::path::PathBuf;
@@ -148,8 +149,11 @@ linearizable_per_seed!(lease_reads_are_linearizable, ReadMode::Lease,
 /// Runs a broken variant on five seeds; every run must be rejected by the checker.
 fn rejected_on_every_seed(name: &str, read_mode: ReadMode, mutations: MutationSet) -> Vec<KvRun> {
     let config = KvWorkloadConfig {
+        cluster: ClusterSettings {
+            mutations,
+            ..ClusterSettings::default()
+        },
         read_mode,
-        mutations,
         ..KvWorkloadConfig::default()
     };
     rejected_on_every_seed_of(name, &config)
@@ -240,8 +244,11 @@ fn unsafe_local_reads_are_rejected() {
 #[test]
 fn read_index_without_the_leadership_round_is_rejected() {
     let config = KvWorkloadConfig {
+        cluster: ClusterSettings {
+            mutations: MutationSet::only(Mutation::ReadIndexWithoutRound),
+            ..ClusterSettings::default()
+        },
         read_mode: ReadMode::ReadIndex,
-        mutations: MutationSet::only(Mutation::ReadIndexWithoutRound),
         duration: 2 * KvWorkloadConfig::default().duration,
         ..KvWorkloadConfig::default()
     };
@@ -391,9 +398,12 @@ fn sessions_that_keep_expiring_cost_unknown_outcomes_never_a_duplicate() {
 #[test]
 fn clients_stay_linearizable_while_the_configuration_changes_and_a_counted_learner_is_caught() {
     let changing = KvWorkloadConfig {
-        faults: FaultMix {
-            membership: true,
-            ..FaultMix::DEFAULT
+        cluster: ClusterSettings {
+            faults: FaultMix {
+                membership: true,
+                ..FaultMix::DEFAULT
+            },
+            ..ClusterSettings::default()
         },
         ..KvWorkloadConfig::default()
     };
@@ -420,7 +430,10 @@ fn clients_stay_linearizable_while_the_configuration_changes_and_a_counted_learn
     // A learner counted toward majorities: two leaders of one term, or a leader without a
     // committed entry, while the clients run.
     let counted = KvWorkloadConfig {
-        mutations: MutationSet::only(Mutation::LearnerCounted),
+        cluster: ClusterSettings {
+            mutations: MutationSet::only(Mutation::LearnerCounted),
+            ..changing.cluster.clone()
+        },
         ..changing
     };
     let caught = (1..=5).find_map(|seed| simulate_kv(seed, &counted).err());

@@ -6,6 +6,7 @@ use crate::support::stopwatch;
 use models::Verdict;
 use node::{Mutation, MutationSet};
 use sim::kv_workload::{check_kv_history_within, simulate_kv};
+use sim::ClusterSettings;
 use sim::{scenarios, simulate, ClockSkew, FaultMix, KvWorkloadConfig};
 use std::time::Duration;
 
@@ -19,10 +20,13 @@ const CHECK_LIMIT: Duration = Duration::from_secs(10);
 fn hunt(name: &str, mutations: MutationSet, skew: ClockSkew) -> Vec<Verdict> {
     let hunting = KvWorkloadConfig::lease_hunt();
     let config = KvWorkloadConfig {
-        mutations,
-        faults: FaultMix {
-            skew,
-            ..hunting.faults
+        cluster: ClusterSettings {
+            mutations,
+            faults: FaultMix {
+                skew,
+                ..hunting.cluster.faults
+            },
+            ..hunting.cluster.clone()
         },
         ..hunting
     };

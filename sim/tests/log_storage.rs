@@ -4,18 +4,22 @@
 //! (`skip-fsync`) must be caught there.
 
 use node::{Mutation, MutationSet};
+use sim::ClusterSettings;
 use sim::{run_chaos, run_seeds, simulate, ChaosConfig, FaultMix, RunFigures, SimStorage};
 use std::sync::{Arc, Mutex};
 
 fn on_the_log(mutations: MutationSet) -> ChaosConfig {
     ChaosConfig {
-        faults: FaultMix {
-            power_loss: true,
-            ..FaultMix::DEFAULT
+        cluster: ClusterSettings {
+            faults: FaultMix {
+                power_loss: true,
+                ..FaultMix::DEFAULT
+            },
+            snapshot_threshold: Some(1024),
+            storage: SimStorage::Log,
+            mutations,
+            ..ClusterSettings::default()
         },
-        snapshot_threshold: Some(1024),
-        storage: SimStorage::Log,
-        mutations,
         ..ChaosConfig::default()
     }
 }

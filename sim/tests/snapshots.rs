@@ -8,6 +8,7 @@ use node::kv::{ClerkConfig, KvServerConfig, ReadMode};
 use node::persist::PersistentState;
 use node::{LogIndex, NodeId, Persister};
 use sim::kv_workload::{new_clerk, simulate_kv};
+use sim::ClusterSettings;
 use sim::{check_kv_history, run_seeds, Cluster, ClusterConfig, KvWorkloadConfig};
 use std::time::Duration;
 use threadsim::sync::Arc;
@@ -234,8 +235,11 @@ fn kv_snapshot_size_the_stored_state_stays_small() {
 #[test]
 fn kv_unreliable_recover_concurrent_partitions_linearizable() {
     let config = KvWorkloadConfig {
+        cluster: ClusterSettings {
+            snapshot_threshold: Some(1024),
+            ..ClusterSettings::default()
+        },
         read_mode: ReadMode::Log,
-        snapshot_threshold: Some(1024),
         ..KvWorkloadConfig::default()
     };
     for &seed in SEEDS {

@@ -7,6 +7,7 @@ use models::{MicroOp, TxnOutcome};
 use node::{Mutation, MutationSet};
 use sim::kv_workload::simulate_kv;
 use sim::txn_client::failure;
+use sim::ClusterSettings;
 use sim::KvWorkloadConfig;
 
 /// Reads that saw a value another client appended: the transactions do meet.
@@ -60,7 +61,10 @@ fn list_append_transactions_are_strictly_serializable_under_faults() {
 #[test]
 fn reads_served_at_proposal_are_caught_as_anomalies() {
     let config = KvWorkloadConfig {
-        mutations: MutationSet::only(Mutation::TxnReadsAtProposal),
+        cluster: ClusterSettings {
+            mutations: MutationSet::only(Mutation::TxnReadsAtProposal),
+            ..KvWorkloadConfig::list_append().cluster
+        },
         ..KvWorkloadConfig::list_append()
     };
     let run = simulate_kv(1, &config).expect("no invariant violated");

@@ -6,6 +6,7 @@ use super::catalogue::Broken;
 use super::detector::Detector;
 use crate::kv_workload::{check_kv_history, simulate_kv, KvWorkloadConfig};
 use crate::runner::simulate;
+use crate::settings::ClusterSettings;
 use models::Verdict;
 use node::kv::ReadMode;
 use node::MutationSet;
@@ -146,29 +147,41 @@ pub fn run_detector(
                 None => read_mode,
             };
             let config = KvWorkloadConfig {
+                cluster: ClusterSettings {
+                    mutations,
+                    ..ClusterSettings::default()
+                },
                 read_mode,
-                mutations,
                 ..KvWorkloadConfig::default()
             };
             sweep_kv(&config, seeds, sweep, started)
         }
         Detector::LeaseHunt { seeds } => {
             let config = KvWorkloadConfig {
-                mutations,
+                cluster: ClusterSettings {
+                    mutations,
+                    ..KvWorkloadConfig::lease_hunt().cluster
+                },
                 ..KvWorkloadConfig::lease_hunt()
             };
             sweep_kv(&config, seeds, sweep, started)
         }
         Detector::SessionChurn { seeds } => {
             let config = KvWorkloadConfig {
-                mutations,
+                cluster: ClusterSettings {
+                    mutations,
+                    ..KvWorkloadConfig::session_churn().cluster
+                },
                 ..KvWorkloadConfig::session_churn()
             };
             sweep_kv(&config, seeds, sweep, started)
         }
         Detector::Transactions { seeds } => {
             let config = KvWorkloadConfig {
-                mutations,
+                cluster: ClusterSettings {
+                    mutations,
+                    ..KvWorkloadConfig::list_append().cluster
+                },
                 ..KvWorkloadConfig::list_append()
             };
             sweep_seeds(seeds, sweep, started, |seed| {
