@@ -142,12 +142,46 @@ pub enum AdminAction {
     },
 }
 
-fn parse_socket_address(text: &str) -> Result<std::net::SocketAddr, String> {
+/// What is wrong with an option's value (clap prints it after the option's name).
+#[derive(Debug, thiserror::Error)]
+pub enum BadValue {
+    /// Not `HOST:PORT`.
+    #[error("{text:?} is not HOST:PORT ({source})")]
+    NotHostPort {
+        /// The text.
+        text: String,
+        /// Why it does not resolve.
+        source: std::io::Error,
+    },
+    /// A name that resolves to nothing.
+    #[error("{0:?} resolves to no address")]
+    NoAddress(String),
+    /// Not 16 hexadecimal digits.
+    #[error("{0:?} is not a digest (16 hexadecimal digits)")]
+    NotADigest(String),
+    /// Not a system `deploy` knows.
+    #[error("{0:?}: the system is interleave, etcd or etcd-serializable")]
+    UnknownSystem(String),
+    /// Not a network `deploy` knows.
+    #[error("{0:?}: the network is auto, namespaces or proxies")]
+    UnknownNetwork(String),
+    /// An empty name in a list of faults.
+    #[error("{0:?}: an empty fault name")]
+    EmptyFaultName(String),
+    /// Not a fault's name.
+    #[error("{0}; or all, none")]
+    UnknownFault(lab::nemesis::UnknownFault),
+}
+
+fn parse_socket_address(text: &str) -> Result<std::net::SocketAddr, BadValue> {
     use std::net::ToSocketAddrs;
     text.to_socket_addrs()
-        .map_err(|error| format!("{text:?} is not HOST:PORT ({error})"))?
+        .map_err(|source| BadValue::NotHostPort {
+            text: text.to_string(),
+            source,
+        })?
         .next()
-        .ok_or_else(|| format!("{text:?} resolves to no address"))
+        .ok_or_else(|| BadValue::NoAddress(text.to_string()))
 }
 
 /// `interleave gather`.
@@ -226,12 +260,12 @@ fn variant_names() -> PossibleValuesParser {
     PossibleValuesParser::new(names.collect::<Vec<_>>())
 }
 
-fn parse_digest(text: &str) -> Result<u64, String> {
+fn parse_digest(text: &str) -> Result<u64, BadValue> {
+    let not_a_digest = || BadValue::NotADigest(text.to_string());
     if text.len() != 16 {
-        return Err(format!("{text:?} is not a digest (16 hexadecimal digits)"));
+        return Err(not_a_digest());
     }
-    u64::from_str_radix(text, 16)
-        .map_err(|_| format!("{text:?} is not a digest (16 hexadecimal digits)"))
+    u64::from_str_radix(text, 16).map_err(|_| not_a_digest())
 }
 
 /// `interleave shrink`.
@@ -529,15 +563,13 @@ impl SystemChoice {
     }
 }
 
-fn parse_system(text: &str) -> Result<SystemChoice, String> {
+fn parse_system(text: &str) -> Result<SystemChoice, BadValue> {
     use lab::system::EtcdReads;
     match text {
         "interleave" => Ok(SystemChoice::Interleave),
         "etcd" => Ok(SystemChoice::Etcd(EtcdReads::Linearizable)),
         "etcd-serializable" => Ok(SystemChoice::Etcd(EtcdReads::Serializable)),
-        other => Err(format!(
-            "{other:?}: the system is interleave, etcd or etcd-serializable"
-        )),
+        other => Err(BadValue::UnknownSystem(other.to_string())),
     }
 }
 
@@ -550,14 +582,12 @@ pub enum NetworkChoice {
     Exactly(lab::Network),
 }
 
-fn parse_network(text: &str) -> Result<NetworkChoice, String> {
+fn parse_network(text: &str) -> Result<NetworkChoice, BadValue> {
     match text {
         "auto" => Ok(NetworkChoice::Auto),
         "namespaces" => Ok(NetworkChoice::Exactly(lab::Network::Namespaces)),
         "proxies" => Ok(NetworkChoice::Exactly(lab::Network::Proxies)),
-        other => Err(format!(
-            "{other:?}: the network is auto, namespaces or proxies"
-        )),
+        other => Err(BadValue::UnknownNetwork(other.to_string())),
     }
 }
 
@@ -581,7 +611,7 @@ impl std::fmt::Display for FaultList {
     }
 }
 
-fn parse_faults(text: &str) -> Result<FaultList, String> {
+fn parse_faults(text: &str) -> Result<FaultList, BadValue> {
     let mut kinds = Vec::new();
     let mut all = false;
     for name in text.split(',').map(str::trim) {
@@ -591,11 +621,8 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
                 kinds.extend(FaultKind::ALL.into_iter().filter(|kind| kind.in_all()));
             }
             "none" => {}
-            "" => return Err(format!("{text:?}: an empty fault name")),
-            name => kinds.push(
-                name.parse::<FaultKind>()
-                    .map_err(|error| format!("{error}; or all, none"))?,
-            ),
+            "" => return Err(BadValue::EmptyFaultName(text.to_string())),
+            name => kinds.push(name.parse::<FaultKind>().map_err(BadValue::UnknownFault)?),
         }
     }
     kinds.sort();

@@ -3,7 +3,7 @@
 //! own serializer), whole or not at all.
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// One test case of a report.
@@ -19,33 +19,65 @@ pub struct Case {
     pub time: Option<Duration>,
 }
 
+/// Why a report cannot be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// Its folder does not exist.
+    #[error("cannot write {what} {}: {} is not a folder", .path.display(), .folder.display())]
+    NoFolder {
+        /// Which report.
+        what: String,
+        /// Its path.
+        path: PathBuf,
+        /// The folder that is missing.
+        folder: PathBuf,
+    },
+    /// Its path is a folder.
+    #[error("{what} {} is a folder", .path.display())]
+    IsAFolder {
+        /// Which report.
+        what: String,
+        /// Its path.
+        path: PathBuf,
+    },
+    /// The XML cannot be rendered.
+    #[error("cannot render the JUnit report: {0}")]
+    Render(quick_junit::SerializeError),
+    /// The file cannot be written, or replaced.
+    #[error(transparent)]
+    Write(#[from] userfiles::WriteError),
+}
+
 /// Refuses a report path whose folder does not exist, before a run that would end unable to
 /// write it.
-pub fn check_path(path: &Path) -> Result<(), String> {
+pub fn check_path(path: &Path) -> Result<(), ReportError> {
     check_report_path(path, "the JUnit report")
 }
 
 /// [`check_path`] for any report a run writes at its end, named `what` in the error.
-pub fn check_report_path(path: &Path, what: &str) -> Result<(), String> {
+pub fn check_report_path(path: &Path, what: &str) -> Result<(), ReportError> {
     let folder = match path.parent() {
         Some(folder) if !folder.as_os_str().is_empty() => folder,
         _ => Path::new("."),
     };
     if !folder.is_dir() {
-        return Err(format!(
-            "cannot write {what} {}: {} is not a folder",
-            path.display(),
-            folder.display()
-        ));
+        return Err(ReportError::NoFolder {
+            what: what.to_string(),
+            path: path.to_path_buf(),
+            folder: folder.to_path_buf(),
+        });
     }
     if path.is_dir() {
-        return Err(format!("{what} {} is a folder", path.display()));
+        return Err(ReportError::IsAFolder {
+            what: what.to_string(),
+            path: path.to_path_buf(),
+        });
     }
-    userfiles::check_replaceable(path).map_err(|error| error.to_string())
+    Ok(userfiles::check_replaceable(path)?)
 }
 
 /// Writes a report holding one suite named `suite` with `cases` to `path`.
-pub fn write(path: &Path, suite: &str, cases: &[Case], time: Duration) -> Result<(), String> {
+pub fn write(path: &Path, suite: &str, cases: &[Case], time: Duration) -> Result<(), ReportError> {
     let mut report = Report::new("interleave");
     report.set_time(time);
     let mut test_suite = TestSuite::new(suite);
@@ -68,10 +100,8 @@ pub fn write(path: &Path, suite: &str, cases: &[Case], time: Duration) -> Result
         test_suite.add_test_case(test_case);
     }
     report.add_test_suite(test_suite);
-    let xml = report
-        .to_string()
-        .map_err(|error| format!("cannot render the JUnit report: {error}"))?;
-    userfiles::write_whole(path, xml).map_err(|error| error.to_string())
+    let xml = report.to_string().map_err(ReportError::Render)?;
+    Ok(userfiles::write_whole(path, xml)?)
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]

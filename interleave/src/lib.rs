@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod command_error;
 pub mod commands;
 pub mod coverage;
 pub mod engines;

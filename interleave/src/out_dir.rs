@@ -4,7 +4,7 @@
 //! has anything removed, and only the names the command writes: in a folder of the user's, a
 //! file of one of those names is a refusal, never a deletion.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The lock file: held while a run writes into the folder, and the mark that a run has.
 const LOCK_FILE: &str = ".interleave.lock";
@@ -19,22 +19,60 @@ pub struct Claim {
     left: Vec<std::fs::DirEntry>,
 }
 
+/// Why a run cannot have its output folder.
+#[derive(Debug, thiserror::Error)]
+pub enum OutDirError {
+    /// A file stands where the folder should.
+    #[error("{} is a file, not a folder for the run's output", .0.display())]
+    IsAFile(PathBuf),
+    /// The folder cannot be created, read, locked or cleared.
+    #[error("cannot {doing} {}: {source}", .path.display())]
+    Io {
+        /// What could not be done.
+        doing: &'static str,
+        /// The folder or the file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The folder holds outputs no run wrote.
+    #[error(
+        "{} holds {} that no interleave run wrote (it has no {LOCK_FILE}): give the run a folder \
+         of its own with --out, or move them away",
+        .dir.display(),
+        .names.join(", ")
+    )]
+    NotClaimedBefore {
+        /// The folder.
+        dir: PathBuf,
+        /// What it holds.
+        names: Vec<String>,
+    },
+    /// Another run holds the folder.
+    #[error("another interleave run is writing to {}: give this one its own --out", .0.display())]
+    Taken(PathBuf),
+}
+
 /// Creates `dir` and takes its lock; what an earlier run left in it (the entries whose names
 /// `is_output` accepts) stays until [`Claim::clear`]. Refuses when another run holds the lock,
 /// and when the folder holds such entries but no run claimed it before (they are not this
 /// tool's to delete).
-pub fn claim(dir: &Path, is_output: impl Fn(&str) -> bool) -> Result<Claim, String> {
-    let shown = dir.display();
+pub fn claim(dir: &Path, is_output: impl Fn(&str) -> bool) -> Result<Claim, OutDirError> {
+    let io = |doing| {
+        move |source| OutDirError::Io {
+            doing,
+            path: dir.to_path_buf(),
+            source,
+        }
+    };
     if dir.exists() && !dir.is_dir() {
-        return Err(format!(
-            "{shown} is a file, not a folder for the run's output"
-        ));
+        return Err(OutDirError::IsAFile(dir.to_path_buf()));
     }
-    std::fs::create_dir_all(dir).map_err(|error| format!("cannot create {shown}: {error}"))?;
+    std::fs::create_dir_all(dir).map_err(io("create"))?;
     let claimed_before = std::fs::symlink_metadata(dir.join(LOCK_FILE))
         .is_ok_and(|metadata| metadata.file_type().is_file());
     let mut left: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)
-        .map_err(|error| format!("cannot read {shown}: {error}"))?
+        .map_err(io("read"))?
         .flatten()
         .filter(|entry| entry.file_name().to_str().is_some_and(&is_output))
         .collect();
@@ -44,30 +82,27 @@ pub fn claim(dir: &Path, is_output: impl Fn(&str) -> bool) -> Result<Claim, Stri
             .iter()
             .map(|entry| entry.file_name().to_string_lossy().into_owned())
             .collect();
-        return Err(format!(
-            "{shown} holds {} that no interleave run wrote (it has no {LOCK_FILE}): \
-             give the run a folder of its own with --out, or move them away",
-            names.join(", ")
-        ));
+        return Err(OutDirError::NotClaimedBefore {
+            dir: dir.to_path_buf(),
+            names,
+        });
     }
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(dir.join(LOCK_FILE))
-        .map_err(|error| format!("cannot lock {shown}: {error}"))?;
+        .map_err(io("lock"))?;
     lock_exclusively(&file).map_err(|error| match error.kind() {
-        std::io::ErrorKind::WouldBlock => {
-            format!("another interleave run is writing to {shown}: give this one its own --out")
-        }
-        _ => format!("cannot lock {shown}: {error}"),
+        std::io::ErrorKind::WouldBlock => OutDirError::Taken(dir.to_path_buf()),
+        _ => io("lock")(error),
     })?;
     Ok(Claim { _lock: file, left })
 }
 
 impl Claim {
     /// Removes what the earlier run left whose names `which` accepts; returns how many.
-    pub fn clear(&mut self, which: impl Fn(&str) -> bool) -> Result<usize, String> {
+    pub fn clear(&mut self, which: impl Fn(&str) -> bool) -> Result<usize, OutDirError> {
         let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.left)
             .into_iter()
             .partition(|entry| entry.file_name().to_str().is_some_and(&which));
@@ -81,7 +116,11 @@ impl Claim {
             };
             match removed {
                 Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(format!("cannot remove {}: {error}", path.display()))
+                    return Err(OutDirError::Io {
+                        doing: "remove",
+                        path,
+                        source: error,
+                    })
                 }
                 _ => {}
             }
@@ -135,11 +174,11 @@ mod tests {
         std::fs::write(dir.join("notes.txt"), "mine").unwrap();
         let mut lock = claim(&dir, is_seed_folder).unwrap();
         assert!(dir.join("seed-12").exists(), "kept until the run clears it");
-        assert_eq!(lock.clear(|_| true), Ok(1));
+        assert_eq!(lock.clear(|_| true).unwrap(), 1);
         assert!(!dir.join("seed-12").exists());
         assert!(dir.join("seed-notes").exists() && dir.join("notes.txt").exists());
         let second = claim(&dir, is_seed_folder).unwrap_err();
-        assert!(second.contains("another interleave run"), "{second}");
+        assert!(matches!(second, OutDirError::Taken(_)), "{second}");
         drop(lock);
         assert!(
             claim(&dir, is_seed_folder).is_ok(),
@@ -154,7 +193,9 @@ mod tests {
         std::fs::write(dir.join("summary.txt"), "the user's own").unwrap();
         let refused = claim(&dir, |name| name == "summary.txt").unwrap_err();
         assert!(
-            refused.contains("holds summary.txt that no interleave run wrote"),
+            refused
+                .to_string()
+                .contains("holds summary.txt that no interleave run wrote"),
             "{refused}"
         );
         assert_eq!(
@@ -166,7 +207,7 @@ mod tests {
         std::fs::remove_file(dir.join("summary.txt")).unwrap();
         std::fs::write(dir.join("notes.txt"), "mine").unwrap();
         let mut lock = claim(&dir, |name| name == "summary.txt").unwrap();
-        assert_eq!(lock.clear(|_| true), Ok(0));
+        assert_eq!(lock.clear(|_| true).unwrap(), 0);
         assert!(dir.join("notes.txt").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }

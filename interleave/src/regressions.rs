@@ -29,11 +29,48 @@ pub struct Regression {
     pub note: String,
 }
 
+/// What is wrong with a line of the file.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {what}")]
+pub struct RegressionError {
+    /// The line, from 1.
+    pub line: usize,
+    /// What is wrong with it.
+    pub what: WrongLine,
+}
+
+/// What is wrong with one line.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WrongLine {
+    /// A first word that is not `passes` or `fails`.
+    #[error("{0:?} is not an expectation (`passes` or `fails`)")]
+    NotAnExpectation(String),
+    /// `--seed` last.
+    #[error("--seed has no value")]
+    SeedWithoutValue,
+    /// `--seed` with a value that is not a seed.
+    #[error("{0:?} is not a seed")]
+    NotASeed(String),
+    /// Two seeds.
+    #[error("two seeds")]
+    TwoSeeds,
+    /// No seed.
+    #[error("no --seed")]
+    NoSeed,
+    /// Flags that do not say a run.
+    #[error(transparent)]
+    Flags(#[from] runspec::SpecError),
+    /// `fails` without a broken variant.
+    #[error("`fails` needs the --mutation it fails with (the correct build must pass)")]
+    FailsWithoutMutation,
+}
+
 /// Reads the file; an error names the line and what is wrong with it.
-pub fn parse(text: &str) -> Result<Vec<Regression>, String> {
+pub fn parse(text: &str) -> Result<Vec<Regression>, RegressionError> {
     let mut kept = Vec::new();
     for (index, raw) in text.lines().enumerate() {
         let line = index + 1;
+        let at = |what: WrongLine| RegressionError { line, what };
         let (body, note) = raw.split_once('#').unwrap_or((raw, ""));
         let mut words = body.split_whitespace();
         let Some(first) = words.next() else {
@@ -42,36 +79,28 @@ pub fn parse(text: &str) -> Result<Vec<Regression>, String> {
         let expect = match first {
             "passes" => Expect::Passes,
             "fails" => Expect::Fails,
-            other => {
-                return Err(format!(
-                    "line {line}: {other:?} is not an expectation (`passes` or `fails`)"
-                ))
-            }
+            other => return Err(at(WrongLine::NotAnExpectation(other.to_string()))),
         };
         let mut flags: Vec<&str> = Vec::new();
         let mut seed = None;
         while let Some(word) = words.next() {
             if word == "--seed" {
-                let value = words
-                    .next()
-                    .ok_or(format!("line {line}: --seed has no value"))?;
+                let value = words.next().ok_or(at(WrongLine::SeedWithoutValue))?;
                 let parsed = value
                     .parse()
-                    .map_err(|_| format!("line {line}: {value:?} is not a seed"))?;
+                    .map_err(|_| at(WrongLine::NotASeed(value.to_string())))?;
                 if seed.replace(parsed).is_some() {
-                    return Err(format!("line {line}: two seeds"));
+                    return Err(at(WrongLine::TwoSeeds));
                 }
             } else {
                 flags.push(word);
             }
         }
-        let seed = seed.ok_or(format!("line {line}: no --seed"))?;
+        let seed = seed.ok_or(at(WrongLine::NoSeed))?;
         let spec = runspec::RunSpec::parse_flags(seed, &flags.join(" "))
-            .map_err(|error| format!("line {line}: {error}"))?;
+            .map_err(|error| at(error.into()))?;
         if expect == Expect::Fails && !spec.asks_for_broken() {
-            return Err(format!(
-                "line {line}: `fails` needs the --mutation it fails with (the correct build must pass)"
-            ));
+            return Err(at(WrongLine::FailsWithoutMutation));
         }
         kept.push(Regression {
             line,
@@ -114,7 +143,10 @@ mod tests {
             ("fails --seed 3", "needs the --mutation"),
             ("passes --nodes 12 --seed 3", "line 1: --nodes is outside"),
         ] {
-            assert!(parse(text).unwrap_err().contains(error), "{text}");
+            assert!(
+                parse(text).unwrap_err().to_string().contains(error),
+                "{text}"
+            );
         }
         assert_eq!(
             line_for(&runspec::RunSpec {

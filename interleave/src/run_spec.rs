@@ -198,24 +198,64 @@ impl WorkloadArgs {
 pub const MAX_DETERMINISTIC_DURATION: Duration = Duration::from_secs(600);
 const _: () = assert!(MAX_SCHEDULE_END.as_secs() == 2 * MAX_DETERMINISTIC_DURATION.as_secs());
 
+/// Why a run is refused before it starts.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RunRefused {
+    /// Settings that do not go together ([`RunSpec::check`]'s words).
+    #[error("{0}")]
+    Settings(String),
+    /// A broken variant asked of a build without them.
+    #[error("{WITHOUT_BROKEN_VARIANTS}")]
+    NoBrokenVariants,
+    /// A deterministic run longer than its memory allows.
+    #[error(
+        "--duration {secs} s is over the {max} s a deterministic run may last (shuttle keeps \
+         every thread switch in memory, about 1.5 MB per simulated second): run shorter seeds, \
+         or --scheduler os for long ones",
+        secs = .0.as_secs_f64(),
+        max = MAX_DETERMINISTIC_DURATION.as_secs()
+    )]
+    TooLong(Duration),
+    /// Raft rounds that may last longer than a deterministic run may.
+    #[error(
+        "--rounds {rounds} may take {longest_s} simulated s (a round takes up to {round_max_ms} \
+         ms), over the {max} s a deterministic run may last: at most {most} rounds, or \
+         --duration {max} to stop them there, or --scheduler os for long ones",
+        max = MAX_DETERMINISTIC_DURATION.as_secs()
+    )]
+    TooManyRounds {
+        /// The rounds asked for.
+        rounds: u32,
+        /// The longest they may take, in simulated seconds.
+        longest_s: u64,
+        /// The longest round, in milliseconds.
+        round_max_ms: u128,
+        /// The most rounds that fit.
+        most: u128,
+    },
+    /// A schedule that ends later than a deterministic run may.
+    #[error(
+        "the schedule ends at {end:.6} s, past the {max} s a schedule may last on a \
+         deterministic engine (shuttle keeps every thread switch in memory): cut it, or add \
+         --scheduler os to its flags note",
+        end = .0.as_secs_f64(),
+        max = MAX_SCHEDULE_END.as_secs()
+    )]
+    ScheduleTooLong(Duration),
+}
+
 /// Refuses a run its engine cannot hold in bounded memory, or one with a broken variant in a
 /// build without them.
-pub fn check_runnable(spec: &RunSpec) -> Result<(), String> {
-    spec.check()?;
+pub fn check_runnable(spec: &RunSpec) -> Result<(), RunRefused> {
+    spec.check().map_err(RunRefused::Settings)?;
     if spec.asks_for_broken() && !node::MUTATIONS_AVAILABLE {
-        return Err(WITHOUT_BROKEN_VARIANTS.to_string());
+        return Err(RunRefused::NoBrokenVariants);
     }
     match spec.duration {
         Some(duration)
             if spec.scheduler.deterministic() && duration > MAX_DETERMINISTIC_DURATION =>
         {
-            Err(format!(
-                "--duration {} s is over the {} s a deterministic run may last (shuttle keeps \
-                 every thread switch in memory, about 1.5 MB per simulated second): run \
-                 shorter seeds, or --scheduler os for long ones",
-                duration.as_secs_f64(),
-                MAX_DETERMINISTIC_DURATION.as_secs()
-            ))
+            Err(RunRefused::TooLong(duration))
         }
         _ => check_rounds(spec),
     }
@@ -223,7 +263,7 @@ pub fn check_runnable(spec: &RunSpec) -> Result<(), String> {
 
 /// Refuses, on a deterministic engine, raft rounds that may take longer than
 /// [`MAX_DETERMINISTIC_DURATION`] of simulated time with no `--duration` to stop them.
-fn check_rounds(spec: &RunSpec) -> Result<(), String> {
+fn check_rounds(spec: &RunSpec) -> Result<(), RunRefused> {
     let round_max = sim::ChaosConfig::default().round_max;
     let longest = round_max * spec.rounds;
     let most = MAX_DETERMINISTIC_DURATION.as_millis() / round_max.as_millis();
@@ -232,16 +272,12 @@ fn check_rounds(spec: &RunSpec) -> Result<(), String> {
         && spec.duration.is_none()
         && longest > MAX_DETERMINISTIC_DURATION
     {
-        return Err(format!(
-            "--rounds {} may take {} simulated s (a round takes up to {} ms), over the {} s a \
-             deterministic run may last: at most {most} rounds, or --duration {} to stop them \
-             there, or --scheduler os for long ones",
-            spec.rounds,
-            longest.as_secs(),
-            round_max.as_millis(),
-            MAX_DETERMINISTIC_DURATION.as_secs(),
-            MAX_DETERMINISTIC_DURATION.as_secs(),
-        ));
+        return Err(RunRefused::TooManyRounds {
+            rounds: spec.rounds,
+            longest_s: longest.as_secs(),
+            round_max_ms: round_max.as_millis(),
+            most,
+        });
     }
     Ok(())
 }
@@ -253,15 +289,9 @@ pub const MAX_SCHEDULE_END: Duration = Duration::from_secs(2 * 600);
 
 /// Refuses, on a deterministic engine, a schedule whose events go on past [`MAX_SCHEDULE_END`]:
 /// the run follows it to its end.
-pub fn check_schedule_end(spec: &RunSpec, end: Duration) -> Result<(), String> {
+pub fn check_schedule_end(spec: &RunSpec, end: Duration) -> Result<(), RunRefused> {
     if spec.scheduler.deterministic() && end > MAX_SCHEDULE_END {
-        return Err(format!(
-            "the schedule ends at {:.6} s, past the {} s a schedule may last on a deterministic \
-             engine (shuttle keeps every thread switch in memory): cut it, or add --scheduler os \
-             to its flags note",
-            end.as_secs_f64(),
-            MAX_SCHEDULE_END.as_secs()
-        ));
+        return Err(RunRefused::ScheduleTooLong(end));
     }
     Ok(())
 }
@@ -329,13 +359,24 @@ pub(crate) fn read_mode_parser() -> impl TypedValueParser<Value = ReadMode> {
     })
 }
 
+/// What is wrong with a `--duration`.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BadDuration {
+    /// Not a number.
+    #[error("{0:?} is not a number of seconds")]
+    NotSeconds(String),
+    /// Outside the bounds.
+    #[error("{0} s is outside 0.1..=86400")]
+    OutOfBounds(f64),
+}
+
 /// `--duration`: seconds, within [`bounds::DURATION_SECONDS`].
-pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, BadDuration> {
     let seconds: f64 = text
         .parse()
-        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+        .map_err(|_| BadDuration::NotSeconds(text.to_string()))?;
     if !bounds::DURATION_SECONDS.contains(&seconds) {
-        return Err(format!("{seconds} s is outside 0.1..=86400"));
+        return Err(BadDuration::OutOfBounds(seconds));
     }
     Ok(Duration::from_secs_f64(seconds))
 }

@@ -11,6 +11,25 @@ pub const MAX_SHARDS: u64 = 100_000;
 /// and a printed seed stays short enough to type.
 const RANDOM_FIRST_SEED_LIMIT: u64 = 1 << 40;
 
+/// What is wrong with a range of seeds or a shard of it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SeedsError {
+    /// `--first-seed` neither a number nor `random`.
+    #[error("{0:?} is neither a seed (0 to {max}) nor `random`", max = u64::MAX)]
+    NotASeed(String),
+    /// `--shard` not `K/N` within the bounds.
+    #[error("{0:?} is not a shard K/N with 1 <= K <= N <= {MAX_SHARDS}")]
+    NotAShard(String),
+    /// A range that passes the largest seed.
+    #[error("seeds {first}.. plus {count} seeds passes the largest seed {max}", max = u64::MAX)]
+    PastTheLargest {
+        /// The first seed.
+        first: u64,
+        /// How many.
+        count: u64,
+    },
+}
+
 /// `--first-seed`: a seed, or `random` (a fresh range for each run, printed so it replays).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FirstSeed {
@@ -21,18 +40,15 @@ pub enum FirstSeed {
 }
 
 impl FromStr for FirstSeed {
-    type Err = String;
+    type Err = SeedsError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, SeedsError> {
         if text == "random" {
             return Ok(FirstSeed::Random);
         }
-        text.parse().map(FirstSeed::Fixed).map_err(|_| {
-            format!(
-                "{text:?} is neither a seed (0 to {}) nor `random`",
-                u64::MAX
-            )
-        })
+        text.parse()
+            .map(FirstSeed::Fixed)
+            .map_err(|_| SeedsError::NotASeed(text.to_string()))
     }
 }
 
@@ -74,10 +90,10 @@ pub struct Shard {
 }
 
 impl FromStr for Shard {
-    type Err = String;
+    type Err = SeedsError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        let usage = || format!("{text:?} is not a shard K/N with 1 <= K <= N <= {MAX_SHARDS}");
+    fn from_str(text: &str) -> Result<Self, SeedsError> {
+        let usage = || SeedsError::NotAShard(text.to_string());
         let (index, count) = text.split_once('/').ok_or_else(usage)?;
         let index: u64 = index.trim().parse().map_err(|_| usage())?;
         let count: u64 = count.trim().parse().map_err(|_| usage())?;
@@ -117,12 +133,9 @@ pub struct SeedRange {
 
 impl SeedRange {
     /// The range, or an error when it would pass the largest seed.
-    pub fn new(first: u64, count: u64) -> Result<SeedRange, String> {
+    pub fn new(first: u64, count: u64) -> Result<SeedRange, SeedsError> {
         if count > 0 && first.checked_add(count - 1).is_none() {
-            return Err(format!(
-                "seeds {first}.. plus {count} seeds passes the largest seed {}",
-                u64::MAX
-            ));
+            return Err(SeedsError::PastTheLargest { first, count });
         }
         Ok(SeedRange { first, count })
     }

@@ -20,17 +20,44 @@ pub fn with_notes(events: &Schedule, spec: &RunSpec, violation: Option<&str>) ->
     }
 }
 
+/// Why a schedule file cannot be run.
+#[derive(Debug, thiserror::Error)]
+pub enum ScheduleFileError {
+    /// It cannot be read.
+    #[error(transparent)]
+    Read(#[from] userfiles::ReadError),
+    /// It is not a schedule.
+    #[error("{}: {source}", .path.display())]
+    Parse {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong.
+        source: sim::schedule::ParseError,
+    },
+    /// Its notes do not say a run.
+    #[error(transparent)]
+    Notes(#[from] runspec::SpecError),
+    /// Its events name a node the run has not (the schedule's words).
+    #[error("{0}")]
+    Nodes(String),
+    /// The run it says is refused.
+    #[error(transparent)]
+    Refused(#[from] crate::run_spec::RunRefused),
+}
+
 /// The run a schedule file's notes say, checked against its events (every node they name is
 /// in the cluster) and against this build (a broken variant needs a build with them).
-pub fn spec_of(schedule: &Schedule) -> Result<RunSpec, String> {
-    let spec = RunSpec::from_notes(&schedule.notes).map_err(|error| error.to_string())?;
+pub fn spec_of(schedule: &Schedule) -> Result<RunSpec, ScheduleFileError> {
+    let spec = RunSpec::from_notes(&schedule.notes)?;
     let clients = match spec.workload {
         Workload::Raft => Vec::new(),
         Workload::Kv | Workload::ListAppend => {
             sim::client_endpoints(sim::KvWorkloadConfig::default().clients)
         }
     };
-    schedule.check_nodes(spec.nodes as usize, &clients)?;
+    schedule
+        .check_nodes(spec.nodes as usize, &clients)
+        .map_err(ScheduleFileError::Nodes)?;
     crate::run_spec::check_runnable(&spec)?;
     crate::run_spec::check_schedule_end(&spec, schedule.end())?;
     Ok(spec)
@@ -42,10 +69,12 @@ pub const MAX_SCHEDULE_BYTES: u64 = 16 << 20;
 
 /// Reads a schedule file (a regular file within [`MAX_SCHEDULE_BYTES`]), with a clear error
 /// naming it.
-pub fn read_schedule(path: &Path) -> Result<Schedule, String> {
-    let text = userfiles::read_text(path, MAX_SCHEDULE_BYTES).map_err(|error| error.to_string())?;
-    text.parse()
-        .map_err(|error| format!("{}: {error}", path.display()))
+pub fn read_schedule(path: &Path) -> Result<Schedule, ScheduleFileError> {
+    let text = userfiles::read_text(path, MAX_SCHEDULE_BYTES)?;
+    text.parse().map_err(|source| ScheduleFileError::Parse {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// The command that replays the schedule file at `path`, of a run of `spec`.

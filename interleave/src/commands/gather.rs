@@ -33,6 +33,100 @@ struct Gathered {
     simulated: f64,
 }
 
+/// What is wrong with a shard's file.
+#[derive(Debug, PartialEq, thiserror::Error)]
+enum ShardError {
+    /// Something wrong on one line.
+    #[error("line {line}: {what}")]
+    OnLine {
+        /// The line, from 1.
+        line: usize,
+        /// What.
+        what: Box<ShardError>,
+    },
+    /// Not JSON.
+    #[error("not a JSON object of `chaos --json` ({0})")]
+    NotJson(String),
+    /// Two summaries.
+    #[error("a second summary: one file per shard")]
+    SecondSummary,
+    /// A seed's line without its seed.
+    #[error("no seed")]
+    NoSeed,
+    /// A verdict other than passed and failed.
+    #[error("verdict {0:?} is neither passed nor failed")]
+    OtherVerdict(Option<String>),
+    /// Another format version.
+    #[error(
+        "format version {0}; this build reads version {version}", version = crate::JSON_VERSION
+    )]
+    OtherVersion(u64),
+    /// No format version.
+    #[error("no format version: not the output of `chaos --json`")]
+    NoVersion,
+    /// No summary.
+    #[error("no summary line: the shard's run did not finish")]
+    NoSummary,
+}
+
+/// Why the shards are not one whole run.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+enum CoverageError {
+    /// Shards of runs that differ in their range, flags or build.
+    #[error("shards of different runs: {0}")]
+    DifferentRuns(String),
+    /// Shards numbered out of different totals.
+    #[error("shards of different splits: every shard must be one of the same N")]
+    DifferentSplits,
+    /// A shard given twice.
+    #[error("shard(s) given more than once: {0}")]
+    RepeatedShards(String),
+    /// Shards missing.
+    #[error("{given} of {count} shards given; missing: {missing}")]
+    MissingShards {
+        /// How many were given.
+        given: usize,
+        /// Of how many.
+        count: u64,
+        /// The first ones missing.
+        missing: String,
+    },
+    /// Seeds that ran twice.
+    #[error("seeds that ran more than once: {0:?}")]
+    RepeatedSeeds(Vec<u64>),
+    /// Nothing ran.
+    #[error("no seed ran")]
+    NoSeed,
+    /// A gap in the seeds.
+    #[error(
+        "{absent} of the {expected} seeds {first}..={last} did not run (first missing: \
+         {missing:?}): a shard is absent or was cut short"
+    )]
+    MissingSeeds {
+        /// How many did not run.
+        absent: u64,
+        /// How many the range holds.
+        expected: u64,
+        /// Its first seed.
+        first: u64,
+        /// Its last.
+        last: u64,
+        /// The first missing ones.
+        missing: Vec<u64>,
+    },
+    /// Ranges that do not add up to the seeds that ran.
+    #[error(
+        "the shards' ranges hold {claimed} seeds but {expected} ran: shards of different runs \
+         mixed?"
+    )]
+    RangesDisagree {
+        /// What the ranges hold.
+        claimed: u64,
+        /// What ran.
+        expected: u64,
+    },
+}
+
 /// The largest shard file read (256 MiB): a shard of 10,000 seeds writes a few megabytes.
 const MAX_SHARD_BYTES: u64 = 256 << 20;
 
@@ -68,20 +162,23 @@ pub fn gather(args: &GatherArgs) -> ExitCode {
     }
 }
 
-fn read_shard(gathered: &mut Gathered, name: &str, text: &str) -> Result<(), String> {
+fn read_shard(gathered: &mut Gathered, name: &str, text: &str) -> Result<(), ShardError> {
     let mut summary = None;
     for (number, line) in text
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
     {
-        let at = |message: String| format!("line {}: {message}", number + 1);
+        let at = |what: ShardError| ShardError::OnLine {
+            line: number + 1,
+            what: Box::new(what),
+        };
         let object: serde_json::Value = serde_json::from_str(line)
-            .map_err(|error| at(format!("not a JSON object of `chaos --json` ({error})")))?;
+            .map_err(|error| at(ShardError::NotJson(error.to_string())))?;
         let object = match object.get("summary") {
             Some(inner) => {
                 if summary.is_some() {
-                    return Err(at("a second summary: one file per shard".to_string()));
+                    return Err(at(ShardError::SecondSummary));
                 }
                 summary = Some(inner.clone());
                 continue;
@@ -91,7 +188,7 @@ fn read_shard(gathered: &mut Gathered, name: &str, text: &str) -> Result<(), Str
         check_version(&object).map_err(at)?;
         let seed = object["seed"]
             .as_u64()
-            .ok_or_else(|| at("no seed".to_string()))?;
+            .ok_or_else(|| at(ShardError::NoSeed))?;
         *gathered.seeds.entry(seed).or_default() += 1;
         match object["verdict"].as_str() {
             Some("passed") => {}
@@ -107,14 +204,10 @@ fn read_shard(gathered: &mut Gathered, name: &str, text: &str) -> Result<(), Str
                     verified: object["replay_verified"] == true,
                 });
             }
-            other => {
-                return Err(at(format!(
-                    "verdict {other:?} is neither passed nor failed"
-                )))
-            }
+            other => return Err(at(ShardError::OtherVerdict(other.map(str::to_string)))),
         }
     }
-    let summary = summary.ok_or("no summary line: the shard's run did not finish")?;
+    let summary = summary.ok_or(ShardError::NoSummary)?;
     check_version(&summary)?;
     let range = summary["range"].as_str().and_then(parse_range);
     let shard = summary["shard"].as_str().unwrap_or(name).to_string();
@@ -141,14 +234,11 @@ fn read_shard(gathered: &mut Gathered, name: &str, text: &str) -> Result<(), Str
     Ok(())
 }
 
-fn check_version(object: &serde_json::Value) -> Result<(), String> {
+fn check_version(object: &serde_json::Value) -> Result<(), ShardError> {
     match object["version"].as_u64() {
         Some(version) if version == u64::from(crate::JSON_VERSION) => Ok(()),
-        Some(version) => Err(format!(
-            "format version {version}; this build reads version {}",
-            crate::JSON_VERSION
-        )),
-        None => Err("no format version: not the output of `chaos --json`".to_string()),
+        Some(version) => Err(ShardError::OtherVersion(version)),
+        None => Err(ShardError::NoVersion),
     }
 }
 
@@ -159,12 +249,12 @@ fn parse_range(text: &str) -> Option<(u64, u64)> {
 
 /// Ok when the shards are one run's (one range, flags and build) and, where they are numbered
 /// ("2/8"), every one of them is there once.
-fn check_shards(gathered: &Gathered) -> Result<(), String> {
+fn check_shards(gathered: &Gathered) -> Result<(), CoverageError> {
     if gathered.runs.len() > 1 {
         let runs: Vec<String> = (gathered.runs.iter())
             .map(|(run, shards)| format!("{} of {run}", shards.join(", ")))
             .collect();
-        return Err(format!("shards of different runs: {}", runs.join("; ")));
+        return Err(CoverageError::DifferentRuns(runs.join("; ")));
     }
     let numbered: Vec<(u64, u64)> = (gathered.shards.iter())
         .filter_map(|(name, _)| {
@@ -176,17 +266,14 @@ fn check_shards(gathered: &Gathered) -> Result<(), String> {
         return Ok(());
     };
     if numbered.len() != gathered.shards.len() || numbered.iter().any(|&(_, c)| c != count) {
-        return Err("shards of different splits: every shard must be one of the same N".into());
+        return Err(CoverageError::DifferentSplits);
     }
     let repeated: Vec<String> = (1..=count)
         .filter(|index| numbered.iter().filter(|&&(i, _)| i == *index).count() > 1)
         .map(|index| format!("{index}/{count}"))
         .collect();
     if !repeated.is_empty() {
-        return Err(format!(
-            "shard(s) given more than once: {}",
-            repeated.join(", ")
-        ));
+        return Err(CoverageError::RepeatedShards(repeated.join(", ")));
     }
     let missing: Vec<String> = (1..=count)
         .filter(|index| !numbered.iter().any(|&(i, _)| i == *index))
@@ -194,18 +281,18 @@ fn check_shards(gathered: &Gathered) -> Result<(), String> {
         .take(10)
         .collect();
     if !missing.is_empty() {
-        return Err(format!(
-            "{} of {count} shards given; missing: {}",
-            numbered.len(),
-            missing.join(", ")
-        ));
+        return Err(CoverageError::MissingShards {
+            given: numbered.len(),
+            count,
+            missing: missing.join(", "),
+        });
     }
     Ok(())
 }
 
 /// Ok when the shards are one whole run ([`check_shards`]) and the seeds that ran are exactly
 /// one contiguous range, each once; else what is wrong.
-fn check_coverage(gathered: &Gathered) -> Result<(u64, u64), String> {
+fn check_coverage(gathered: &Gathered) -> Result<(u64, u64), CoverageError> {
     check_shards(gathered)?;
     let repeated: Vec<u64> = (gathered.seeds.iter())
         .filter(|(_, &times)| times > 1)
@@ -213,13 +300,13 @@ fn check_coverage(gathered: &Gathered) -> Result<(u64, u64), String> {
         .take(10)
         .collect();
     if !repeated.is_empty() {
-        return Err(format!("seeds that ran more than once: {repeated:?}"));
+        return Err(CoverageError::RepeatedSeeds(repeated));
     }
     let (Some((&first, _)), Some((&last, _))) = (
         gathered.seeds.first_key_value(),
         gathered.seeds.last_key_value(),
     ) else {
-        return Err("no seed ran".to_string());
+        return Err(CoverageError::NoSeed);
     };
     let expected = last - first + 1;
     if gathered.seeds.len() as u64 != expected {
@@ -227,23 +314,24 @@ fn check_coverage(gathered: &Gathered) -> Result<(u64, u64), String> {
             .filter(|seed| !gathered.seeds.contains_key(seed))
             .take(10)
             .collect();
-        return Err(format!(
-            "{} of the {expected} seeds {first}..={last} did not run (first missing: {missing:?}): a shard is absent or was cut short",
-            expected - gathered.seeds.len() as u64
-        ));
+        return Err(CoverageError::MissingSeeds {
+            absent: expected - gathered.seeds.len() as u64,
+            expected,
+            first,
+            last,
+            missing,
+        });
     }
     let claimed: u64 = (gathered.shards.iter())
         .filter_map(|(_, range)| range.map(|(a, b)| b - a + 1))
         .sum();
     if claimed != expected {
-        return Err(format!(
-            "the shards' ranges hold {claimed} seeds but {expected} ran: shards of different runs mixed?"
-        ));
+        return Err(CoverageError::RangesDisagree { claimed, expected });
     }
     Ok((first, last))
 }
 
-fn print_summary(gathered: &Gathered, problem: Option<&String>) {
+fn print_summary(gathered: &Gathered, problem: Option<&CoverageError>) {
     let seeds = gathered.seeds.len();
     let range = match (
         gathered.seeds.first_key_value(),
@@ -291,13 +379,13 @@ fn print_summary(gathered: &Gathered, problem: Option<&String>) {
     }
 }
 
-fn summary_json(gathered: &Gathered, problem: Option<&String>) -> serde_json::Value {
+fn summary_json(gathered: &Gathered, problem: Option<&CoverageError>) -> serde_json::Value {
     serde_json::json!({
         "version": crate::JSON_VERSION,
         "seeds": gathered.seeds.len(),
         "shards": gathered.shards.iter().map(|(name, _)| name).collect::<Vec<_>>(),
         "complete": problem.is_none(),
-        "problem": problem,
+        "problem": problem.map(ToString::to_string),
         "failures": gathered.failures.iter().map(|f| serde_json::json!({
             "seed": f.seed, "violation": f.violation, "replay": f.replay, "replay_verified": f.verified,
         })).collect::<Vec<_>>(),
@@ -330,7 +418,7 @@ mod tests {
         text
     }
 
-    fn gather_texts(texts: &[String]) -> Result<Gathered, String> {
+    fn gather_texts(texts: &[String]) -> Result<Gathered, ShardError> {
         let mut gathered = Gathered::default();
         for (i, text) in texts.iter().enumerate() {
             read_shard(&mut gathered, &format!("file {i}"), text)?;
@@ -348,11 +436,13 @@ mod tests {
         let gap = gather_texts(&[one.clone(), shard(&[4, 5], "2/2", "4..=5")]).unwrap();
         assert!(check_coverage(&gap)
             .unwrap_err()
+            .to_string()
             .contains("first missing: [3]"));
         let twice = gather_texts(&[one.clone(), one]).unwrap();
-        assert!(check_coverage(&twice)
-            .unwrap_err()
-            .contains("more than once"));
+        assert_eq!(
+            check_coverage(&twice),
+            Err(CoverageError::RepeatedShards("1/2".to_string()))
+        );
     }
 
     #[test]
@@ -361,11 +451,15 @@ mod tests {
         let alone = gather_texts(std::slice::from_ref(&one)).unwrap();
         assert_eq!(
             check_coverage(&alone),
-            Err("1 of 2 shards given; missing: 2/2".to_string())
+            Err(CoverageError::MissingShards {
+                given: 1,
+                count: 2,
+                missing: "2/2".to_string()
+            })
         );
         let other_flags = shard_of(&[3, 4, 5], "2/2", "3..=5", "--rounds 50");
         let mixed = gather_texts(&[one.clone(), other_flags]).unwrap();
-        let problem = check_coverage(&mixed).unwrap_err();
+        let problem = check_coverage(&mixed).unwrap_err().to_string();
         assert!(
             problem.starts_with("shards of different runs: "),
             "{problem}"
@@ -373,9 +467,7 @@ mod tests {
         assert!(problem.contains("--rounds 50"), "{problem}");
         let other_split = shard(&[3, 4, 5], "2/3", "3..=5");
         let split = gather_texts(&[one, other_split]).unwrap();
-        assert!(check_coverage(&split)
-            .unwrap_err()
-            .contains("different splits"));
+        assert_eq!(check_coverage(&split), Err(CoverageError::DifferentSplits));
     }
 
     #[test]
@@ -396,7 +488,7 @@ mod tests {
                 "neither passed nor failed",
             ),
         ] {
-            let error = gather_texts(&[text.to_string()]).unwrap_err();
+            let error = gather_texts(&[text.to_string()]).unwrap_err().to_string();
             assert!(error.contains(expected), "{text}: {error}");
         }
     }

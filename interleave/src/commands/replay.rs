@@ -2,6 +2,7 @@
 //! run comes out the same.
 
 use crate::cli::ReplayArgs;
+use crate::command_error::CommandError;
 use crate::engines::{run_seed_following, Watchdog};
 use crate::outcome::SeedOutcome;
 use crate::shrink::{read_schedule, spec_of};
@@ -17,7 +18,7 @@ struct Run {
 
 /// The run `args` ask for: the seed and flags given, or a schedule file's (whose mutations
 /// `--mutation` or `--no-mutations` replace).
-fn what_to_run(args: &ReplayArgs) -> Result<Run, String> {
+fn what_to_run(args: &ReplayArgs) -> Result<Run, CommandError> {
     let given = |seed| {
         let mut spec = args.workload.spec(&args.engine, seed);
         if args.no_mutations {
@@ -33,14 +34,15 @@ fn what_to_run(args: &ReplayArgs) -> Result<Run, String> {
         });
     };
     let schedule = read_schedule(path)?;
-    let mut spec =
-        spec_of(&schedule).map_err(|message| format!("{}: {message}", path.display()))?;
+    let mut spec = spec_of(&schedule).map_err(|source| CommandError::InScheduleFile {
+        path: path.clone(),
+        source,
+    })?;
     if args.seed.is_some_and(|given| given != spec.seed) {
-        return Err(format!(
-            "{} was recorded with seed {}: drop --seed or give that one",
-            path.display(),
-            spec.seed
-        ));
+        return Err(CommandError::OtherSeed {
+            path: path.clone(),
+            seed: spec.seed,
+        });
     }
     if args.no_mutations || !args.workload.mutations.is_empty() {
         spec.mutations = given(spec.seed).mutations;
@@ -108,7 +110,7 @@ fn write_trace_and_report(
     args: &ReplayArgs,
     spec: &RunSpec,
     first: &SeedOutcome,
-) -> Result<(), String> {
+) -> Result<(), CommandError> {
     let level = if args.verbose {
         threadsim::Level::Debug
     } else {
@@ -116,7 +118,7 @@ fn write_trace_and_report(
     };
     let trace = first.trace.render(level);
     match &args.out {
-        Some(path) => userfiles::write_whole(path, &trace).map_err(|error| error.to_string())?,
+        Some(path) => userfiles::write_whole(path, &trace)?,
         None => eprint!("{trace}"),
     }
     if let Some(path) = &args.report {
@@ -131,7 +133,7 @@ fn write_trace_and_report(
             spec.seed,
             verdict.lines().next().unwrap_or_default()
         );
-        crate::report::write(path, first, title, lines, None).map_err(|error| error.to_string())?;
+        crate::report::write(path, first, title, lines, None)?;
     }
     Ok(())
 }

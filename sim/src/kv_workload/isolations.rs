@@ -12,8 +12,9 @@ use std::time::Duration;
 /// The key-value workload's faults, until `end`: a quiet spell of 1-3 s, then one of: the leader
 /// (any node while none leads) cut off with one follower and some clients on its side for
 /// 1.5-3 s (half the time); the same after the leader was paused, and resumed 0.6-1.5 s later
-/// still cut off (a third of the time); two followers cut off for 1-2 s. Then a heal, and now and then a crash and, 0.2-1 s later, a restart. With
-/// clock skew on, the clocks take new rates as the leader is cut off or paused.
+/// still cut off (a third of the time); two followers cut off for 1-2 s. Then a heal, and now
+/// and then a crash and, 0.2-1 s later, a restart. With clock skew on, the clocks take new rates
+/// as the leader is cut off or paused.
 pub(super) struct Isolations {
     clients: Vec<NodeId>,
     /// Whether a change of the configuration may come with each quiet spell's fault.

@@ -124,7 +124,10 @@ pub enum Damage {
     #[error("a bad segment header (magic, version, number or checksum)")]
     BadHeader,
     /// A record after the seal that closed the segment.
-    #[error("a record after the seal that ends this segment (the log went on in {})", segment_name(*.next))]
+    #[error(
+        "a record after the seal that ends this segment (the log went on in {})",
+        segment_name(*.next)
+    )]
     RecordAfterSeal {
         /// The segment the seal names.
         next: u64,

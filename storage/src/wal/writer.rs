@@ -113,7 +113,12 @@ fn clean_up(
     recovered: &Recovered,
 ) -> Result<(), WalError> {
     if let Some((file, offset, why)) = &recovered.cut {
-        tracing::warn!(file = %file.display(), offset, why = %why, "cutting the torn tail of the log");
+        tracing::warn!(
+            file = %file.display(),
+            offset,
+            why = %why,
+            "cutting the torn tail of the log"
+        );
         filesystem
             .truncate_synced(file, *offset)
             .map_err(|source| io_error(file, source))?;

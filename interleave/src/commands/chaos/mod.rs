@@ -10,6 +10,7 @@ mod summary;
 mod tally;
 
 use crate::cli::ChaosArgs;
+use crate::command_error::CommandError;
 use crate::engines::{run_seed, Watchdog};
 use crate::junit;
 use crate::outcome::SeedOutcome;
@@ -143,7 +144,7 @@ pub fn chaos(args: &ChaosArgs, watchdog: Watchdog) -> ExitCode {
 fn prepare(
     args: &ChaosArgs,
     spec: &RunSpec,
-) -> Result<(SeedRange, SeedRange, usize, crate::out_dir::Claim), String> {
+) -> Result<(SeedRange, SeedRange, usize, crate::out_dir::Claim), CommandError> {
     let whole = SeedRange::new(args.first_seed.resolve(), args.seeds)?;
     crate::run_spec::check_runnable(spec)?;
     let range = args.shard.map_or(whole, |shard| whole.shard(shard));
@@ -218,7 +219,7 @@ fn spawn_workers(
     run: &Run<'_>,
     workers: usize,
     jobs: Arc<Jobs>,
-) -> Result<(Vec<std::thread::JoinHandle<()>>, mpsc::Receiver<Finished>), String> {
+) -> Result<(Vec<std::thread::JoinHandle<()>>, mpsc::Receiver<Finished>), CommandError> {
     let (results, finished) = mpsc::channel::<Finished>();
     let mut handles = Vec::new();
     for worker in 0..workers {
@@ -240,7 +241,10 @@ fn spawn_workers(
                     return;
                 }
             });
-        let handle = spawned.map_err(|error| format!("cannot start a worker thread: {error}"))?;
+        let handle = spawned.map_err(|source| CommandError::Thread {
+            what: "a worker thread",
+            source,
+        })?;
         handles.push(handle);
     }
     Ok((handles, finished))

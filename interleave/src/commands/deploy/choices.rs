@@ -1,6 +1,7 @@
 //! What a `deploy` run is made of on this machine: the system under test, the network its
 //! servers are on, and the faults both allow.
 
+use super::refused::DeployRefused;
 use crate::cli::{DeployArgs, FaultList, NetworkChoice, SystemChoice};
 use lab::nemesis::FaultKind;
 use lab::system::{Etcd, InterleaveServer, System};
@@ -10,27 +11,24 @@ use std::sync::Arc;
 /// The network `choice` comes to on this machine for `system`: `auto` takes network
 /// namespaces where they can be made and says why not where they cannot; a system whose
 /// members share one list of addresses (etcd) cannot go through proxies.
-pub(super) fn network(choice: NetworkChoice, system: &dyn System) -> Result<Network, String> {
+pub(super) fn network(
+    choice: NetworkChoice,
+    system: &dyn System,
+) -> Result<Network, DeployRefused> {
     let available = lab::netns::available();
     if !system.takes_an_address_per_link() {
-        let why = format!(
-            "{} gives every member one address for all its peers, so it cannot be given a \
-             proxy per link",
-            system.name()
-        );
+        let system = system.name().to_string();
         return match (choice, available) {
             (NetworkChoice::Exactly(Network::Proxies), _) => {
-                Err(format!("--network proxies: {why}"))
+                Err(DeployRefused::NoProxyPerLink { system })
             }
             (_, Ok(())) => Ok(Network::Namespaces),
-            (_, Err(cannot)) => Err(format!(
-                "{why}, and network namespaces cannot be made here: {cannot}"
-            )),
+            (_, Err(why)) => Err(DeployRefused::NeitherNetwork { system, why }),
         };
     }
     match (choice, available) {
         (NetworkChoice::Exactly(Network::Namespaces), Err(why)) => {
-            Err(format!("--network namespaces cannot be made here: {why}"))
+            Err(DeployRefused::NoNamespaces(why))
         }
         (NetworkChoice::Exactly(network), _) => Ok(network),
         (NetworkChoice::Auto, Ok(())) => Ok(Network::Namespaces),
@@ -48,7 +46,7 @@ pub(super) fn injectable(
     faults: &FaultList,
     network: Network,
     system: &dyn System,
-) -> Result<Vec<FaultKind>, String> {
+) -> Result<Vec<FaultKind>, DeployRefused> {
     let (own, kinds): (Vec<FaultKind>, Vec<FaultKind>) = faults
         .kinds
         .iter()
@@ -61,7 +59,10 @@ pub(super) fn injectable(
             system.name()
         );
         if !faults.all {
-            return Err(format!("{} cannot be made: {why}", names.join(" and ")));
+            return Err(DeployRefused::NotCooperating {
+                names: names.join(" and "),
+                why,
+            });
         }
         eprintln!("interleave: {} left out of all: {why}", names.join(" and "));
     }
@@ -74,10 +75,11 @@ pub(super) fn injectable(
             _ => "--network namespaces",
         };
         if !faults.all {
-            return Err(format!(
-                "{} cannot be made through {network} (it takes {other})",
-                names.join(" and ")
-            ));
+            return Err(DeployRefused::OtherNetwork {
+                names: names.join(" and "),
+                network,
+                other,
+            });
         }
         eprintln!(
             "interleave: {} left out of all: not made through {network} (it takes {other})",
@@ -95,7 +97,12 @@ pub(super) fn injectable(
             Err(why) if faults.all => {
                 eprintln!("interleave: {} left out of all: {why}", names.join(" and "));
             }
-            Err(why) => return Err(format!("{} cannot be made: {why}", names.join(" and "))),
+            Err(why) => {
+                return Err(DeployRefused::CannotHoldPackets {
+                    names: names.join(" and "),
+                    why,
+                })
+            }
         }
     }
     let (lossy, mut kinds): (Vec<FaultKind>, Vec<FaultKind>) =
@@ -119,16 +126,16 @@ pub(super) fn injectable(
             eprintln!("interleave: {} left out of all: {why}", names.join(" and "));
             Ok(kinds)
         }
-        Err(why) => Err(format!(
-            "{} needs the lossy file system, and {why}",
-            names.join(" and ")
-        )),
+        Err(why) => Err(DeployRefused::NoLossyDisks {
+            names: names.join(" and "),
+            why,
+        }),
     }
 }
 
 /// The system `args` ask for, or why it cannot run: etcd takes none of the options of this
 /// project's server, and must be installed.
-pub(super) fn system(args: &DeployArgs) -> Result<Arc<dyn System>, String> {
+pub(super) fn system(args: &DeployArgs) -> Result<Arc<dyn System>, DeployRefused> {
     let reads = match args.system {
         SystemChoice::Interleave => return interleave_server(args),
         SystemChoice::Etcd(reads) => reads,
@@ -144,27 +151,23 @@ pub(super) fn system(args: &DeployArgs) -> Result<Arc<dyn System>, String> {
         ("--mutation", !args.mutations.is_empty()),
     ];
     if let Some((option, _)) = own_options.iter().find(|(_, given)| *given) {
-        return Err(format!(
-            "{option} is an option of this project's server, not of etcd (whose reads are \
-             chosen by --system etcd or etcd-serializable)"
-        ));
+        return Err(DeployRefused::NotAnEtcdOption(option));
     }
     let program = args.server.clone().unwrap_or_else(|| "etcd".into());
-    Etcd::available(&program).map_err(|why| why.to_string())?;
+    Etcd::available(&program).map_err(DeployRefused::NoEtcd)?;
     Ok(Arc::new(Etcd { program, reads }))
 }
 
 /// This project's server, with the options `args` give it, and `--allow-faults` for the clock
 /// and disk faults.
-fn interleave_server(args: &DeployArgs) -> Result<Arc<dyn System>, String> {
+fn interleave_server(args: &DeployArgs) -> Result<Arc<dyn System>, DeployRefused> {
     let program = match &args.server {
         Some(program) => ServerProgram {
             program: program.clone(),
             leading_args: Vec::new(),
         },
         None => ServerProgram {
-            program: std::env::current_exe()
-                .map_err(|error| format!("cannot find this program to run its servers: {error}"))?,
+            program: std::env::current_exe().map_err(DeployRefused::NoProgram)?,
             leading_args: vec!["server".into()],
         },
     };
@@ -184,6 +187,5 @@ fn interleave_server(args: &DeployArgs) -> Result<Arc<dyn System>, String> {
     for mutation in &args.mutations {
         server_args.extend(["--mutation".to_string(), mutation.name().to_string()]);
     }
-    InterleaveServer::system(program, server_args)
-        .map_err(|error| format!("the administrators' key: {error}"))
+    InterleaveServer::system(program, server_args).map_err(DeployRefused::AdminKey)
 }

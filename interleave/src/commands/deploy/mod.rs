@@ -2,9 +2,11 @@
 //! checked for linearizability, and a folder that shows what happened.
 
 mod choices;
+mod refused;
 mod summary;
 
 use crate::cli::{DeployArgs, FaultList};
+use crate::command_error::CommandError;
 use crate::interrupt::{interrupted, stop_on_ctrl_c};
 use lab::nemesis::{self, writes_stopped_for, FaultRecord, NemesisConfig, NemesisRun, Workload};
 use models::{
@@ -115,7 +117,7 @@ pub fn deploy(args: &DeployArgs) -> ExitCode {
 const PARTIAL_CLUSTER: &str = "cluster.partial";
 
 /// Creates `out`, takes its lock, and removes what a run that never ended left there.
-fn claim(out: &Path) -> Result<crate::out_dir::Claim, String> {
+fn claim(out: &Path) -> Result<crate::out_dir::Claim, CommandError> {
     let mut claim = crate::out_dir::claim(out, |name| {
         RUN_FILES.contains(&name) || name == PARTIAL_CLUSTER
     })?;
@@ -128,16 +130,10 @@ fn claim(out: &Path) -> Result<crate::out_dir::Claim, String> {
 }
 
 /// Puts the run's files in place of the last run's.
-fn replace_last_run(out: &Path, claim: &mut crate::out_dir::Claim) -> Result<(), String> {
+fn replace_last_run(out: &Path, claim: &mut crate::out_dir::Claim) -> Result<(), CommandError> {
     claim.clear(|_| true)?;
     let (from, to) = (out.join(PARTIAL_CLUSTER), out.join("cluster"));
-    std::fs::rename(&from, &to).map_err(|error| {
-        format!(
-            "cannot move {} to {}: {error}",
-            from.display(),
-            to.display()
-        )
-    })
+    std::fs::rename(&from, &to).map_err(|source| CommandError::Move { from, to, source })
 }
 
 fn write_folder(

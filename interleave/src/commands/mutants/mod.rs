@@ -8,8 +8,9 @@ pub mod matrix;
 mod table;
 
 use crate::cli::MutantsArgs;
+use crate::command_error::CommandError;
 use crate::engines::Watchdog;
-use crate::run_spec::{EngineArgs, WITHOUT_BROKEN_VARIANTS};
+use crate::run_spec::EngineArgs;
 use cells::{correct_build_key, run_cell};
 pub use matrix::{cell_text, CorrectCell, Matrix, Row};
 use sim::mutants::{catalogue, Column, Detector, Sweep, Variant};
@@ -80,11 +81,9 @@ pub fn mutants(args: &MutantsArgs, watchdog: Watchdog) -> ExitCode {
 
 /// The variants `args` choose (`--only`, `--shard`) and the rest of the plan; an error when this
 /// build has no broken variants, the JUnit path cannot be written, or nothing would run.
-fn plan(args: &MutantsArgs, watchdog: Watchdog) -> Result<Plan<'_>, String> {
+fn plan(args: &MutantsArgs, watchdog: Watchdog) -> Result<Plan<'_>, CommandError> {
     if !node::MUTATIONS_AVAILABLE {
-        return Err(format!(
-            "mutants runs the broken variants; {WITHOUT_BROKEN_VARIANTS}"
-        ));
+        return Err(CommandError::MutantsNeedBrokenVariants);
     }
     if let Some(checked) = args.junit.as_deref().map(crate::junit::check_path) {
         checked?;
@@ -114,14 +113,11 @@ fn plan(args: &MutantsArgs, watchdog: Watchdog) -> Result<Plan<'_>, String> {
     let cells = plan.variants.iter().flat_map(|v| v.detectors.iter());
     // The correct build runs the chosen variants' detectors, so no cell means no run at all.
     if cells.filter(|d| plan.wanted(d)).count() == 0 {
-        return Err(format!(
-            "nothing to run: {}",
-            if plan.variants.is_empty() {
-                "this shard holds no variant (more shards than variants)"
-            } else {
-                "every detector of the chosen variants is skipped"
-            }
-        ));
+        return Err(CommandError::NothingToRun(if plan.variants.is_empty() {
+            "this shard holds no variant (more shards than variants)"
+        } else {
+            "every detector of the chosen variants is skipped"
+        }));
     }
     Ok(plan)
 }
