@@ -6,10 +6,11 @@
 //! and every file to its durable contents, plus whatever part of its unsynced writes the
 //! [`LossMode`] keeps.
 
+mod damage;
+
 use super::change::Change;
-use super::loss::{cut_unsynced, LossMode, LossReport};
+pub use damage::Corruption;
 use std::collections::{BTreeMap, BTreeSet};
-use threadsim::DetRng;
 
 /// An inode number, as the kernel names a file or directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -83,6 +84,10 @@ impl FileData {
     fn change(&mut self, change: Change) {
         change.apply(&mut self.current);
         self.unsynced.push(change);
+        assert!(
+            self.current.len() as u64 <= FILE_MAX,
+            "a file past the largest"
+        );
     }
 
     /// Makes the first `count` unsynced changes durable.
@@ -92,6 +97,11 @@ impl FileData {
             change.apply(&mut self.durable);
         }
         if self.unsynced.is_empty() {
+            assert_eq!(
+                self.durable.len(),
+                self.current.len(),
+                "a synced file is what is seen"
+            );
             debug_assert_eq!(self.durable, self.current, "a synced file is what is seen");
         }
     }
@@ -135,44 +145,6 @@ pub struct Attributes {
     pub is_dir: bool,
     /// Permission bits.
     pub permissions: u32,
-}
-
-/// Damage done to a file by `Tree::corrupt`, and what undoing it takes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Corruption {
-    /// The file, from the mount's root.
-    pub path: std::path::PathBuf,
-    ino: Ino,
-    /// Where the damage starts.
-    pub offset: u64,
-    /// The bytes that were there.
-    original: Vec<u8>,
-    /// Whether a sector was zeroed (else one bit flipped).
-    pub zero_sector: bool,
-}
-
-impl std::fmt::Display for Corruption {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let what = if self.zero_sector {
-            "a sector zeroed"
-        } else {
-            "a bit flipped"
-        };
-        write!(
-            f,
-            "{what} in {} at offset {}",
-            self.path.display(),
-            self.offset
-        )
-    }
-}
-
-/// Writes `bytes` over `contents` at `offset`, within its length.
-fn overwrite(contents: &mut [u8], offset: usize, bytes: &[u8]) {
-    let end = (offset + bytes.len()).min(contents.len());
-    if offset < end {
-        contents[offset..end].copy_from_slice(&bytes[..end - offset]);
-    }
 }
 
 /// A file sync under way (see [`Tree::begin_sync`]).
@@ -301,6 +273,7 @@ impl Tree {
         }
         let ino = Ino(self.next_ino);
         self.next_ino += 1;
+        assert!(!self.inodes.contains_key(&ino), "{ino:?} is taken");
         let node = if is_dir {
             Node::Dir(DirData::default())
         } else {
@@ -313,7 +286,8 @@ impl Tree {
                 permissions: permissions & 0o7777,
             },
         );
-        self.dir_mut(parent)?.current.insert(name.to_vec(), ino);
+        let replaced = self.dir_mut(parent)?.current.insert(name.to_vec(), ino);
+        assert_eq!(replaced, None, "a new name replaced an entry");
         Ok(ino)
     }
 
@@ -360,6 +334,11 @@ impl Tree {
             .current
             .insert(new_name.to_vec(), moving);
         self.collect_garbage();
+        assert_eq!(
+            self.lookup(new_parent, new_name),
+            Ok(moving),
+            "a renamed inode is found by its new name"
+        );
         Ok(())
     }
 
@@ -382,6 +361,10 @@ impl Tree {
         let len = file.current.len() as u64;
         let start = offset.min(len) as usize;
         let end = offset.saturating_add(size.into()).min(len) as usize;
+        assert!(
+            start <= end && end - start <= size as usize,
+            "a read within its size"
+        );
         Ok(&file.current[start..end])
     }
 
@@ -400,6 +383,10 @@ impl Tree {
             offset,
             bytes: bytes.to_vec(),
         });
+        assert!(
+            file.current.len() as u64 >= offset + bytes.len() as u64,
+            "a write is within the file after it"
+        );
         self.stats.writes += 1;
         self.stats.bytes_written += bytes.len() as u64;
         Ok(bytes.len() as u32)
@@ -416,6 +403,7 @@ impl Tree {
             return Err(FsError::NoSpace);
         }
         file.change(Change::Resize(len));
+        assert_eq!(file.current.len() as u64, len, "a file is the length set");
         Ok(())
     }
 
@@ -456,6 +444,10 @@ impl Tree {
     /// made since are not. Fails if the power was cut in between (the sync never finished) or
     /// the file is gone.
     pub fn finish_sync(&mut self, begun: SyncBegun) -> Result<(), FsError> {
+        assert!(
+            begun.generation <= self.generation,
+            "a sync begun after now"
+        );
         if begun.generation != self.generation {
             return Err(FsError::Interrupted);
         }
@@ -507,60 +499,6 @@ impl Tree {
         found
     }
 
-    /// Damages one file on the medium, drawn from `rng` among the non-empty ones: one bit
-    /// flipped, or (with `zero_sector`) a 512-byte sector zeroed, in what is seen and what is
-    /// durable alike. Says what was done and what it takes to undo it; `None` if every file is
-    /// empty.
-    pub fn corrupt(&mut self, rng: &mut DetRng, zero_sector: bool) -> Option<Corruption> {
-        let candidates: Vec<(std::path::PathBuf, Ino)> = self
-            .walk()
-            .into_iter()
-            .filter(
-                |(_, ino)| matches!(&self.inodes[ino].node, Node::File(f) if !f.current.is_empty()),
-            )
-            .collect();
-        if candidates.is_empty() {
-            return None;
-        }
-        let (path, ino) = candidates[rng.index(candidates.len())].clone();
-        let Node::File(file) = &mut self.inodes.get_mut(&ino).expect("named").node else {
-            unreachable!("a file was chosen")
-        };
-        let len = file.current.len();
-        let (offset, new): (usize, Vec<u8>) = if zero_sector {
-            let sector = rng.index(len.div_ceil(super::loss::SECTOR));
-            let start = sector * super::loss::SECTOR;
-            let end = (start + super::loss::SECTOR).min(len);
-            (start, vec![0; end - start])
-        } else {
-            let at = rng.index(len);
-            (at, vec![file.current[at] ^ (1 << rng.index(8))])
-        };
-        let original = file.current[offset..offset + new.len()].to_vec();
-        overwrite(&mut file.current, offset, &new);
-        overwrite(&mut file.durable, offset, &new);
-        Some(Corruption {
-            path,
-            ino,
-            offset: offset as u64,
-            original,
-            zero_sector,
-        })
-    }
-
-    /// Puts back the bytes `corruption` replaced.
-    pub fn repair(&mut self, corruption: &Corruption) {
-        if let Some(Inode {
-            node: Node::File(file),
-            ..
-        }) = self.inodes.get_mut(&corruption.ino)
-        {
-            let offset = corruption.offset as usize;
-            overwrite(&mut file.current, offset, &corruption.original);
-            overwrite(&mut file.durable, offset, &corruption.original);
-        }
-    }
-
     /// A handle on `ino` was opened: it lives, unlinked or not, until the handle is released.
     pub fn opened(&mut self, ino: Ino) -> Result<(), FsError> {
         if !self.inodes.contains_key(&ino) {
@@ -573,56 +511,13 @@ impl Tree {
     /// A handle on `ino` was released.
     pub fn released(&mut self, ino: Ino) {
         if let Some(count) = self.open.get_mut(&ino) {
+            assert!(*count > 0, "an open count of zero is not kept");
             *count -= 1;
             if *count == 0 {
                 self.open.remove(&ino);
                 self.collect_garbage();
             }
         }
-    }
-
-    /// A power cut (from [`Tree::power_off`], if it was called, or now): every directory back
-    /// to its durable entries, every file to its durable contents plus what `mode` keeps of its
-    /// unsynced changes (drawn from `rng`); then the power is on again. The processes using the
-    /// file system must have been killed first; handles they left open are dropped.
-    pub fn power_loss(&mut self, mode: LossMode, rng: &mut DetRng) -> LossReport {
-        self.power_off();
-        let mut report = LossReport::default();
-        for inode in self.inodes.values_mut() {
-            match &mut inode.node {
-                Node::Dir(dir) => {
-                    let lost: usize = dir
-                        .current
-                        .iter()
-                        .filter(|(name, ino)| dir.durable.get(*name) != Some(ino))
-                        .count();
-                    report.names_lost += lost as u64;
-                    dir.current = dir.durable.clone();
-                }
-                Node::File(file) if !file.unsynced.is_empty() => {
-                    report.files_cut += 1;
-                    let kept = cut_unsynced(&file.durable, &file.unsynced, mode, rng);
-                    report.bytes_lost += file
-                        .unsynced
-                        .iter()
-                        .map(|change| match change {
-                            Change::Write { bytes, .. } => bytes.len() as u64,
-                            Change::Resize(_) => 0,
-                        })
-                        .sum::<u64>()
-                        .saturating_sub(kept.bytes_kept);
-                    file.durable = kept.contents;
-                    file.current = file.durable.clone();
-                    file.unsynced.clear();
-                }
-                Node::File(_) => {}
-            }
-        }
-        self.open.clear();
-        self.collect_garbage();
-        self.powered_off = false;
-        self.stats.power_losses += 1;
-        report
     }
 
     /// Drops every inode no name (seen or durable) reaches and no handle holds.
@@ -645,6 +540,10 @@ impl Tree {
         let open = &self.open;
         self.inodes
             .retain(|ino, _| reached.contains(ino) || open.contains_key(ino));
+        assert!(
+            self.inodes.contains_key(&ROOT),
+            "the root is never collected"
+        );
         // A directory's durable entries may name an inode that no longer exists only if it was
         // dropped above; nothing reaches such an entry, and none can exist: every inode a
         // durable entry names was reached.
@@ -692,6 +591,8 @@ fn check_name(name: &[u8]) -> Result<(), FsError> {
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
+    use crate::lossy_fs::LossMode;
+    use threadsim::DetRng;
 
     fn tree_with_file(name: &[u8]) -> (Tree, Ino) {
         let mut tree = Tree::new();

@@ -42,9 +42,11 @@ pub fn plan(seed: u64, kinds: &[FaultKind], nodes: u32, duration: Duration) -> V
         let start = at + rng.duration_ms(GAP.0, GAP.1);
         let kind = kinds[rng.index(kinds.len())];
         let (fault, hold) = draw(&mut rng, kind, nodes);
+        assert_eq!(fault.kind(), kind, "a drawn fault is of the kind drawn");
         if start + hold > duration {
             return steps;
         }
+        assert!(start >= at, "a step starts after the one before it ends");
         steps.push(Step { start, fault, hold });
         at = start + hold;
     }

@@ -322,6 +322,7 @@ impl Run<'_, '_> {
             }
         };
         let in_place = micros_since(self.epoch);
+        assert!(in_place >= start, "a fault is in place after it began");
         (self.progress)(&format!("{:>6.1} s  {}", seconds(start), injection.what));
         Some(Active {
             kind: step.fault.kind(),
@@ -347,6 +348,10 @@ impl Run<'_, '_> {
             }
         };
         let end = micros_since(self.epoch);
+        assert!(
+            end >= active.in_place,
+            "a fault heals after it was in place"
+        );
         (self.progress)(&format!("{:>6.1} s    {outcome}", seconds(end)));
         self.result.faults.push(FaultRecord {
             kind: active.kind,
