@@ -2,8 +2,9 @@
 //! ([`Network`]): straight over localhost, through a [`LinkProxy`] on every directed link, or
 //! between hosts in network namespaces with a packet filter in each ([`crate::netns`]).
 
+use crate::link_fault::LinkFault;
 use crate::netns::Hosts;
-use crate::{LinkFault, LinkProxy};
+use crate::proxy::LinkProxy;
 use node::NodeId;
 use std::collections::BTreeMap;
 use std::fmt;

@@ -5,11 +5,12 @@
 //! a cluster goes through here: start, `kill -9`, SIGSTOP and SIGCONT, SIGTERM, cut, delay,
 //! drop or duplicate packets, heal, and (with lossy disks) a power cut.
 
+use crate::link_fault::LinkFault;
 use crate::links::{Links, Network};
 use crate::lossy_fs::{Corruption, LossMode, LossReport, LossyMount};
 use crate::netns::Hosts;
+use crate::proxy::LinkProxy;
 use crate::system::{NodeStart, System};
-use crate::{LinkFault, LinkProxy};
 use node::NodeId;
 use server::real_time::{now, sleep_until};
 use std::collections::BTreeMap;

@@ -5,7 +5,7 @@
 //! the proxy of the link B to A) still go through: a one-way cut. Cutting both directions of
 //! every link of a node partitions it.
 
-use crate::LinkFault;
+use crate::link_fault::LinkFault;
 use server::real_time::{now, sleep_until};
 use server::threads::{join_all, join_finished};
 use std::io::{self, Read, Write};

@@ -5,9 +5,9 @@
 //! both go through it.
 
 use crate::real_time::{now, sleep_until};
+use crate::transport::TcpKvTransport;
 use crate::wire::admin::AdminRequest;
 use crate::wire::kv::ClientReply;
-use crate::TcpKvTransport;
 use node::kv::KvReply;
 use node::{Membership, NodeId};
 use std::time::Duration;

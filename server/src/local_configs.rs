@@ -1,7 +1,7 @@
 //! [`local_configs`]: the configurations of a cluster of servers run in one process on this
 //! machine (the benchmark examples), each with its own ports and data directory.
 
-use crate::ServerConfig;
+use crate::server::ServerConfig;
 use node::kv::ReadMode;
 use node::NodeId;
 use std::collections::BTreeMap;

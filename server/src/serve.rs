@@ -1,6 +1,7 @@
 //! A server process from start to exit: what `interleave-server` and `interleave server` run.
 
-use crate::{Server, ServerArgs};
+use crate::server::Server;
+use crate::server_args::ServerArgs;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use tracing_subscriber::EnvFilter;

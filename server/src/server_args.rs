@@ -1,7 +1,7 @@
 //! The server's command line: which node it is, where every member is, where it keeps its
 //! state and how it reads.
 
-use crate::ServerConfig;
+use crate::server::ServerConfig;
 use clap::Parser;
 use node::kv::ReadMode;
 use node::NodeId;

@@ -6,7 +6,7 @@
 use super::error::{Finding, NemesisError};
 use super::inject::Nemesis;
 use super::target::Target;
-use crate::Network;
+use crate::links::Network;
 use node::NodeId;
 use std::any::Any;
 use std::fmt;

@@ -4,8 +4,9 @@
 
 use super::error::{Finding, NemesisError};
 use super::target::Target;
+use crate::link_fault::LinkFault;
+use crate::local_cluster::LocalCluster;
 use crate::system::{Connection, Unreachable};
-use crate::{LinkFault, LocalCluster};
 use node::NodeId;
 use server::wire::kv::ClockChange;
 use server::TcpKvTransport;

@@ -7,7 +7,7 @@
 
 use super::nfqueue::{QueueSocket, QueuedPacket};
 use super::reach::in_namespace;
-use crate::LinkFault;
+use crate::link_fault::LinkFault;
 use node::NodeId;
 use server::real_time::now;
 use std::cmp::Reverse;

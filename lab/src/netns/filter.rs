@@ -5,7 +5,7 @@
 //! but not nftables' own `queue`), in a filter table replaced whole by `iptables-restore`.
 
 use super::delayer::queue_of;
-use crate::LinkFault;
+use crate::link_fault::LinkFault;
 use node::NodeId;
 use std::net::Ipv4Addr;
 

@@ -25,8 +25,8 @@ mod slot;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests;
 
-use crate::LinkFault;
-use crate::Unavailable;
+use crate::link_fault::LinkFault;
+use crate::unavailable::Unavailable;
 use command::{exists, run, run_in};
 use delayer::Delayer;
 use node::NodeId;

@@ -2,7 +2,7 @@
 //! test or a simulation runs the storage engine that ships and decides when the power goes.
 
 use super::{AppendFile, DirectoryHold, Filesystem};
-use crate::OpenError;
+use crate::data_dir::OpenError;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};

@@ -13,7 +13,7 @@ mod real;
 pub use memory::{CrashLoss, MemoryFilesystem};
 pub use real::RealFilesystem;
 
-use crate::OpenError;
+use crate::data_dir::OpenError;
 use std::io;
 use std::path::Path;
 

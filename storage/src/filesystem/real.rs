@@ -2,7 +2,7 @@
 
 use super::{AppendFile, DirectoryHold, Filesystem};
 use crate::data_dir::DataDir;
-use crate::OpenError;
+use crate::data_dir::OpenError;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;

@@ -3,12 +3,12 @@
 //! gives the writing clients back the nodes they were cut from.
 
 use super::usual_hold;
+use crate::link_fault::LinkFault;
 use crate::nemesis::error::{Finding, NemesisError};
 use crate::nemesis::fault::{fault_boilerplate, Fault, Injected, Injection};
 use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
 use crate::nemesis::inject::Nemesis;
 use crate::nemesis::target::{names, Target};
-use crate::LinkFault;
 use node::NodeId;
 use std::fmt;
 use std::time::Instant;

@@ -3,13 +3,13 @@
 //! some dropped (loss), some sent twice (duplicate). Healing heals every link.
 
 use super::{millis, usual_hold};
+use crate::link_fault::LinkFault;
 use crate::nemesis::error::NemesisError;
 use crate::nemesis::fault::{fault_boilerplate, Fault, Injection};
 use crate::nemesis::fault::{FaultKind, KindSpec, NetworkNeed, Outage};
 use crate::nemesis::faults::cuts::LinksChanged;
 use crate::nemesis::inject::Nemesis;
 use crate::nemesis::target::Target;
-use crate::LinkFault;
 use std::fmt;
 
 /// Every link into and out of a node slowed by tens to hundreds of milliseconds.
