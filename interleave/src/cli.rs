@@ -93,7 +93,7 @@ pub enum Command {
 pub struct AdminArgs {
     /// The servers' client addresses (HOST:PORT), separated by commas: each is asked in turn
     /// until the one that leads answers.
-    #[arg(long, required = true, value_delimiter = ',', value_parser = parse_socket_address)]
+    #[arg(long, required = true, value_delimiter = ',', value_parser = server::parse_address)]
     pub servers: Vec<std::net::SocketAddr>,
     /// The administrators' key file, the one the servers were started with (--admin-key): the
     /// servers answer an administrator's request only on a connection that proves it holds it.
@@ -145,17 +145,6 @@ pub enum AdminAction {
 /// What is wrong with an option's value (clap prints it after the option's name).
 #[derive(Debug, thiserror::Error)]
 pub enum BadValue {
-    /// Not `HOST:PORT`.
-    #[error("{text:?} is not HOST:PORT ({source})")]
-    NotHostPort {
-        /// The text.
-        text: String,
-        /// Why it does not resolve.
-        source: std::io::Error,
-    },
-    /// A name that resolves to nothing.
-    #[error("{0:?} resolves to no address")]
-    NoAddress(String),
     /// Not 16 hexadecimal digits.
     #[error("{0:?} is not a digest (16 hexadecimal digits)")]
     NotADigest(String),
@@ -171,17 +160,6 @@ pub enum BadValue {
     /// Not a fault's name.
     #[error("{0}; or all, none")]
     UnknownFault(lab::nemesis::UnknownFault),
-}
-
-fn parse_socket_address(text: &str) -> Result<std::net::SocketAddr, BadValue> {
-    use std::net::ToSocketAddrs;
-    text.to_socket_addrs()
-        .map_err(|source| BadValue::NotHostPort {
-            text: text.to_string(),
-            source,
-        })?
-        .next()
-        .ok_or_else(|| BadValue::NoAddress(text.to_string()))
 }
 
 /// `interleave gather`.

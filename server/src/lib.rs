@@ -30,6 +30,6 @@ pub use fail_stop::{exit_on_panic, PANIC_EXIT};
 pub use local_configs::{client_addresses, free_addresses, local_configs};
 pub use serve::serve;
 pub use server::{NodeFailed, Server, ServerConfig, StartError, NOT_AN_ADMINISTRATOR};
-pub use server_args::{ArgsError, BadValue, ServerArgs};
+pub use server_args::{parse_address, ArgsError, BadValue, ServerArgs};
 pub use signals::{stop_asked, stop_on_term_or_interrupt};
 pub use transport::{FaultError, TcpKvTransport, TcpTransport};

@@ -250,7 +250,7 @@ fn read_key(
 }
 
 /// `HOST:PORT`, the host a name or an address.
-fn parse_address(text: &str) -> Result<SocketAddr, BadValue> {
+pub fn parse_address(text: &str) -> Result<SocketAddr, BadValue> {
     text.to_socket_addrs()
         .map_err(|source| BadValue::NotHostPort {
             text: text.to_string(),
