@@ -28,9 +28,9 @@ impl RunSpec {
     /// ([`SWARM_NODES`]), message loss, the key-value workload's read mode
     /// ([`SWARM_READ_MODES`]; a deliberately broken one is kept), which kinds of fault are on
     /// (each one half the time, crashes as power losses too; the key-value workload's session
-    /// churn one time in three; the raft workload's membership changes half the time it is not
-    /// in liveness mode), the clock skew, and snapshots
-    /// ([`SWARM_SNAPSHOT_THRESHOLDS`], half the time). The workload, broken variants, scheduler, rounds and duration stay as
+    /// churn one time in three; membership changes half the time outside liveness mode, under
+    /// every workload's clients), the clock skew, and snapshots ([`SWARM_SNAPSHOT_THRESHOLDS`],
+    /// half the time). The workload, broken variants, scheduler, rounds and duration stay as
     /// they are. Clocks beyond their bound are drawn only where nothing depends on them (not
     /// for lease reads, which are deliberately unsafe then).
     pub fn swarmed(&self) -> RunSpec {
@@ -99,10 +99,11 @@ impl RunSpec {
             misdirected_writes: draws.one_in(2) && self.workload == Workload::Raft,
             ..faults
         };
-        // The raft workload's membership changes, drawn after every other draw (and not with
-        // liveness mode, whose minority failed for good could be a majority of the voters).
+        // Membership changes, drawn after every other draw (and not with liveness mode, whose
+        // minority failed for good could be a majority of the voters): under the raft
+        // workload's commands and under the key-value and list-append clients alike.
         let faults = FaultMix {
-            membership: draws.one_in(2) && self.workload == Workload::Raft && !faults.liveness,
+            membership: draws.one_in(2) && !faults.liveness,
             ..faults
         };
         let drawn = RunSpec {
@@ -242,6 +243,11 @@ mod tests {
                 );
             }
         }
+        let changing = runs.iter().filter(|run| run.faults.membership).count();
+        assert!(
+            (25..=75).contains(&changing),
+            "the configuration changes under the clients in {changing} of 100"
+        );
         let churning = runs.iter().filter(|run| run.faults.session_churn).count();
         assert!(
             (15..=60).contains(&churning),
