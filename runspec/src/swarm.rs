@@ -7,7 +7,7 @@
 //! The draw is a concrete [`RunSpec`]: its replay line and schedule notes name every drawn
 //! setting, so a swarm seed replays without knowing it was drawn.
 
-use crate::{ClockSkew, FaultMix, ReadMode, RunSpec, Workload};
+use crate::{ClockSkew, FaultMix, ReadMode, RunSpec, SimStorage, Workload};
 use std::ops::RangeInclusive;
 
 /// Cluster sizes a swarm seed draws among (even ones included: half is not a majority).
@@ -29,9 +29,10 @@ impl RunSpec {
     /// ([`SWARM_READ_MODES`]; a deliberately broken one is kept), which kinds of fault are on
     /// (each one half the time, crashes as power losses too; the key-value workload's session
     /// churn one time in three; membership changes half the time outside liveness mode, under
-    /// every workload's clients), the clock skew, and snapshots ([`SWARM_SNAPSHOT_THRESHOLDS`],
-    /// half the time). The workload, broken variants, scheduler, rounds and duration stay as
-    /// they are. Clocks beyond their bound are drawn only where nothing depends on them (not
+    /// every workload's clients), the clock skew, snapshots ([`SWARM_SNAPSHOT_THRESHOLDS`],
+    /// half the time), and, last, the storage: the write-ahead log that ships half the time
+    /// (then without the two-copy disk's own faults). The workload, broken variants, scheduler,
+    /// rounds and duration stay as they are. Clocks beyond their bound are drawn only where nothing depends on them (not
     /// for lease reads, which are deliberately unsafe then).
     pub fn swarmed(&self) -> RunSpec {
         let mut draws = Draws::new(self.seed);
@@ -106,12 +107,33 @@ impl RunSpec {
             membership: draws.one_in(2) && !faults.liveness,
             ..faults
         };
+        // The storage engine that ships, half the time, drawn after every other draw: a seed
+        // that draws it leaves out the two-copy disk's own faults (torn, corrupted and
+        // misdirected copies, read errors), which the log's disk does not have. A seed that
+        // keeps the two-copy disk draws what it drew before the log joined the draws.
+        let storage = if self.storage == SimStorage::Copies && draws.one_in(2) {
+            SimStorage::Log
+        } else {
+            self.storage
+        };
+        let faults = if storage == SimStorage::Log {
+            FaultMix {
+                torn_writes: false,
+                corruption: false,
+                misdirected_writes: false,
+                read_errors: false,
+                ..faults
+            }
+        } else {
+            faults
+        };
         let drawn = RunSpec {
             nodes,
             reliable,
             read_mode,
             faults,
             snapshot_threshold,
+            storage,
             ..self.clone()
         };
         debug_assert!(drawn.check().is_ok(), "a swarm draw is a valid run");
@@ -209,6 +231,12 @@ mod tests {
             (
                 "membership changes",
                 runs.iter().filter(|run| run.faults.membership).count(),
+            ),
+            (
+                "the write-ahead log",
+                runs.iter()
+                    .filter(|run| run.storage == SimStorage::Log)
+                    .count(),
             ),
             (
                 "snapshots",

@@ -331,7 +331,7 @@ fn print_header(
     if args.swarm {
         println!(
             "interleave chaos: swarm testing (each seed draws its cluster size, message loss, \
-             faults and snapshots; a failure's replay line says which; --fixed for one), \
+             faults, storage and snapshots; a failure's replay line says which; --fixed for one), \
              {shape}, seeds \
              {range}{shard}, {scheduler}, {workers} workers{mutations}"
         );
