@@ -44,7 +44,7 @@ fn every_count_the_code_determines_is_the_documents_count() {
                 ..runspec::RunSpec::default()
             }
             .swarmed();
-            sim::chaos::ends_with_probes(drawn.faults, drawn.nodes as usize)
+            sim::run_end::ends_with_probes(drawn.faults, drawn.nodes as usize)
         })
         .count();
     let probed = format!("{},{:03}", probed / 1000, probed % 1000);

@@ -5,15 +5,15 @@
 //! ([`crate::non_disruption_probe`]), and one fault on its leader must cost no more than that
 //! fault's bound ([`crate::availability_probe`]).
 
-use crate::cluster::{Cluster, Restarted};
+use crate::cluster::Cluster;
 use crate::leader_faults::{LeaderFaultKind, LeaderFaults};
 use crate::membership_changes;
+use crate::run_end::{commit_after_healing, finish_run, heal_everything, probe_the_end};
 use crate::runner::Sim;
 use crate::schedule::{Event, Schedule, ScheduleRecorder};
 use crate::settings::ClusterSettings;
 use crate::skew::SkewDraws;
 use crate::timeline::{execute, Following, Snapshot, Timeline};
-use crate::{availability_probe, non_disruption_probe};
 use node::{Command, NodeId};
 use runspec::RunSpec;
 pub use runspec::{FaultMix, FaultWindows, RunFigures, SimStorage};
@@ -104,6 +104,7 @@ pub fn run_chaos_with(
         ),
     };
     let mut report = counts;
+    let faults = config.cluster.faults;
     // Heal everything (in liveness mode, all but a minority failed for good); the cluster must
     // recover.
     let failed_for_good = if config.cluster.faults.liveness {
@@ -112,46 +113,11 @@ pub fn run_chaos_with(
         Vec::new()
     };
     on_leader.record(LeaderFaultKind::Healed, cluster.clock().now());
-    cluster.heal();
-    cluster.resume_every_paused_node();
-    cluster.set_unreliable(false);
-    if config.cluster.faults.torn_writes {
-        for &id in &ids {
-            cluster.end_torn_save(id);
-        }
-    }
-    if config.cluster.faults.power_loss {
-        for &id in &ids {
-            cluster.end_power_cut_in_sync(id);
-            cluster.end_sync_failure(id);
-            cluster.end_disk_full(id);
-        }
-    }
-    if config.cluster.faults.misdirected_writes {
-        for &id in &ids {
-            cluster.end_misdirected_save(id);
-        }
-    }
-    for &id in &ids {
-        let stays_down = failed_for_good.contains(&(id, FailedForGood::Crashed));
-        if !cluster.is_running(id) && !stays_down {
-            // A node that refuses once (its disk's read failed) reads it at the next try.
-            for attempt in 0.. {
-                report.restarts += 1;
-                let restarted = cluster
-                    .restart_unless_unreadable(id)
-                    .unwrap_or_else(|error| panic!("{id} cannot restart: {error}"));
-                if restarted == Restarted::Running {
-                    break;
-                }
-                report.refused_starts += 1;
-                assert!(
-                    attempt < 1,
-                    "{id} refused to start twice: a read error is transient"
-                );
-            }
-        }
-    }
+    let crashed_for_good: Vec<NodeId> = (failed_for_good.iter())
+        .filter(|(_, how)| *how == FailedForGood::Crashed)
+        .map(|&(id, _)| id)
+        .collect();
+    heal_everything(&cluster, faults, &crashed_for_good, &mut report);
     for &(id, how) in &failed_for_good {
         match how {
             FailedForGood::Crashed => cluster.crash(id),
@@ -164,28 +130,10 @@ pub fn run_chaos_with(
         }
     }
     let live = config.cluster.nodes - failed_for_good.len();
-    if config.cluster.faults.membership {
-        // Only members get the log: a node outside the configuration applies nothing.
-        cluster.one_on_every_member(Command::from_text("after-chaos"));
-    } else {
-        cluster.one(Command::from_text("after-chaos"), live, true);
-    }
+    commit_after_healing(&cluster, faults, live, Command::from_text("after-chaos"));
     cluster.check_snapshot_policy(config.cluster.snapshot_threshold);
-    let mut probed = FaultWindows::default();
-    if ends_with_probes(config.cluster.faults, ids.len()) {
-        non_disruption_probe::probe(sim, &cluster);
-        availability_probe::probe(sim, &cluster, &mut probed);
-    }
-    crate::run_end::finish_run(&cluster, started, &on_leader, &probed, report)
-}
-
-/// Whether a chaos run of the raft workload with `faults` on `nodes` nodes ends with the two
-/// probes of the healed cluster (non-disruption, then availability). Not in liveness mode, whose
-/// minority is already down for good (one more fault could leave no majority at all); not with
-/// membership changes (the probes cut nodes off by their ids, as if every node voted, and with
-/// changes the voters are some of the nodes); not on two nodes, where one cut leaves no majority.
-pub fn ends_with_probes(faults: FaultMix, nodes: usize) -> bool {
-    !faults.liveness && !faults.membership && nodes >= 3
+    let probed = probe_the_end(sim, &cluster, faults);
+    finish_run(&cluster, started, &on_leader, &probed, report)
 }
 
 /// How a node of liveness mode's minority fails for good.

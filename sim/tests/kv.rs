@@ -442,3 +442,32 @@ fn clients_stay_linearizable_while_the_configuration_changes_and_a_counted_learn
         .message;
     assert!(failure.contains("invariant violated"), "{failure}");
 }
+
+/// The end's two probes run after the key-value clients too (as after the raft workload's
+/// rounds): the run `interleave chaos --workload kv --fixed --mutation no-check-quorum --seed 2`
+/// makes, whose leader, without check-quorum, holds its followers after the probe cuts it off
+/// and fails the run for liveness; the correct build passes the same seed, its probe measured.
+#[test]
+fn the_end_probes_a_key_value_run_and_a_leader_without_check_quorum_fails_it() {
+    let spec = |mutations: Vec<Mutation>| runspec::RunSpec {
+        workload: runspec::Workload::Kv,
+        mutations,
+        ..runspec::RunSpec::default()
+    };
+    let broken = KvWorkloadConfig::from_spec(&spec(vec![Mutation::NoCheckQuorum]));
+    let failure = simulate_kv(2, &broken).expect_err("a leader without check-quorum");
+    assert!(
+        failure.message.contains("after the end's probe"),
+        "{}",
+        failure.message
+    );
+    let run = simulate_kv(2, &KvWorkloadConfig::from_spec(&spec(Vec::new()))).unwrap();
+    assert!(
+        (run.figures.fault_windows.kinds()).any(|kind| kind.starts_with("probe: ")),
+        "the correct build was probed"
+    );
+    assert_eq!(
+        check_kv_history(&run.history).verdict,
+        Verdict::Linearizable
+    );
+}

@@ -23,12 +23,13 @@ use crate::cluster::Cluster;
 use crate::events::Events;
 use crate::kv_online::{FoundOnline, Recorder, UntilViolation};
 use crate::leader_faults::LeaderFaults;
+use crate::run_end::{commit_after_healing, finish_run, heal_everything, probe_the_end};
 use crate::runner::Sim;
 use crate::schedule::{Schedule, ScheduleRecorder};
 use crate::timeline::{execute, Following, Timeline};
 use crate::txn_client::TxnClient;
 use models::{History, KvInput, KvOutput, OnlineFigures};
-use node::kv::ClerkConfig;
+use node::kv::{ClerkConfig, KvCommand};
 use runspec::RunFigures;
 use threadsim::clock::{spawn, ClockJoinHandle};
 use threadsim::sync::{Arc, Mutex};
@@ -95,16 +96,28 @@ pub fn run_kv_workload_with(
         inner: faults,
         recorder: histories.recorder.clone(),
     };
-    let counts = execute(&cluster, &mut until_violation, recorder, &mut on_leader);
+    let mut counts = execute(&cluster, &mut until_violation, recorder, &mut on_leader);
     cluster.heal();
     cluster.resume_every_paused_node();
     for thread in threads {
         thread.join();
     }
     cluster.check_invariants();
+    // The clients have stopped and their histories are whole: the end every workload shares,
+    // unless the online checker already stopped the run at a violation (the history is the
+    // finding; a probe of what the violation left would only hide it).
+    let faults = config.cluster.faults;
+    let mut probed = runspec::FaultWindows::default();
+    if !histories.recorder.stopped() {
+        heal_everything(&cluster, faults, &[], &mut counts);
+        let nodes = config.cluster.nodes;
+        commit_after_healing(&cluster, faults, nodes, KvCommand::Noop.encode());
+    }
     cluster.check_snapshot_policy(config.cluster.snapshot_threshold);
-    let no_probes = runspec::FaultWindows::default();
-    let figures = crate::run_end::finish_run(&cluster, started, &on_leader, &no_probes, counts);
+    if !histories.recorder.stopped() {
+        probed = probe_the_end(sim, &cluster, faults);
+    }
+    let figures = finish_run(&cluster, started, &on_leader, &probed, counts);
     histories.finish(config.transactions, figures)
 }
 
