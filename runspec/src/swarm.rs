@@ -116,18 +116,7 @@ impl RunSpec {
         } else {
             self.storage
         };
-        let faults = if storage == SimStorage::Log {
-            FaultMix {
-                torn_writes: false,
-                corruption: false,
-                misdirected_writes: false,
-                read_errors: false,
-                ..faults
-            }
-        } else {
-            faults
-        };
-        let drawn = RunSpec {
+        let mut drawn = RunSpec {
             nodes,
             reliable,
             read_mode,
@@ -136,8 +125,26 @@ impl RunSpec {
             storage,
             ..self.clone()
         };
+        drawn.fit_faults_to_storage();
         debug_assert!(drawn.check().is_ok(), "a swarm draw is a valid run");
         drawn
+    }
+}
+
+impl RunSpec {
+    /// On the write-ahead log, leaves out the two-copy disk's own faults (torn, corrupted and
+    /// misdirected copies, read errors), which the log's disk does not have: what a drawn or
+    /// recombined run does so that it is a run [`RunSpec::check`] accepts.
+    pub fn fit_faults_to_storage(&mut self) {
+        if self.storage == SimStorage::Log {
+            self.faults = FaultMix {
+                torn_writes: false,
+                corruption: false,
+                misdirected_writes: false,
+                read_errors: false,
+                ..self.faults
+            };
+        }
     }
 }
 

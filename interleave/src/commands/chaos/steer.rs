@@ -263,9 +263,11 @@ fn mutant(parent: &RunSpec, fresh: RunSpec, choices: &mut DetRng) -> RunSpec {
     if redraw() {
         spec.snapshot_threshold = fresh.snapshot_threshold;
     }
-    // Membership changes come from the parent (the swarm drew them); liveness mode, redrawn
-    // above, does not go with them.
+    // Membership changes and the storage come from the parent (the swarm drew them); liveness
+    // mode, redrawn above, does not go with membership changes, and the two-copy disk's own
+    // faults, redrawn above, do not go with the log.
     spec.faults.membership &= !spec.faults.liveness;
+    spec.fit_faults_to_storage();
     debug_assert!(spec.check().is_ok(), "a mutant is a valid run");
     spec
 }
